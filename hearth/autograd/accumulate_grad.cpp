@@ -1,0 +1,28 @@
+#include "hearth/autograd/accumulate_grad.h"
+
+#include "hearth/autograd/grad_mode.h"
+#include "hearth/ops/elementwise.h"
+
+namespace hearth::autograd {
+
+AccumulateGrad::AccumulateGrad(const Tensor& leaf) : Node("AccumulateGrad"), leaf_(leaf) {
+  outputs.push_back(OutputMeta{leaf.shape(), leaf.dtype(), leaf.device()});
+}
+
+std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  NoGradGuard no_grad;
+  AutogradMeta& m = leaf_.ensure_autograd_meta();
+  Tensor g = std::move(grads[0]);
+  if (g.dtype() != leaf_.dtype()) g = g.to(leaf_.dtype());
+  if (!m.grad.defined()) {
+    // A gradient shared with another leaf (add's backward hands both sides the
+    // same tensor) is cloned so that in-place updates of one .grad stay local.
+    m.grad = (g.storage().use_count() > 1 || !g.is_contiguous()) ? g.clone() : g;
+  } else {
+    m.grad = add(m.grad, g);  // out of place: .grad may be aliased by the user
+  }
+  for (auto& hook : m.post_accumulate_hooks) hook(leaf_);
+  return {};
+}
+
+}  // namespace hearth::autograd

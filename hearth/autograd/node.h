@@ -1,0 +1,82 @@
+// The recorded graph: one Node per differentiable op call, edges to the nodes
+// that produced its inputs, and the saved tensors its backward formula needs.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hearth/core/tensor.h"
+
+namespace hearth::autograd {
+
+class Node;
+
+struct Edge {
+  std::shared_ptr<Node> fn;  // null: this input needs no gradient
+  uint32_t input_nr = 0;     // which of fn's outputs the gradient belongs to
+  bool valid() const { return fn != nullptr; }
+};
+
+// Describes an output, so a missing gradient can be materialised as zeros.
+struct OutputMeta {
+  Shape shape;
+  DType dtype;
+  Device device;
+};
+
+class Node : public std::enable_shared_from_this<Node> {
+ public:
+  explicit Node(std::string name);
+  virtual ~Node() = default;
+
+  // grads[i] is the gradient w.r.t. output i (never undefined: the engine fills
+  // zeros). Returns one gradient per next edge (undefined where not needed).
+  virtual std::vector<Tensor> apply(std::vector<Tensor>&& grads) = 0;
+  // Frees saved tensors after a backward without retain_graph.
+  virtual void release_saved() {}
+
+  const std::string& name() const { return name_; }
+  uint64_t sequence_nr() const { return sequence_nr_; }
+
+  std::vector<Edge> next_edges;
+  std::vector<OutputMeta> outputs;
+
+ private:
+  std::string name_;
+  uint64_t sequence_nr_;
+};
+
+// A tensor kept for backward. Stores a detached alias (no reference cycle through
+// the graph) and the version at save time, so an in-place write in between is caught.
+class SavedTensor {
+ public:
+  SavedTensor() = default;
+  explicit SavedTensor(const Tensor& t);
+  // Throws AutogradError naming `node` if the tensor was modified in place.
+  Tensor unpack(const std::string& node) const;
+  bool defined() const { return data_.defined(); }
+  void reset() { data_ = Tensor(); }
+
+ private:
+  Tensor data_;
+  uint32_t version_ = 0;
+};
+
+// Per-tensor autograd state.
+struct AutogradMeta {
+  bool requires_grad = false;
+  Tensor grad;
+  std::shared_ptr<Node> grad_fn;  // null for leaves
+  uint32_t output_nr = 0;
+  std::weak_ptr<Node> grad_accumulator;  // leaves: the AccumulateGrad node, shared by all uses
+  // Called after a gradient is accumulated into a leaf (data-parallel all-reduce hooks).
+  std::vector<std::function<void(const Tensor&)>> post_accumulate_hooks;
+};
+
+// Where a gradient for `t` must go: its grad_fn, its accumulator, or nowhere.
+Edge gradient_edge(const Tensor& t);
+
+}  // namespace hearth::autograd

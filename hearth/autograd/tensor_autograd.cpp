@@ -1,0 +1,69 @@
+// The autograd methods of Tensor.
+#include "hearth/autograd/engine.h"
+#include "hearth/autograd/node.h"
+#include "hearth/core/errors.h"
+#include "hearth/core/tensor.h"
+#include "hearth/ops/factory.h"
+
+namespace hearth {
+
+autograd::AutogradMeta& Tensor::ensure_autograd_meta() const {
+  if (!impl_->autograd) impl_->autograd = std::make_shared<autograd::AutogradMeta>();
+  return *impl_->autograd;
+}
+
+bool Tensor::requires_grad() const { return impl_->autograd && impl_->autograd->requires_grad; }
+
+const Tensor& Tensor::requires_grad_(bool value) const {
+  HEARTH_CHECK(!value || is_floating(dtype()), TypeError,
+               "[requires_grad_] only floating-point tensors can require gradients, got ", dtype_name(dtype()));
+  HEARTH_CHECK(is_leaf(), AutogradError,
+               "[requires_grad_] can only change requires_grad of leaf tensors; use detach() first");
+  ensure_autograd_meta().requires_grad = value;
+  return *this;
+}
+
+Tensor Tensor::grad() const { return impl_->autograd ? impl_->autograd->grad : Tensor(); }
+
+void Tensor::set_grad(const Tensor& g) const {
+  if (g.defined()) {
+    HEARTH_CHECK(g.shape() == shape(), ShapeError, "[grad] assigned gradient has shape ", g.shape_string(),
+                 " but the tensor has shape ", shape_string());
+  }
+  ensure_autograd_meta().grad = g;
+}
+
+const Tensor& Tensor::zero_grad_(bool set_to_none) const {
+  if (impl_->autograd && impl_->autograd->grad.defined()) {
+    if (set_to_none) impl_->autograd->grad = Tensor();
+    else impl_->autograd->grad.zero_();
+  }
+  return *this;
+}
+
+bool Tensor::is_leaf() const { return !impl_->autograd || impl_->autograd->grad_fn == nullptr; }
+
+std::shared_ptr<autograd::Node> Tensor::grad_fn() const {
+  return impl_->autograd ? impl_->autograd->grad_fn : nullptr;
+}
+
+void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+  Tensor g = gradient;
+  if (!g.defined()) {
+    HEARTH_CHECK(numel() == 1, AutogradError, "[backward] grad can be implicitly created only for scalar outputs; "
+                 "this tensor has shape ", shape_string(), ", so pass a gradient of that shape");
+    g = ones(shape(), dtype(), device());
+  } else {
+    HEARTH_CHECK(g.shape() == shape(), ShapeError, "[backward] gradient has shape ", g.shape_string(),
+                 " but the output has shape ", shape_string());
+  }
+  autograd::run_backward({*this}, {g}, retain_graph);
+}
+
+Tensor Tensor::detach() const {
+  auto impl = std::make_shared<TensorImpl>(*impl_);
+  impl->autograd = nullptr;
+  return Tensor(std::move(impl));
+}
+
+}  // namespace hearth

@@ -1,0 +1,68 @@
+// add, sub, mul, div on the CPU. Arithmetic in float for the half types.
+#include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/elementwise.h"
+
+namespace hearth::cpu {
+namespace {
+
+template <typename F>
+void run_binary(OpCall& call, F&& make_fn) {
+  const Tensor& out = call.out(0);
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    auto fn = make_fn(TypeTag<C>{});
+    binary_loop<T, T, T>(out, call.in(0), call.in(1),
+                         [&](T a, T b) { return static_cast<T>(fn(static_cast<C>(a), static_cast<C>(b))); });
+  });
+}
+
+void add_kernel(OpCall& call) {
+  const Scalar alpha = call.attrs<AlphaAttrs>().alpha;
+  run_binary(call, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<C, bool>) {
+      return [](bool a, bool b) { return a || b; };
+    } else {
+      const C al = alpha.to<C>();
+      return [al](C a, C b) { return static_cast<C>(a + al * b); };
+    }
+  });
+}
+
+void sub_kernel(OpCall& call) {
+  const Scalar alpha = call.attrs<AlphaAttrs>().alpha;
+  run_binary(call, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<C, bool>) {
+      return [](bool a, bool b) { return a != b; };
+    } else {
+      const C al = alpha.to<C>();
+      return [al](C a, C b) { return static_cast<C>(a - al * b); };
+    }
+  });
+}
+
+void mul_kernel(OpCall& call) {
+  run_binary(call, [](auto tag) {
+    using C = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<C, bool>) return [](bool a, bool b) { return a && b; };
+    else return [](C a, C b) { return static_cast<C>(a * b); };
+  });
+}
+
+void div_kernel(OpCall& call) {
+  run_binary(call, [](auto tag) {
+    using C = typename decltype(tag)::type;
+    return [](C a, C b) { return static_cast<C>(a / b); };
+  });
+}
+
+const KernelRegistrar reg_add("add", kCpu, add_kernel, DTypeSet::all());
+const KernelRegistrar reg_sub("sub", kCpu, sub_kernel, DTypeSet::all());
+const KernelRegistrar reg_mul("mul", kCpu, mul_kernel, DTypeSet::all());
+const KernelRegistrar reg_div("div", kCpu, div_kernel, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cpu

@@ -1,0 +1,34 @@
+// Registers the "cuda" device kind in a build without the CUDA backend, so that
+// asking for it gives a clear reason instead of "unknown device".
+#include "hearth/core/device_runtime.h"
+#include "hearth/core/errors.h"
+
+namespace hearth {
+namespace {
+
+class CudaUnavailableRuntime final : public DeviceRuntime {
+ public:
+  bool is_available() const override { return false; }
+  std::string unavailable_reason() const override {
+    return "hearth was built without CUDA (the CUDA toolkit was not found at configure time). Rebuild on a machine "
+           "with the CUDA toolkit, or configure with -DHEARTH_CUDA=ON to make its absence an error.";
+  }
+  int device_count() const override { return 0; }
+  std::string device_name(int) const override { return "none"; }
+  void* allocate(size_t, int) override { fail(); }
+  void deallocate(void*, int) override {}
+  void copy_from_host(void*, const void*, size_t, int) override { fail(); }
+  void copy_to_host(void*, const void*, size_t, int) override { fail(); }
+  void copy_within(void*, const void*, size_t, int) override { fail(); }
+
+ private:
+  [[noreturn]] void fail() const { HEARTH_THROW(DeviceError, "[cuda] ", unavailable_reason()); }
+};
+
+const bool registered = [] {
+  register_device_runtime(register_device_kind("cuda"), std::make_unique<CudaUnavailableRuntime>());
+  return true;
+}();
+
+}  // namespace
+}  // namespace hearth

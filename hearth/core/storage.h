@@ -1,0 +1,41 @@
+// Bytes on one device, shared by every view of them. The version counter lives
+// here because in-place writes through any view invalidate all views' saved copies.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <functional>
+#include <memory>
+
+#include "hearth/core/device.h"
+
+namespace hearth {
+
+class Storage {
+ public:
+  using Deleter = std::function<void(void*)>;
+  // Takes ownership of `data`, released by `deleter` (may be empty for borrowed memory).
+  Storage(void* data, size_t nbytes, Device device, Deleter deleter);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+
+  // Memory from the device's runtime.
+  static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+
+  void* data() const { return data_; }
+  size_t nbytes() const { return nbytes_; }
+  const Device& device() const { return device_; }
+
+  uint32_t version() const { return version_.load(std::memory_order_relaxed); }
+  void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
+
+ private:
+  void* data_;
+  size_t nbytes_;
+  Device device_;
+  Deleter deleter_;
+  std::atomic<uint32_t> version_{0};
+};
+
+}  // namespace hearth

@@ -1,0 +1,58 @@
+#include "hearth/core/tensor.h"
+
+#include "hearth/core/errors.h"
+
+namespace hearth {
+
+Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides,
+                            int64_t offset) {
+  HEARTH_CHECK(shape.size() == strides.size(), ShapeError, "[tensor] shape ", shape_str(shape), " and strides ",
+               shape_str(strides), " differ in length");
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(storage);
+  impl->dtype = dtype;
+  impl->shape = std::move(shape);
+  impl->strides = std::move(strides);
+  impl->offset = offset;
+  Tensor t(std::move(impl));
+  // Bounds: the furthest element reachable must lie inside the storage.
+  if (t.numel() > 0) {
+    int64_t lo = offset, hi = offset;
+    for (size_t i = 0; i < t.shape().size(); ++i) {
+      int64_t span = (t.shape()[i] - 1) * t.strides()[i];
+      (span >= 0 ? hi : lo) += span;
+    }
+    HEARTH_CHECK(lo >= 0 && static_cast<size_t>(hi + 1) * itemsize(dtype) <= t.storage()->nbytes(), ShapeError,
+                 "[tensor] view of shape ", shape_str(t.shape()), " with strides ", shape_str(t.strides()),
+                 " at offset ", offset, " reaches outside its storage of ", t.storage()->nbytes(), " bytes");
+  }
+  return t;
+}
+
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
+  for (int64_t s : shape)
+    HEARTH_CHECK(s >= 0, ShapeError, "[empty] negative dimension in shape ", shape_str(shape));
+  size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+  auto storage = Storage::allocate(nbytes, device);
+  return from_storage(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
+}
+
+int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
+int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }
+
+void* Tensor::data_ptr() const {
+  HEARTH_CHECK(defined(), ValueError, "[tensor] data_ptr() of an undefined tensor");
+  return static_cast<char*>(impl_->storage->data()) + impl_->offset * static_cast<int64_t>(element_size());
+}
+
+Tensor Tensor::as_strided_view(const Shape& shape, const Strides& strides, int64_t offset) const {
+  return from_storage(impl_->storage, impl_->dtype, shape, strides, offset);
+}
+
+void Tensor::check_dtype_for_access(DType requested) const {
+  HEARTH_CHECK(defined(), ValueError, "[tensor] data() of an undefined tensor");
+  HEARTH_CHECK(requested == dtype(), TypeError, "[tensor] data<", dtype_name(requested), ">() on a tensor of dtype ",
+               dtype_name(dtype()));
+}
+
+}  // namespace hearth

@@ -1,0 +1,43 @@
+// copy_, cast, contiguous: moving values between layouts, dtypes and devices.
+#include "hearth/autograd/function.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/op_utils.h"
+#include "hearth/ops/view.h"
+
+namespace hearth {
+
+const Tensor& copy_(const Tensor& dst, const Tensor& src) {
+  detail::check_defined("copy_", dst, "self");
+  detail::check_defined("copy_", src, "src");
+  detail::check_inplace_allowed("copy_", dst);
+  HEARTH_CHECK(broadcast_shapes(dst.shape(), src.shape(), "copy_") == dst.shape(), ShapeError, "[copy_] source of shape ",
+               src.shape_string(), " does not broadcast to the destination shape ", dst.shape_string());
+  if (dst.numel() == 0) return dst;
+  copy_into(dst, src.shape() == dst.shape() ? src : expand(src.detach(), dst.shape()));
+  dst.bump_version();
+  return dst;
+}
+
+Tensor cast(const Tensor& a, DType dtype) {
+  detail::check_defined("cast", a, "input");
+  if (a.dtype() == dtype) return a;
+  Tensor out = Tensor::empty(a.shape(), dtype, a.device());
+  if (out.numel() > 0) copy_into(out, a);
+  if (is_floating(dtype) && is_floating(a.dtype())) {
+    autograd::record("CastBackward", {a}, {out}, [from = a.dtype()](const autograd::BackwardContext& c) {
+      return std::vector<Tensor>{cast(c.grad(0), from)};
+    });
+  }
+  return out;
+}
+
+Tensor contiguous(const Tensor& a) {
+  if (a.is_contiguous()) return a;
+  Tensor out = Tensor::empty(a.shape(), a.dtype(), a.device());
+  copy_into(out, a);
+  autograd::record("CloneBackward", {a}, {out},
+                   [](const autograd::BackwardContext& c) { return std::vector<Tensor>{c.grad(0)}; });
+  return out;
+}
+
+}  // namespace hearth

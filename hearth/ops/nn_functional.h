@@ -1,0 +1,49 @@
+// The neural-network ops (torch.nn.functional): convolution, pooling,
+// normalisation, softmax, losses, embedding, dropout.
+#pragma once
+
+#include <array>
+#include <string>
+
+#include "hearth/core/tensor.h"
+
+namespace hearth {
+
+using Pair = std::array<int64_t, 2>;
+
+// x [N, C, H, W], weight [O, C/groups, kH, kW], bias [O] optional.
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), Pair stride = {1, 1},
+              Pair padding = {0, 0}, Pair dilation = {1, 1}, int64_t groups = 1);
+Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0},
+                  Pair dilation = {1, 1}, bool ceil_mode = false);  // stride {0,0} = kernel
+Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0}, bool ceil_mode = false,
+                  bool count_include_pad = true);
+Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
+
+// training: normalise with batch statistics and update running_mean/var in place
+// (momentum as PyTorch: running = (1 - m) * running + m * batch, unbiased var).
+// Otherwise normalise with the running statistics. weight/bias optional.
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+// Normalises over the trailing dims given by normalized_shape.
+Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
+                  const Tensor& bias = Tensor(), double eps = 1e-5);
+
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+
+// reduction: "mean", "sum" or "none".
+// logits [N, C] or [N, C, d1...]; target int64 class indices [N] / [N, d1...].
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight = Tensor(),
+                     int64_t ignore_index = -100, const std::string& reduction = "mean",
+                     double label_smoothing = 0.0);
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight = Tensor(),
+                int64_t ignore_index = -100, const std::string& reduction = "mean");
+Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction = "mean");
+
+// weight [num_embeddings, dim], indices int64 of any shape; rows at padding_idx get no gradient.
+Tensor embedding(const Tensor& indices, const Tensor& weight, int64_t padding_idx = -1);
+// Zeroes elements with probability p (Philox) and scales the rest by 1/(1-p); identity when !training.
+Tensor dropout(const Tensor& x, double p = 0.5, bool training = true);
+
+}  // namespace hearth

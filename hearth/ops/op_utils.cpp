@@ -1,0 +1,47 @@
+#include "hearth/ops/op_utils.h"
+
+#include "hearth/autograd/grad_mode.h"
+
+namespace hearth::detail {
+
+OpHandle op_handle(const char* name, std::vector<int> mutated_inputs) {
+  OpHandle h = find_op(name);
+  if (h && h->defined) return h;
+  return define_op(OpDef{name, std::move(mutated_inputs)});
+}
+
+void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
+  OpCall call;
+  call.inputs = std::move(inputs);
+  call.outputs = std::move(outputs);
+  dispatch(op, call);
+}
+
+void check_defined(const char* op, const Tensor& t, const char* arg) {
+  HEARTH_CHECK(t.defined(), ValueError, "[", op, "] argument '", arg, "' is an undefined tensor");
+}
+
+void check_floating(const char* op, const Tensor& t, const char* arg) {
+  check_defined(op, t, arg);
+  HEARTH_CHECK(t.is_floating_point(), TypeError, "[", op, "] expected a floating-point tensor for '", arg,
+               "', got ", dtype_name(t.dtype()));
+}
+
+void check_dim(const char* op, const Tensor& t, int64_t ndim, const char* arg) {
+  check_defined(op, t, arg);
+  HEARTH_CHECK(t.dim() == ndim, ShapeError, "[", op, "] expected '", arg, "' to have ", ndim,
+               " dimensions, got shape ", t.shape_string());
+}
+
+void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {
+  HEARTH_CHECK(a.dtype() == b.dtype(), TypeError, "[", op, "] expected tensors of the same dtype, got ",
+               dtype_name(a.dtype()), " and ", dtype_name(b.dtype()));
+}
+
+void check_inplace_allowed(const char* op, const Tensor& t) {
+  HEARTH_CHECK(!(grad_enabled() && t.requires_grad() && t.is_leaf()), AutogradError, "[", op,
+               "] a leaf tensor that requires grad is being used in an in-place operation; wrap it in NoGradGuard "
+               "(as optimizers do) or use the out-of-place op");
+}
+
+}  // namespace hearth::detail
