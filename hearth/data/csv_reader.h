@@ -1,0 +1,42 @@
+// Reading delimited text (CSV, TSV) into rows of string fields.
+//
+// Quoting follows RFC 4180 and Python's csv module: a field that starts with
+// the quote character runs to the matching quote, may hold delimiters and line
+// breaks, and writes a quote as two. Every record must have as many fields as
+// the first (the header, when there is one). Errors are IoError
+// "[csv] <file>:<line>: <problem>".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hearth::data {
+
+struct CsvOptions {
+  char delimiter = ',';
+  // '\0' turns quoting off: quotes are ordinary characters. GLUE's TSV files
+  // need this, as their sentences hold unbalanced quotes.
+  char quote = '"';
+  // The first record names the columns.
+  bool header = true;
+};
+
+struct CsvTable {
+  std::string source;                          // the file name, for messages
+  std::vector<std::string> columns;            // empty without a header
+  std::vector<std::vector<std::string>> rows;  // the records after the header
+  std::vector<int64_t> row_lines;              // the line each row starts on (1-based)
+
+  size_t num_rows() const { return rows.size(); }
+  // Index of a named column; IoError naming the file and the columns there are.
+  size_t column(const std::string& name) const;
+  const std::string& cell(size_t row, const std::string& column_name) const { return rows.at(row).at(column(column_name)); }
+};
+
+CsvTable read_csv(const std::string& path, const CsvOptions& options = {});
+// Parses text already in memory; `source` names it in error messages.
+CsvTable parse_csv(std::string_view text, const CsvOptions& options = {}, const std::string& source = "<text>");
+
+}  // namespace hearth::data

@@ -1,0 +1,168 @@
+#include "hearth/io/atomic_file.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "hearth/core/errors.h"
+
+namespace fs = std::filesystem;
+
+namespace hearth::io {
+namespace {
+
+[[noreturn]] void throw_errno(const std::string& path, const char* what, int err) {
+  HEARTH_THROW(IoError, "[atomic_file] ", path, ": ", what, ": ", std::strerror(err));
+}
+
+std::string parent_dir(const std::string& path) {
+  fs::path parent = fs::path(path).parent_path();
+  return parent.empty() ? std::string(".") : parent.string();
+}
+
+// "a/b/" names the same directory as "a/b"; the suffixes below need the latter.
+std::string strip_trailing_slashes(std::string path) {
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
+  return path;
+}
+
+}  // namespace
+
+void fsync_path(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_errno(path, "cannot open to flush", errno);
+  int rc = ::fsync(fd);
+  int err = errno;
+  ::close(fd);
+  // Some filesystems cannot fsync a directory; that is not a lost write.
+  if (rc != 0 && err != EINVAL && err != EROFS) throw_errno(path, "fsync failed", err);
+}
+
+// ---- files -------------------------------------------------------------------
+
+AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)), temp_path_(path_ + ".tmp") {
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd_ < 0) throw_errno(temp_path_, "cannot create", errno);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (!committed_) discard();
+}
+
+void AtomicFileWriter::discard() noexcept {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  ::unlink(temp_path_.c_str());
+}
+
+void AtomicFileWriter::write(const void* data, size_t nbytes) {
+  HEARTH_CHECK(fd_ >= 0, IoError, "[atomic_file] ", path_, ": write after commit");
+  const char* p = static_cast<const char*>(data);
+  while (nbytes > 0) {
+    ssize_t n = ::write(fd_, p, nbytes);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw_errno(temp_path_, "write failed", errno);
+    }
+    p += n;
+    nbytes -= static_cast<size_t>(n);
+    written_ += static_cast<size_t>(n);
+  }
+}
+
+void AtomicFileWriter::commit() {
+  HEARTH_CHECK(fd_ >= 0, IoError, "[atomic_file] ", path_, ": commit called twice");
+  if (::fsync(fd_) != 0) throw_errno(temp_path_, "fsync failed", errno);
+  int rc = ::close(fd_);
+  fd_ = -1;
+  if (rc != 0) throw_errno(temp_path_, "close failed", errno);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) throw_errno(path_, "cannot rename the temporary file into place", errno);
+  committed_ = true;
+  fsync_path(parent_dir(path_));
+}
+
+void write_file_atomic(const std::string& path, const std::function<void(AtomicFileWriter&)>& fill) {
+  AtomicFileWriter writer(path);
+  fill(writer);
+  writer.commit();
+}
+
+void write_file_atomic(const std::string& path, std::string_view contents) {
+  write_file_atomic(path, [&](AtomicFileWriter& w) { w.write(contents); });
+}
+
+// ---- directories ---------------------------------------------------------------
+
+AtomicDirectory::AtomicDirectory(std::string path) : path_(strip_trailing_slashes(std::move(path))) {
+  std::string pattern = path_ + ".tmp-XXXXXX";
+  std::vector<char> buf(pattern.begin(), pattern.end());
+  buf.push_back('\0');
+  if (::mkdtemp(buf.data()) == nullptr) throw_errno(pattern, "cannot create a temporary directory", errno);
+  temp_path_ = buf.data();
+}
+
+AtomicDirectory::~AtomicDirectory() {
+  if (!committed_) discard();
+}
+
+void AtomicDirectory::discard() noexcept {
+  std::error_code ec;
+  fs::remove_all(temp_path_, ec);
+}
+
+void AtomicDirectory::commit() {
+  HEARTH_CHECK(!committed_, IoError, "[atomic_file] ", path_, ": commit called twice");
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(temp_path_, ec), end; !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file() || it->is_directory()) fsync_path(it->path().string());
+  }
+  if (ec) throw_errno(temp_path_, "cannot walk the temporary directory", ec.value());
+  fsync_path(temp_path_);
+
+  // rename() replaces a missing or empty directory; a populated one is swapped.
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+    int err = errno;
+    if (err != ENOTEMPTY && err != EEXIST) throw_errno(path_, "cannot rename the temporary directory into place", err);
+    if (::renameat2(AT_FDCWD, temp_path_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
+      // temp_path_ now holds the previous tree.
+      committed_ = true;
+      fsync_path(parent_dir(path_));
+      fs::remove_all(temp_path_, ec);
+      return;
+    }
+    err = errno;
+    if (err != EINVAL && err != ENOSYS) throw_errno(path_, "cannot swap the temporary directory into place", err);
+    std::string pattern = path_ + ".old-XXXXXX";
+    std::vector<char> buf(pattern.begin(), pattern.end());
+    buf.push_back('\0');
+    if (::mkdtemp(buf.data()) == nullptr) throw_errno(pattern, "cannot create a directory for the old tree", errno);
+    std::string old_path = buf.data();
+    if (::rename(path_.c_str(), old_path.c_str()) != 0) throw_errno(path_, "cannot move the old tree aside", errno);
+    if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {
+      err = errno;
+      ::rename(old_path.c_str(), path_.c_str());
+      throw_errno(path_, "cannot rename the temporary directory into place", err);
+    }
+    committed_ = true;
+    fsync_path(parent_dir(path_));
+    fs::remove_all(old_path, ec);
+    return;
+  }
+  committed_ = true;
+  fsync_path(parent_dir(path_));
+}
+
+void write_directory_atomic(const std::string& path, const std::function<void(const std::string& temp_dir)>& fill) {
+  AtomicDirectory dir(path);
+  fill(dir.temp_path());
+  dir.commit();
+}
+
+}  // namespace hearth::io
