@@ -1,4 +1,6 @@
-// add, sub, mul, div on the CPU. Arithmetic in float for the half types.
+// add, sub, mul, div, maximum, minimum on the CPU. Arithmetic in float for the
+// half types.
+#include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/elementwise.h"
@@ -59,10 +61,27 @@ void div_kernel(OpCall& call) {
   });
 }
 
+// NaN in either operand wins, as in PyTorch (std::max would depend on the order).
+void maximum_kernel(OpCall& call) {
+  run_binary(call, [](auto tag) {
+    using C = typename decltype(tag)::type;
+    return [](C a, C b) { return is_nan(a) ? a : (is_nan(b) ? b : (a < b ? b : a)); };
+  });
+}
+
+void minimum_kernel(OpCall& call) {
+  run_binary(call, [](auto tag) {
+    using C = typename decltype(tag)::type;
+    return [](C a, C b) { return is_nan(a) ? a : (is_nan(b) ? b : (b < a ? b : a)); };
+  });
+}
+
 const KernelRegistrar reg_add("add", kCpu, add_kernel, DTypeSet::all());
 const KernelRegistrar reg_sub("sub", kCpu, sub_kernel, DTypeSet::all());
 const KernelRegistrar reg_mul("mul", kCpu, mul_kernel, DTypeSet::all());
 const KernelRegistrar reg_div("div", kCpu, div_kernel, DTypeSet::floating());
+const KernelRegistrar reg_maximum("maximum", kCpu, maximum_kernel, DTypeSet::all());
+const KernelRegistrar reg_minimum("minimum", kCpu, minimum_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -1,0 +1,44 @@
+// Selection on the CPU: where (cond ? a : b) and clamp.
+#include <algorithm>
+
+#include "hearth/backends/cpu/elementwise_util.h"
+#include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/elementwise.h"
+
+namespace hearth::cpu {
+namespace {
+
+void where_kernel(OpCall& call) {
+  const Tensor& out = call.out(0);
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ternary_loop<T, T, T, bool>(out, call.in(0), call.in(1), call.in(2),
+                                [](T a, T b, bool c) { return c ? a : b; });
+  });
+}
+
+void clamp_kernel(OpCall& call) {
+  const ClampAttrs& at = call.attrs<ClampAttrs>();
+  const Tensor& out = call.out(0);
+  visit_numeric(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    const bool has_lo = at.has_min, has_hi = at.has_max;
+    const C lo = has_lo ? at.min.to<C>() : C(0);
+    const C hi = has_hi ? at.max.to<C>() : C(0);
+    // NaN passes through (both comparisons are false); lo > hi gives hi, as in PyTorch.
+    unary_loop<T, T>(out, call.in(0), [=](T v) {
+      C x = static_cast<C>(v);
+      if (has_lo && x < lo) x = lo;
+      if (has_hi && x > hi) x = hi;
+      return static_cast<T>(x);
+    });
+  });
+}
+
+const KernelRegistrar reg_where("where", kCpu, where_kernel, DTypeSet::all());
+const KernelRegistrar reg_clamp("clamp", kCpu, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
+
+}  // namespace
+}  // namespace hearth::cpu

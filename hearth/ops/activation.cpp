@@ -1,0 +1,90 @@
+// Activations: relu, sigmoid, tanh, silu, gelu, with autograd.
+#include "hearth/autograd/function.h"
+#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/ops/unary_util.h"
+
+namespace hearth {
+namespace {
+
+using autograd::BackwardContext;
+using autograd::SavedTensor;
+
+}  // namespace
+
+Tensor relu(const Tensor& a) {
+  static OpHandle op = detail::op_handle("relu");
+  detail::check_defined("relu", a, "input");
+  HEARTH_CHECK(a.dtype() != DType::bool_, TypeError, "[relu] is not supported for bool tensors");
+  Tensor out = detail::unary_forward(op, a, a.dtype());
+  if (autograd::any_requires_grad({a})) {
+    // The output's sign decides, so the saved tensor is the one the next op keeps anyway.
+    autograd::record("ReluBackward", {a}, {out}, [so = SavedTensor(out)](const BackwardContext& c) {
+      return std::vector<Tensor>{where(gt(so.unpack(c.name()), 0), c.grad(0), 0)};
+    });
+  }
+  return out;
+}
+
+Tensor sigmoid(const Tensor& a) {
+  static OpHandle op = detail::op_handle("sigmoid");
+  detail::check_defined("sigmoid", a, "input");
+  Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
+  if (autograd::any_requires_grad({a})) {
+    autograd::record("SigmoidBackward", {a}, {out}, [so = SavedTensor(out)](const BackwardContext& c) {
+      Tensor y = so.unpack(c.name());
+      return std::vector<Tensor>{mul(c.grad(0), mul(y, rsub(y, 1)))};
+    });
+  }
+  return out;
+}
+
+Tensor tanh(const Tensor& a) {
+  static OpHandle op = detail::op_handle("tanh");
+  detail::check_defined("tanh", a, "input");
+  Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
+  if (autograd::any_requires_grad({a})) {
+    autograd::record("TanhBackward", {a}, {out}, [so = SavedTensor(out)](const BackwardContext& c) {
+      return std::vector<Tensor>{mul(c.grad(0), rsub(square(so.unpack(c.name())), 1))};
+    });
+  }
+  return out;
+}
+
+Tensor silu(const Tensor& a) {
+  static OpHandle op = detail::op_handle("silu");
+  detail::check_floating("silu", a, "input");
+  Tensor out = detail::unary_forward(op, a, a.dtype());
+  if (autograd::any_requires_grad({a})) {
+    // d x s(x) = s(x) (1 + x (1 - s(x)))
+    autograd::record("SiluBackward", {a}, {out}, [sa = SavedTensor(a)](const BackwardContext& c) {
+      Tensor x = sa.unpack(c.name());
+      Tensor s = sigmoid(x);
+      return std::vector<Tensor>{mul(c.grad(0), mul(s, add(mul(x, rsub(s, 1)), 1)))};
+    });
+  }
+  return out;
+}
+
+Tensor gelu(const Tensor& a, const std::string& approximate) {
+  static OpHandle op = detail::op_handle("gelu");
+  static OpHandle backward_op = detail::op_handle("gelu_backward");
+  detail::check_floating("gelu", a, "input");
+  HEARTH_CHECK(approximate == "none" || approximate == "tanh", ValueError,
+               "[gelu] approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");
+  const GeluAttrs attrs{approximate == "tanh"};
+  Tensor out = detail::unary_forward(op, a, a.dtype(), attrs);
+  if (autograd::any_requires_grad({a})) {
+    autograd::record("GeluBackward", {a}, {out}, [sa = SavedTensor(a), attrs](const BackwardContext& c) {
+      Tensor x = sa.unpack(c.name());
+      Tensor g = c.grad(0);
+      Tensor gx = Tensor::empty(x.shape(), x.dtype(), x.device());
+      if (gx.numel() > 0) detail::run(backward_op, {g.dtype() == x.dtype() ? g : cast(g, x.dtype()), x}, {gx}, attrs);
+      return std::vector<Tensor>{gx};
+    });
+  }
+  return out;
+}
+
+Tensor Tensor::relu() const { return hearth::relu(*this); }
+
+}  // namespace hearth

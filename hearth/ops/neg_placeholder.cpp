@@ -1,4 +1,0 @@
-#include "hearth/ops/elementwise.h"
-namespace hearth {
-Tensor neg(const Tensor& a) { return mul(a, -1); }
-}
