@@ -1,0 +1,198 @@
+// conv2d forward and backward on the CPU: im2col + OpenBLAS GEMM per (image,
+// group); 1x1 stride-1 unpadded convolutions skip im2col (the image already is
+// the column matrix). With enough (image, group) items each OpenMP thread takes
+// whole items with a single-threaded GEMM and its own column buffer, which on
+// few cores beats threading inside each GEMM and keeps im2col parallel too;
+// otherwise items run in turn with OpenBLAS threading the GEMMs.
+#include <memory>
+#include <vector>
+
+#include "hearth/backends/cpu/gemm.h"
+#include "hearth/backends/cpu/half_convert.h"
+#include "hearth/backends/cpu/im2col.h"
+#include "hearth/backends/cpu/parallel.h"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/conv.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace hearth::cpu {
+namespace {
+
+ConvGeom geometry(const Shape& x, const Shape& weight, const Shape& out, const Conv2dAttrs& a) {
+  ConvGeom g{};
+  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3];
+  g.o = weight[0], g.kh = weight[2], g.kw = weight[3];
+  g.oh = out[2], g.ow = out[3];
+  g.sh = a.stride[0], g.sw = a.stride[1], g.ph = a.padding[0], g.pw = a.padding[1];
+  g.dh = a.dilation[0], g.dw = a.dilation[1], g.groups = a.groups;
+  g.cg = g.c / g.groups, g.og = g.o / g.groups;
+  g.kk = g.cg * g.kh * g.kw;
+  g.p = g.oh * g.ow;
+  g.pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  return g;
+}
+
+template <typename T>
+std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+}
+
+// Runs item(i, col) for i in [0, n): whole items per OpenMP thread when that
+// pays (each thread with its own column buffer of `col_size`), else in turn.
+// item's third argument is the index of the thread's slot (0 in turn).
+template <typename T, typename Item>
+void for_each_item(int64_t n, double flops_each, int64_t col_size, Item&& item) {
+  if (prefer_batch_parallel(n, flops_each)) {
+    BlasSingleThread single;
+#pragma omp parallel
+    {
+      auto col = scratch<T>(col_size);
+      int slot = 0;
+#ifdef _OPENMP
+      slot = omp_get_thread_num();
+#endif
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i) item(i, col.get(), slot);
+    }
+  } else {
+    auto col = scratch<T>(col_size);
+    for (int64_t i = 0; i < n; ++i) item(i, col.get(), 0);
+  }
+}
+
+template <typename T>
+void forward(const T* x, const T* w, const T* bias, T* out, const ConvGeom& g) {
+  const int64_t col_size = g.pointwise ? 0 : g.kk * g.p;
+  for_each_item<T>(g.n * g.groups, 2.0 * g.og * g.kk * g.p, col_size, [&](int64_t i, T* col, int) {
+    const int64_t n = i / g.groups, gi = i % g.groups;
+    const T* xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
+    T* yg = out + (n * g.o + gi * g.og) * g.p;
+    const T* cols = xg;
+    if (!g.pointwise) {
+      im2col(xg, g, g.cg, col);
+      cols = col;
+    }
+    gemm(false, false, g.og, g.p, g.kk, T(1), w + gi * g.og * g.kk, g.kk, cols, g.p, T(0), yg, g.p);
+    if (bias) {
+      for (int64_t o = 0; o < g.og; ++o) {
+        const T b = bias[gi * g.og + o];
+        T* row = yg + o * g.p;
+        for (int64_t q = 0; q < g.p; ++q) row[q] += b;
+      }
+    }
+  });
+}
+
+template <typename T>
+void backward_input(const T* gy, const T* w, T* gx, const ConvGeom& g) {
+  const int64_t col_size = g.pointwise ? 0 : g.kk * g.p;
+  for_each_item<T>(g.n * g.groups, 2.0 * g.og * g.kk * g.p, col_size, [&](int64_t i, T* col, int) {
+    const int64_t n = i / g.groups, gi = i % g.groups;
+    const T* gyg = gy + (n * g.o + gi * g.og) * g.p;
+    T* gxg = gx + (n * g.c + gi * g.cg) * g.h * g.w;
+    const T* wg = w + gi * g.og * g.kk;
+    if (g.pointwise) {
+      gemm(true, false, g.kk, g.p, g.og, T(1), wg, g.kk, gyg, g.p, T(0), gxg, g.p);
+      return;
+    }
+    gemm(true, false, g.kk, g.p, g.og, T(1), wg, g.kk, gyg, g.p, T(0), col, g.p);
+    col2im(col, g, g.cg, gxg);
+  });
+}
+
+template <typename T>
+void backward_weight(const T* gy, const T* x, T* gw, const ConvGeom& g) {
+  const int64_t wsize = g.o * g.kk;
+  const int64_t items = g.n * g.groups;
+  const double flops = 2.0 * g.og * g.kk * g.p;
+  // Threads accumulate into private copies of the weight gradient, summed at the
+  // end; slot 0 accumulates straight into the output.
+  const int slots = prefer_batch_parallel(items, flops) ? num_threads() : 1;
+  std::vector<std::unique_ptr<T[]>> partial;
+  for (int s = 1; s < slots; ++s) partial.push_back(scratch<T>(wsize));
+  parallel_for(wsize, kGrainElementwise, [&](int64_t b, int64_t e) {
+    std::fill(gw + b, gw + e, T(0));
+    for (auto& p : partial) std::fill(p.get() + b, p.get() + e, T(0));
+  });
+  const int64_t col_size = g.pointwise ? 0 : g.kk * g.p;
+  for_each_item<T>(items, flops, col_size, [&](int64_t i, T* col, int slot) {
+    const int64_t n = i / g.groups, gi = i % g.groups;
+    const T* gyg = gy + (n * g.o + gi * g.og) * g.p;
+    const T* xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
+    T* acc = (slot == 0 ? gw : partial[slot - 1].get()) + gi * g.og * g.kk;
+    const T* cols = xg;
+    if (!g.pointwise) {
+      im2col(xg, g, g.cg, col);
+      cols = col;
+    }
+    gemm(false, true, g.og, g.kk, g.p, T(1), gyg, g.p, cols, g.p, T(1), acc, g.kk);
+  });
+  if (partial.empty()) return;
+  parallel_for(wsize, kGrainElementwise, [&](int64_t b, int64_t e) {
+    for (auto& p : partial)
+      for (int64_t k = b; k < e; ++k) gw[k] += p[k];
+  });
+}
+
+template <typename T>
+void backward_bias(const T* gy, T* gb, int64_t n, int64_t o, int64_t p) {
+  parallel_for(o, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(n * p, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      double s = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = gy + (i * o + c) * p;
+        T part = 0;
+        for (int64_t q = 0; q < p; ++q) part += row[q];
+        s += part;
+      }
+      gb[c] = static_cast<T>(s);
+    }
+  });
+}
+
+void conv2d_kernel(OpCall& call) {
+  const ConvGeom g =
+      geometry(call.in(0).shape(), call.in(1).shape(), call.out(0).shape(), call.attrs<Conv2dAttrs>());
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    forward(in[0].data<T>(), in[1].data<T>(), in[2].defined() ? in[2].data<T>() : nullptr, out[0].data<T>(), g);
+  });
+}
+
+void conv2d_backward_input_kernel(OpCall& call) {
+  const ConvGeom g =
+      geometry(call.out(0).shape(), call.in(1).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    backward_input(in[0].data<T>(), in[1].data<T>(), out[0].data<T>(), g);
+  });
+}
+
+void conv2d_backward_weight_kernel(OpCall& call) {
+  const ConvGeom g =
+      geometry(call.in(1).shape(), call.out(0).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    backward_weight(in[0].data<T>(), in[1].data<T>(), out[0].data<T>(), g);
+  });
+}
+
+void conv2d_backward_bias_kernel(OpCall& call) {
+  const Shape& s = call.in(0).shape();
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    backward_bias(in[0].data<T>(), out[0].data<T>(), s[0], s[1], s[2] * s[3]);
+  });
+}
+
+const KernelRegistrar reg_fwd("conv2d", kCpu, conv2d_kernel, DTypeSet::floating());
+const KernelRegistrar reg_bwd_in("conv2d_backward_input", kCpu, conv2d_backward_input_kernel, DTypeSet::floating());
+const KernelRegistrar reg_bwd_w("conv2d_backward_weight", kCpu, conv2d_backward_weight_kernel,
+                                DTypeSet::floating());
+const KernelRegistrar reg_bwd_b("conv2d_backward_bias", kCpu, conv2d_backward_bias_kernel, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cpu

@@ -1,0 +1,27 @@
+// 2-D convolution as backends see it. The functional layer validates shapes,
+// batches unbatched input, and makes every tensor contiguous (NCHW), so the
+// kernels below only read their geometry from the tensors and Conv2dAttrs.
+// Cg = C / groups input channels and Og = O / groups output channels per group.
+//   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined}
+//                           outputs {out [N, O, OH, OW]}
+//   conv2d_backward_input   inputs {grad_out [N, O, OH, OW], weight [O, Cg, kH, kW]}
+//                           outputs {grad_x [N, C, H, W]}            (backward-data; fully overwritten)
+//   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
+//                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
+//   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW]} outputs {grad_bias [O]}; no attributes
+// All tensors share one floating dtype. OH = (H + 2 pH - dH (kH - 1) - 1) / sH + 1, likewise OW.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace hearth {
+
+struct Conv2dAttrs {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+};
+
+}  // namespace hearth

@@ -1,0 +1,10 @@
+// Matrix products as backends see them. Every product is one batched GEMM:
+//   bmm   inputs {a [B, M, K], b [B, K, N]} outputs {out [B, M, N] contiguous}; no attributes.
+//         a, b and out share one floating dtype. The batch stride of a and b is
+//         arbitrary (0 when the functional layer broadcasts one operand over the
+//         batch). Each matrix is laid out for BLAS: either its column stride is 1
+//         and its row stride is at least max(1, columns) (row-major, e.g. a
+//         contiguous matrix), or its row stride is 1 and its column stride is at
+//         least max(1, rows) (column-major, e.g. a transposed view). K may be 0
+//         (the product is then all zeros).
+#pragma once

@@ -1,0 +1,30 @@
+// 2-D pooling as backends see it. The functional layer batches unbatched input
+// and makes x contiguous (NCHW); outputs are contiguous and fully overwritten.
+// Each (n, c) plane is pooled independently.
+//   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], int64 indices [N, C, OH, OW]}
+//                                 Pool2dAttrs; indices are flat positions h * W + w inside the input plane.
+//                                 Windows clipped by padding ignore the padded cells; NaN wins (as in PyTorch).
+//   max_pool2d_backward           inputs {grad_out [N, C, OH, OW], indices} outputs {grad_x [N, C, H, W]}
+//   avg_pool2d                    inputs {x} outputs {out} Pool2dAttrs (dilation unused)
+//   avg_pool2d_backward           inputs {grad_out} outputs {grad_x} Pool2dAttrs
+//   adaptive_avg_pool2d           inputs {x} outputs {out}; window i spans [floor(i H / OH), ceil((i + 1) H / OH))
+//   adaptive_avg_pool2d_backward  inputs {grad_out} outputs {grad_x}
+// avg_pool2d's window is [o s - p, o s - p + k) clipped to [0, H + p); its
+// divisor is that clipped size when count_include_pad, else the part inside
+// [0, H) (PyTorch's rule). The same applies to W.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace hearth {
+
+struct Pool2dAttrs {
+  std::array<int64_t, 2> kernel{1, 1};
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  bool count_include_pad = true;
+};
+
+}  // namespace hearth

@@ -1,0 +1,123 @@
+// conv2d: validation, output geometry, and the backward as three separate ops
+// (data, filter, bias) so a backend can map each onto its library's routine.
+#include "hearth/autograd/function.h"
+#include "hearth/dispatch/schemas/conv.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/nn_functional.h"
+#include "hearth/ops/op_utils.h"
+#include "hearth/ops/view.h"
+
+namespace hearth {
+namespace {
+
+using autograd::BackwardContext;
+using autograd::SavedTensor;
+
+void check_pair(const char* what, const Pair& p, int64_t min) {
+  HEARTH_CHECK(p[0] >= min && p[1] >= min, ValueError, "[conv2d] ", what, " must be >= ", min, " in both dims, got (",
+               p[0], ", ", p[1], ")");
+}
+
+int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+
+// Backward ops; not themselves differentiable (no double backward through conv2d).
+Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& x_shape, const Conv2dAttrs& a) {
+  static OpHandle op = detail::op_handle("conv2d_backward_input");
+  Tensor gx = Tensor::empty(x_shape, grad_out.dtype(), grad_out.device());
+  if (gx.numel() == 0) return gx;
+  if (grad_out.numel() == 0 || weight.numel() == 0) return fill_(gx, 0);
+  detail::run(op, {contiguous(grad_out), weight}, {gx}, a);
+  return gx;
+}
+
+Tensor conv_backward_weight(const Tensor& grad_out, const Tensor& x, const Shape& w_shape, const Conv2dAttrs& a) {
+  static OpHandle op = detail::op_handle("conv2d_backward_weight");
+  Tensor gw = Tensor::empty(w_shape, grad_out.dtype(), grad_out.device());
+  if (gw.numel() == 0) return gw;
+  if (grad_out.numel() == 0) return fill_(gw, 0);
+  detail::run(op, {contiguous(grad_out), x}, {gw}, a);
+  return gw;
+}
+
+Tensor conv_backward_bias(const Tensor& grad_out) {
+  static OpHandle op = detail::op_handle("conv2d_backward_bias");
+  Tensor gb = Tensor::empty({grad_out.size(1)}, grad_out.dtype(), grad_out.device());
+  if (gb.numel() == 0) return gb;
+  if (grad_out.numel() == 0) return fill_(gb, 0);
+  detail::run(op, {contiguous(grad_out)}, {gb});
+  return gb;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
+              int64_t groups) {
+  static OpHandle op = detail::op_handle("conv2d");
+  detail::check_floating("conv2d", x_in, "input");
+  detail::check_floating("conv2d", weight, "weight");
+  detail::check_same_dtype("conv2d", x_in, weight);
+  if (bias.defined()) detail::check_same_dtype("conv2d", x_in, bias);
+  common_device("conv2d", {x_in, weight, bias});
+  HEARTH_CHECK(x_in.dim() == 3 || x_in.dim() == 4, ShapeError,
+               "[conv2d] expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got shape ",
+               x_in.shape_string());
+  detail::check_dim("conv2d", weight, 4, "weight");
+  check_pair("stride", stride, 1);
+  check_pair("padding", padding, 0);
+  check_pair("dilation", dilation, 1);
+  HEARTH_CHECK(groups >= 1, ValueError, "[conv2d] groups must be >= 1, got ", groups);
+  const bool unbatched = x_in.dim() == 3;
+  const Tensor x = unbatched ? unsqueeze(x_in, 0) : x_in;
+  const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
+  const int64_t o = weight.size(0), kh = weight.size(2), kw = weight.size(3);
+  HEARTH_CHECK(o % groups == 0, ValueError, "[conv2d] weight has ", o, " output channels, not divisible by groups=",
+               groups);
+  HEARTH_CHECK(c == weight.size(1) * groups, ShapeError, "[conv2d] input has ", c, " channels (shape ",
+               x_in.shape_string(), ") but weight ", weight.shape_string(), " with groups=", groups, " expects ",
+               weight.size(1) * groups);
+  if (bias.defined())
+    HEARTH_CHECK(bias.dim() == 1 && bias.size(0) == o, ShapeError, "[conv2d] bias must have shape [", o,
+                 "] (one per output channel), got ", bias.shape_string());
+  HEARTH_CHECK(kh >= 1 && kw >= 1, ShapeError, "[conv2d] weight ", weight.shape_string(),
+               " has an empty kernel (kH and kW must be >= 1)");
+  const int64_t ekh = dilation[0] * (kh - 1) + 1, ekw = dilation[1] * (kw - 1) + 1;
+  HEARTH_CHECK(ekh <= h + 2 * padding[0] && ekw <= w + 2 * padding[1], ShapeError, "[conv2d] kernel size ", ekh, "x",
+               ekw, " (after dilation) is larger than the padded input ", h + 2 * padding[0], "x",
+               w + 2 * padding[1]);
+
+  const Conv2dAttrs attrs{stride, padding, dilation, groups};
+  const int64_t oh = out_extent(h, kh, stride[0], padding[0], dilation[0]);
+  const int64_t ow = out_extent(w, kw, stride[1], padding[1], dilation[1]);
+  Tensor xc = contiguous(x.detach());
+  Tensor wc = contiguous(weight.detach());
+  Tensor bc = bias.defined() ? contiguous(bias.detach()) : Tensor();
+  Tensor out = Tensor::empty({n, o, oh, ow}, x.dtype(), x.device());
+  if (out.numel() > 0) {
+    if (wc.numel() == 0) {
+      // No input channels: the output is the bias alone.
+      if (bc.defined()) copy_(out, bc.view({1, o, 1, 1}));
+      else fill_(out, 0);
+    } else {
+      detail::run(op, {xc, wc, bc}, {out}, attrs);
+    }
+  }
+  if (autograd::any_requires_grad({x, weight, bias})) {
+    autograd::record("Conv2dBackward", {x, weight, bias}, {out},
+                     [sx = SavedTensor(xc), sw = SavedTensor(wc), attrs](const BackwardContext& ctx) {
+                       const Tensor& g = ctx.grad(0);
+                       Tensor gx, gw, gb;
+                       if (ctx.needs(0)) {
+                         Tensor wt = sw.unpack(ctx.name());
+                         gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs);
+                       }
+                       if (ctx.needs(1)) {
+                         gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs);
+                       }
+                       if (ctx.needs(2)) gb = conv_backward_bias(g);
+                       return std::vector<Tensor>{gx, gw, gb};
+                     });
+  }
+  return unbatched ? squeeze(out, 0) : out;
+}
+
+}  // namespace hearth

@@ -1,0 +1,142 @@
+// matmul, mm, bmm, linear. All of them reduce to one differentiable batched
+// product over 3-D operands whose layouts the backend can hand to BLAS
+// unchanged: transposed views and broadcast batches cost no copy.
+#include <algorithm>
+
+#include "hearth/autograd/function.h"
+#include "hearth/dispatch/schemas/linalg.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/linalg.h"
+#include "hearth/ops/op_utils.h"
+#include "hearth/ops/view.h"
+
+namespace hearth {
+namespace {
+
+using autograd::BackwardContext;
+using autograd::SavedTensor;
+
+// `t` ([B, R, C], detached) restrided to a layout the bmm contract accepts:
+// strides of size-1 dims are free, so they are chosen to fit; anything else
+// that fits neither row- nor column-major is copied.
+Tensor blas_operand(const Tensor& t) {
+  const int64_t r = t.size(1), c = t.size(2);
+  Strides st = t.strides();
+  if (t.size(0) == 1) st[0] = r * c;
+  if (r == 1) st[1] = st[2] == 1 ? std::max<int64_t>(c, 1) : 1;
+  if (c == 1) st[2] = st[1] == 1 ? std::max<int64_t>(r, 1) : 1;
+  const bool row_major = st[2] == 1 && st[1] >= std::max<int64_t>(c, 1);
+  const bool col_major = st[1] == 1 && st[2] >= std::max<int64_t>(r, 1);
+  if (row_major || col_major) return st == t.strides() ? t : t.as_strided_view(t.shape(), st, t.offset());
+  return blas_operand(contiguous(t));
+}
+
+// out[i] = a[i] @ b[i] for a [B, M, K], b [B, K, N] (already validated).
+Tensor batched_product(const Tensor& a, const Tensor& b) {
+  static OpHandle op = detail::op_handle("bmm");
+  const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
+  Tensor out = Tensor::empty({batch, m, n}, a.dtype(), a.device());
+  if (out.numel() > 0) {
+    if (k == 0) fill_(out, 0);
+    else detail::run(op, {blas_operand(a.detach()), blas_operand(b.detach())}, {out});
+  }
+  if (autograd::any_requires_grad({a, b})) {
+    autograd::record("BmmBackward", {a, b}, {out},
+                     [sa = SavedTensor(a), sb = SavedTensor(b)](const BackwardContext& c) {
+                       const Tensor& g = c.grad(0);
+                       Tensor ga, gb;
+                       if (c.needs(0)) ga = batched_product(g, transpose(sb.unpack(c.name()), 1, 2));
+                       if (c.needs(1)) gb = batched_product(transpose(sa.unpack(c.name()), 1, 2), g);
+                       return std::vector<Tensor>{ga, gb};
+                     });
+  }
+  return out;
+}
+
+void check_operands(const char* op, const Tensor& a, const Tensor& b) {
+  detail::check_floating(op, a, "input");
+  detail::check_floating(op, b, "other");
+  detail::check_same_dtype(op, a, b);
+  common_device(op, {a, b});
+}
+
+void check_inner(const char* op, const Tensor& a, const Tensor& b, int64_t ka, int64_t kb) {
+  HEARTH_CHECK(ka == kb, ShapeError, "[", op, "] shapes ", a.shape_string(), " and ", b.shape_string(),
+               " cannot be multiplied: the first has ", ka, " columns but the second has ", kb, " rows");
+}
+
+}  // namespace
+
+Tensor mm(const Tensor& a, const Tensor& b) {
+  check_operands("mm", a, b);
+  detail::check_dim("mm", a, 2, "input");
+  detail::check_dim("mm", b, 2, "other");
+  check_inner("mm", a, b, a.size(1), b.size(0));
+  return squeeze(batched_product(unsqueeze(a, 0), unsqueeze(b, 0)), 0);
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b) {
+  check_operands("bmm", a, b);
+  detail::check_dim("bmm", a, 3, "input");
+  detail::check_dim("bmm", b, 3, "other");
+  HEARTH_CHECK(a.size(0) == b.size(0), ShapeError, "[bmm] batch sizes differ: ", a.shape_string(), " has ",
+               a.size(0), " but ", b.shape_string(), " has ", b.size(0));
+  check_inner("bmm", a, b, a.size(2), b.size(1));
+  return batched_product(a, b);
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b) {
+  check_operands("matmul", a, b);
+  HEARTH_CHECK(a.dim() >= 1 && b.dim() >= 1, ShapeError,
+               "[matmul] both arguments need at least 1 dimension, got shapes ", a.shape_string(), " and ",
+               b.shape_string());
+  const bool a_vec = a.dim() == 1, b_vec = b.dim() == 1;
+  // Vectors become matrices (a row on the left, a column on the right) and the
+  // added dim is dropped from the result, as in torch.matmul.
+  Tensor am = a_vec ? unsqueeze(a, 0) : a;
+  Tensor bm = b_vec ? unsqueeze(b, 1) : b;
+  const int64_t m = am.size(-2), k = am.size(-1), n = bm.size(-1);
+  check_inner("matmul", a, b, k, bm.size(-2));
+  Shape batch_a(am.shape().begin(), am.shape().end() - 2);
+  Shape batch_b(bm.shape().begin(), bm.shape().end() - 2);
+
+  Tensor out;
+  Shape batch;
+  if (batch_b.empty() && !batch_a.empty()) {
+    // [..., M, K] @ [K, N]: fold the batch into M for one large GEMM (this also
+    // makes the weight gradient one GEMM instead of a batch of them plus a sum).
+    batch = batch_a;
+    const int64_t rows = numel_of(batch_a) * m;
+    out = squeeze(batched_product(reshape(am, {1, rows, k}), unsqueeze(bm, 0)), 0);
+  } else {
+    batch = broadcast_shapes(batch_a, batch_b, "matmul");
+    const int64_t nb = numel_of(batch);
+    Shape sa = batch, sb = batch;
+    sa.insert(sa.end(), {m, k});
+    sb.insert(sb.end(), {k, n});
+    out = batched_product(reshape(expand(am, sa), {nb, m, k}), reshape(expand(bm, sb), {nb, k, n}));
+  }
+  Shape result = batch;
+  if (!a_vec) result.push_back(m);
+  if (!b_vec) result.push_back(n);
+  return reshape(out, result);
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  check_operands("linear", x, weight);
+  detail::check_dim("linear", weight, 2, "weight");
+  HEARTH_CHECK(x.dim() >= 1, ShapeError, "[linear] input needs at least 1 dimension, got shape ", x.shape_string());
+  HEARTH_CHECK(x.size(-1) == weight.size(1), ShapeError, "[linear] input has ", x.size(-1),
+               " features (last dim of ", x.shape_string(), ") but weight ", weight.shape_string(), " expects ",
+               weight.size(1));
+  Tensor y = matmul(x, transpose(weight, 0, 1));
+  if (!bias.defined()) return y;
+  check_operands("linear", x, bias);
+  HEARTH_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), ShapeError, "[linear] bias must have shape [",
+               weight.size(0), "] to match weight ", weight.shape_string(), ", got ", bias.shape_string());
+  return add(y, bias);
+}
+
+Tensor Tensor::matmul(const Tensor& other) const { return hearth::matmul(*this, other); }
+
+}  // namespace hearth
