@@ -1,0 +1,259 @@
+// Batch norm and layer norm on the CPU (contracts in hearth/dispatch/schemas/nn.h).
+// Statistics use two passes accumulated in double, so a large mean does not
+// swamp the variance; elementwise work is in compute_t<T>.
+#include <cmath>
+#include <vector>
+
+#include "hearth/backends/cpu/nn_kernel_util.h"
+#include "hearth/backends/cpu/parallel.h"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/nn.h"
+
+namespace hearth::cpu {
+namespace {
+
+// ---- batch norm: x [N, C, S], per-channel statistics over N and S ----
+
+// Channels per thread chunk so each chunk has enough elements to pay for a thread.
+int64_t channel_grain(int64_t N, int64_t S) {
+  return std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(N * S, 1));
+}
+
+void batch_norm_kernel(OpCall& call) {
+  const Tensor& x = call.in(0);
+  const Tensor &running_mean = call.in(1), &running_var = call.in(2);
+  const BatchNormAttrs& a = call.attrs<BatchNormAttrs>();
+  const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
+  const int64_t count = N * S;
+  const std::vector<double> w = read_doubles(call.in(3)), b = read_doubles(call.in(4));
+  std::vector<double> mean(C), invstd(C), unbiased(C);
+
+  visit_floating(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Cm = compute_t<T>;
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    T* yp = static_cast<T*>(call.out(0).data_ptr());
+    if (a.training) {
+      parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
+        for (int64_t c = cb; c < ce; ++c) {
+          double s = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* row = xp + (n * C + c) * S;
+            for (int64_t i = 0; i < S; ++i) s += static_cast<double>(static_cast<Cm>(row[i]));
+          }
+          const double m = s / static_cast<double>(count);
+          double ss = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* row = xp + (n * C + c) * S;
+            for (int64_t i = 0; i < S; ++i) {
+              const double d = static_cast<double>(static_cast<Cm>(row[i])) - m;
+              ss += d * d;
+            }
+          }
+          mean[c] = m;
+          invstd[c] = 1.0 / std::sqrt(ss / static_cast<double>(count) + a.eps);
+          unbiased[c] = count > 1 ? ss / static_cast<double>(count - 1) : 0.0;
+        }
+      });
+    } else {
+      const std::vector<double> rm = read_doubles(running_mean), rv = read_doubles(running_var);
+      for (int64_t c = 0; c < C; ++c) {
+        mean[c] = rm[c];
+        invstd[c] = 1.0 / std::sqrt(rv[c] + a.eps);
+      }
+    }
+    // y = x * scale + shift per channel.
+    std::vector<Cm> scale(C), shift(C);
+    for (int64_t c = 0; c < C; ++c) {
+      const double sc = invstd[c] * (w.empty() ? 1.0 : w[c]);
+      scale[c] = static_cast<Cm>(sc);
+      shift[c] = static_cast<Cm>((b.empty() ? 0.0 : b[c]) - mean[c] * sc);
+    }
+    parallel_for(N * C, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(S, 1)), [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r) {
+        const int64_t c = r % C;
+        const T* xr = xp + r * S;
+        T* yr = yp + r * S;
+        for (int64_t i = 0; i < S; ++i) yr[i] = static_cast<T>(static_cast<Cm>(xr[i]) * scale[c] + shift[c]);
+      }
+    });
+  });
+
+  write_doubles(call.out(1), mean);
+  write_doubles(call.out(2), invstd);
+  if (a.training && running_mean.defined()) {
+    std::vector<double> rm = read_doubles(running_mean);
+    for (int64_t c = 0; c < C; ++c) rm[c] = (1.0 - a.momentum) * rm[c] + a.momentum * mean[c];
+    write_doubles(running_mean, rm);
+  }
+  if (a.training && running_var.defined()) {
+    std::vector<double> rv = read_doubles(running_var);
+    for (int64_t c = 0; c < C; ++c) rv[c] = (1.0 - a.momentum) * rv[c] + a.momentum * unbiased[c];
+    write_doubles(running_var, rv);
+  }
+}
+
+void batch_norm_backward_kernel(OpCall& call) {
+  const Tensor &g = call.in(0), &x = call.in(1);
+  const BatchNormAttrs& a = call.attrs<BatchNormAttrs>();
+  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
+  const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
+  const double count = static_cast<double>(N * S);
+  const std::vector<double> mean = read_doubles(call.in(2)), invstd = read_doubles(call.in(3));
+  const std::vector<double> w = read_doubles(call.in(4));
+  std::vector<double> sum_g(C), sum_gxhat(C);
+
+  visit_floating(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Cm = compute_t<T>;
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    const T* gp = static_cast<const T*>(g.data_ptr());
+    T* gxp = gx.defined() ? static_cast<T*>(gx.data_ptr()) : nullptr;
+    parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c) {
+        double sg = 0, sgx = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t base = (n * C + c) * S;
+          for (int64_t i = 0; i < S; ++i) {
+            const double gv = static_cast<double>(static_cast<Cm>(gp[base + i]));
+            sg += gv;
+            sgx += gv * (static_cast<double>(static_cast<Cm>(xp[base + i])) - mean[c]);
+          }
+        }
+        sum_g[c] = sg;
+        sum_gxhat[c] = sgx * invstd[c];
+        if (!gxp) continue;
+        const double k = invstd[c] * (w.empty() ? 1.0 : w[c]);
+        // Training: the batch statistics depend on x, which subtracts the mean
+        // gradient and its projection on xhat.
+        const double mg = a.training ? sg / count : 0.0;
+        const double mgx = a.training ? sum_gxhat[c] / count : 0.0;
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t base = (n * C + c) * S;
+          for (int64_t i = 0; i < S; ++i) {
+            const double xhat = (static_cast<double>(static_cast<Cm>(xp[base + i])) - mean[c]) * invstd[c];
+            const double gv = static_cast<double>(static_cast<Cm>(gp[base + i]));
+            gxp[base + i] = static_cast<T>(static_cast<Cm>(k * (gv - mg - xhat * mgx)));
+          }
+        }
+      }
+    });
+  });
+  if (gw.defined()) write_doubles(gw, sum_gxhat);
+  if (gb.defined()) write_doubles(gb, sum_g);
+}
+
+// ---- layer norm: x [M, K], statistics per row ----
+
+void layer_norm_kernel(OpCall& call) {
+  const Tensor& x = call.in(0);
+  const double eps = call.attrs<LayerNormAttrs>().eps;
+  const int64_t M = x.shape()[0], K = x.shape()[1];
+  const std::vector<double> w = read_doubles(call.in(1)), b = read_doubles(call.in(2));
+  visit_floating(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Cm = compute_t<T>;
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    T* yp = static_cast<T*>(call.out(0).data_ptr());
+    Cm* mp = static_cast<Cm*>(call.out(1).data_ptr());
+    Cm* rp = static_cast<Cm*>(call.out(2).data_ptr());
+    parallel_for(M, std::max<int64_t>(1, 4096 / std::max<int64_t>(K, 1)), [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r) {
+        const T* xr = xp + r * K;
+        T* yr = yp + r * K;
+        double s = 0;
+        for (int64_t j = 0; j < K; ++j) s += static_cast<double>(static_cast<Cm>(xr[j]));
+        const double m = s / static_cast<double>(K);
+        double ss = 0;
+        for (int64_t j = 0; j < K; ++j) {
+          const double d = static_cast<double>(static_cast<Cm>(xr[j])) - m;
+          ss += d * d;
+        }
+        const double rstd = 1.0 / std::sqrt(ss / static_cast<double>(K) + eps);
+        mp[r] = static_cast<Cm>(m);
+        rp[r] = static_cast<Cm>(rstd);
+        for (int64_t j = 0; j < K; ++j) {
+          double v = (static_cast<double>(static_cast<Cm>(xr[j])) - m) * rstd;
+          if (!w.empty()) v *= w[j];
+          if (!b.empty()) v += b[j];
+          yr[j] = static_cast<T>(static_cast<Cm>(v));
+        }
+      }
+    });
+  });
+}
+
+// Weight and bias gradients sum over rows. Rows are split into a fixed number
+// of blocks (not one per thread), so the summation order, and the result, do
+// not depend on the thread count.
+constexpr int64_t kMaxRowBlocks = 256;
+
+void layer_norm_backward_kernel(OpCall& call) {
+  const Tensor &g = call.in(0), &x = call.in(1);
+  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
+  const int64_t M = x.shape()[0], K = x.shape()[1];
+  const std::vector<double> w = read_doubles(call.in(4));
+  const bool want_params = gw.defined() || gb.defined();
+  const int64_t blocks = std::min<int64_t>(M, kMaxRowBlocks);
+  std::vector<double> part_gw(want_params ? blocks * K : 0, 0.0), part_gb(want_params ? blocks * K : 0, 0.0);
+
+  visit_floating(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Cm = compute_t<T>;
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    const T* gp = static_cast<const T*>(g.data_ptr());
+    const Cm* mp = static_cast<const Cm*>(call.in(2).data_ptr());
+    const Cm* rp = static_cast<const Cm*>(call.in(3).data_ptr());
+    T* gxp = gx.defined() ? static_cast<T*>(gx.data_ptr()) : nullptr;
+    const int64_t block_grain =
+        std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(M / std::max<int64_t>(blocks, 1) * K, 1));
+    parallel_for(blocks, block_grain, [&](int64_t bb, int64_t be) {
+      std::vector<double> xhat(K), gwv(K);
+      for (int64_t blk = bb; blk < be; ++blk) {
+        const int64_t r0 = M * blk / blocks, r1 = M * (blk + 1) / blocks;
+        double* pgw = want_params ? part_gw.data() + blk * K : nullptr;
+        double* pgb = want_params ? part_gb.data() + blk * K : nullptr;
+        for (int64_t r = r0; r < r1; ++r) {
+          const T* xr = xp + r * K;
+          const T* gr = gp + r * K;
+          const double m = static_cast<double>(mp[r]), rstd = static_cast<double>(rp[r]);
+          double mean_gw = 0, mean_gwx = 0;
+          for (int64_t j = 0; j < K; ++j) {
+            xhat[j] = (static_cast<double>(static_cast<Cm>(xr[j])) - m) * rstd;
+            const double gv = static_cast<double>(static_cast<Cm>(gr[j]));
+            gwv[j] = w.empty() ? gv : gv * w[j];
+            mean_gw += gwv[j];
+            mean_gwx += gwv[j] * xhat[j];
+            if (pgw) {
+              pgw[j] += gv * xhat[j];
+              pgb[j] += gv;
+            }
+          }
+          if (!gxp) continue;
+          mean_gw /= static_cast<double>(K);
+          mean_gwx /= static_cast<double>(K);
+          T* gxr = gxp + r * K;
+          for (int64_t j = 0; j < K; ++j)
+            gxr[j] = static_cast<T>(static_cast<Cm>(rstd * (gwv[j] - mean_gw - xhat[j] * mean_gwx)));
+        }
+      }
+    });
+  });
+  if (!want_params) return;
+  std::vector<double> sw(K, 0.0), sb(K, 0.0);
+  for (int64_t blk = 0; blk < blocks; ++blk)
+    for (int64_t j = 0; j < K; ++j) {
+      sw[j] += part_gw[blk * K + j];
+      sb[j] += part_gb[blk * K + j];
+    }
+  if (gw.defined()) write_doubles(gw, sw);
+  if (gb.defined()) write_doubles(gb, sb);
+}
+
+const KernelRegistrar reg_bn("batch_norm", kCpu, batch_norm_kernel, DTypeSet::floating());
+const KernelRegistrar reg_bn_bw("batch_norm_backward", kCpu, batch_norm_backward_kernel, DTypeSet::floating());
+const KernelRegistrar reg_ln("layer_norm", kCpu, layer_norm_kernel, DTypeSet::floating());
+const KernelRegistrar reg_ln_bw("layer_norm_backward", kCpu, layer_norm_backward_kernel, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cpu

@@ -1,0 +1,99 @@
+// Normalisation, softmax, losses, embedding and dropout as backends see them.
+// The functional layer (hearth/ops) reshapes and makes inputs contiguous, so every
+// kernel below works on dense row-major buffers of the shapes given here. An
+// undefined tensor marks an absent optional input, or an output not wanted.
+//
+// Dtypes: T is the input's floating dtype. A is the accumulation dtype: float32
+// when T is bfloat16/float16, T otherwise; statistics (mean, rstd, lse) are in A.
+// P, the dtype of normalisation parameters and running statistics, is T or A.
+//
+//   batch_norm            inputs {x [N, C, S], running_mean [C]?, running_var [C]?, weight [C]?, bias [C]?}
+//                         outputs {y [N, C, S], mean [C] (A), invstd [C] (A)}          BatchNormAttrs
+//     training: mean/invstd are the batch's (biased variance); running stats, when
+//     given, are updated in place: r = (1 - momentum) * r + momentum * batch, with
+//     the unbiased variance (N*S > 1 is guaranteed). Inputs 1 and 2 are mutated.
+//     eval: mean = running_mean, invstd = 1 / sqrt(running_var + eps).
+//   batch_norm_backward   inputs {grad_y [N, C, S], x [N, C, S], mean [C], invstd [C], weight [C]?}
+//                         outputs {grad_x [N, C, S]?, grad_weight [C]?, grad_bias [C]?}  BatchNormAttrs
+//     (training selects whether the batch statistics depend on x.)
+//
+//   layer_norm            inputs {x [M, K], weight [K]?, bias [K]?}
+//                         outputs {y [M, K], mean [M] (A), rstd [M] (A)}                LayerNormAttrs
+//   layer_norm_backward   inputs {grad_y [M, K], x [M, K], mean [M], rstd [M], weight [K]?}
+//                         outputs {grad_x [M, K]?, grad_weight [K]?, grad_bias [K]?}
+//
+//   softmax, log_softmax  inputs {x [outer, D, inner]} outputs {y [outer, D, inner]}: along D.
+//   softmax_backward      inputs {grad_y, y} outputs {grad_x}: grad_x = y * (grad_y - sum_D(grad_y * y))
+//   log_softmax_backward  inputs {grad_y, y} outputs {grad_x}: grad_x = grad_y - exp(y) * sum_D(grad_y)
+//
+//   cross_entropy         inputs {logits [M, C], target [M] int64, weight [C]?}
+//                         outputs {loss [M] (A), lse [M] (A), target_weight [M] (A)}  CrossEntropyAttrs
+//     with logp = logits - lse and w = weight (ones when absent), for a row with
+//     target t != ignore_index:
+//       loss = (1 - ls) * w[t] * -logp[t] + (ls / C) * sum_c w[c] * -logp[c],  target_weight = w[t]
+//     and loss = target_weight = 0 for ignored rows (ls = label_smoothing). The
+//     mean reduction is sum(loss) / sum(target_weight), as PyTorch's.
+//   cross_entropy_backward inputs {logits [M, C], target [M], lse [M], grad_loss [M] (A), weight [C]?}
+//                         outputs {grad_logits [M, C]}                                  CrossEntropyAttrs
+//       grad = grad_loss * (((1 - ls) * w[t] + ls * sum(w) / C) * softmax - (1 - ls) * w[t] * onehot(t) - ls / C * w)
+//     and zero for ignored rows.
+//   nll_loss              inputs {log_probs [M, C], target [M] int64, weight [C]?}
+//                         outputs {loss [M] (A), target_weight [M] (A)}: loss = -w[t] * log_probs[t]  NllLossAttrs
+//   nll_loss_backward     inputs {grad_loss [M] (A), target [M] int64, weight [C]?}
+//                         outputs {grad_input [M, C] (T)}: -grad_loss * w[t] at t, zero elsewhere  NllLossAttrs
+//     Targets outside [0, C) other than ignore_index raise ValueError naming the
+//     value and C (the CPU kernels throw; data-dependent, so the ops layer cannot).
+//
+//   embedding             inputs {weight [V, D], indices [K] int64|int32} outputs {out [K, D]}
+//                         (dispatch key: weight's dtype, any). Indices outside [0, V)
+//                         raise ValueError naming the index and V.
+//   embedding_backward    inputs {grad_out [K, D], indices [K]} outputs {grad_weight [V, D]}  EmbeddingAttrs
+//                         grad_weight[v] = sum of grad_out rows whose index is v; the
+//                         padding_idx row stays zero. The kernel writes every element.
+//
+//   dropout               inputs {x [n]} outputs {y [n], mask [n] bool}                  DropoutAttrs
+//                         element i draws u_i with the uniform float32 mapping of
+//                         hearth/dispatch/schemas/random.h (lane i%4 of philox(offset + i/4),
+//                         u = (bits >> 8) * 2^-24) for every dtype; keeps when u_i >= p:
+//                         y = x / (1 - p), mask = 1; else y = 0, mask = 0. 0 < p < 1.
+//   dropout_backward      inputs {grad_y [n], mask [n] bool} outputs {grad_x [n]}       DropoutAttrs
+//                         grad_x = mask ? grad_y / (1 - p) : 0
+#pragma once
+
+#include <cstdint>
+
+namespace hearth {
+
+struct BatchNormAttrs {
+  bool training = true;
+  double momentum = 0.1;
+  double eps = 1e-5;
+};
+
+struct LayerNormAttrs {
+  double eps = 1e-5;
+};
+
+struct CrossEntropyAttrs {
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
+};
+
+struct NllLossAttrs {
+  int64_t ignore_index = -100;
+};
+
+struct EmbeddingAttrs {
+  int64_t padding_idx = -1;  // -1: none
+};
+
+struct DropoutAttrs {
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  double p = 0.5;
+};
+
+// Philox counters dropout of n elements reserves (four elements per counter).
+inline uint64_t dropout_counters(int64_t n) { return static_cast<uint64_t>((n + 3) / 4); }
+
+}  // namespace hearth

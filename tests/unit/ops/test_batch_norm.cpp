@@ -1,0 +1,234 @@
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hearth/autograd/gradcheck.h"
+#include "hearth/dispatch/dispatch.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/nn_functional.h"
+#include "hearth/ops/reduction.h"
+#include "hearth/ops/view.h"
+#include "tests/support/test_device.h"
+
+namespace hearth {
+namespace {
+
+struct ChannelStats {
+  std::vector<double> mean, biased_var, unbiased_var;
+};
+
+// Per-channel statistics of a [N, C, S...] tensor, in float64.
+ChannelStats stats_of(const Tensor& x) {
+  std::vector<double> v = contiguous(x).to_vector<double>();
+  const int64_t N = x.size(0), C = x.size(1), S = x.numel() / (N * C);
+  ChannelStats st;
+  for (int64_t c = 0; c < C; ++c) {
+    double s = 0, ss = 0;
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < S; ++i) s += v[(n * C + c) * S + i];
+    const double m = s / (N * S);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t i = 0; i < S; ++i) ss += (v[(n * C + c) * S + i] - m) * (v[(n * C + c) * S + i] - m);
+    st.mean.push_back(m);
+    st.biased_var.push_back(ss / (N * S));
+    st.unbiased_var.push_back(ss / (N * S - 1));
+  }
+  return st;
+}
+
+std::vector<double> normalise_ref(const Tensor& x, const std::vector<double>& mean, const std::vector<double>& var,
+                                  const std::vector<double>& w, const std::vector<double>& b, double eps) {
+  std::vector<double> v = contiguous(x).to_vector<double>();
+  const int64_t N = x.size(0), C = x.size(1), S = x.numel() / (N * C);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t i = 0; i < S; ++i) {
+        double& e = v[(n * C + c) * S + i];
+        e = (e - mean[c]) / std::sqrt(var[c] + eps) * (w.empty() ? 1.0 : w[c]) + (b.empty() ? 0.0 : b[c]);
+      }
+  return v;
+}
+
+void expect_close(const Tensor& t, const std::vector<double>& ref, double tol) {
+  std::vector<double> v = t.to_vector<double>();
+  ASSERT_EQ(v.size(), ref.size());
+  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], ref[i], tol) << "element " << i;
+}
+
+TEST(BatchNorm, TrainingNormalisesWithBatchStatistics4D) {
+  Tensor x = add(mul(randn({3, 4, 2, 5}, DType::float64), 2.0), 1.5);
+  Tensor w = randn({4}, DType::float64), b = randn({4}, DType::float64);
+  ChannelStats st = stats_of(x);
+  Tensor y = batch_norm(x, Tensor(), Tensor(), w, b, true, 0.1, 1e-5);
+  EXPECT_EQ(y.shape(), x.shape());
+  expect_close(y, normalise_ref(x, st.mean, st.biased_var, w.to_vector<double>(), b.to_vector<double>(), 1e-5), 1e-10);
+}
+
+TEST(BatchNorm, HandCheckedTwoDimensional) {
+  // One channel holding {1, 3}: mean 2, biased var 1, so y = (x - 2) / sqrt(1 + eps).
+  Tensor x = tensor(std::vector<double>{1, 10, 3, 20}, {2, 2});
+  Tensor rm = zeros({2}, DType::float64), rv = ones({2}, DType::float64);
+  Tensor y = batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.1, 0.0 + 1e-5);
+  const double k = 1.0 / std::sqrt(1.0 + 1e-5), k2 = 1.0 / std::sqrt(25.0 + 1e-5);
+  expect_close(y, {-k, -5 * k2, k, 5 * k2}, 1e-12);
+  // running = 0.9 * running + 0.1 * batch; the variance is unbiased (n - 1 = 1).
+  expect_close(rm, {0.2, 1.5}, 1e-12);
+  expect_close(rv, {0.9 + 0.1 * 2.0, 0.9 + 0.1 * 50.0}, 1e-12);
+}
+
+TEST(BatchNorm, RunningStatisticsUpdateInPlace) {
+  Tensor x = randn({4, 3, 6}, DType::float64);
+  Tensor rm = tensor(std::vector<double>{0.5, -1, 2}), rv = tensor(std::vector<double>{1, 2, 0.5});
+  const uint32_t version = rm.version();
+  ChannelStats st = stats_of(x);
+  batch_norm(x, rm, rv, Tensor(), Tensor(), true, 0.3, 1e-5);
+  EXPECT_GT(rm.version(), version);
+  std::vector<double> m0{0.5, -1, 2}, v0{1, 2, 0.5}, em, ev;
+  for (int c = 0; c < 3; ++c) {
+    em.push_back(0.7 * m0[c] + 0.3 * st.mean[c]);
+    ev.push_back(0.7 * v0[c] + 0.3 * st.unbiased_var[c]);
+  }
+  expect_close(rm, em, 1e-12);
+  expect_close(rv, ev, 1e-12);
+}
+
+TEST(BatchNorm, StridedRunningStatisticsAreWrittenBack) {
+  Tensor storage = zeros({6}, DType::float64);
+  Tensor rm = slice(storage, 0, 0, 6, 2);  // elements 0, 2, 4
+  Tensor rv = ones({3}, DType::float64);
+  Tensor x = randn({5, 3}, DType::float64);
+  ChannelStats st = stats_of(x);
+  batch_norm(x, rm, rv, Tensor(), Tensor(), true, 1.0, 1e-5);
+  std::vector<double> s = storage.to_vector<double>();
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(s[2 * c], st.mean[c], 1e-12);
+    EXPECT_EQ(s[2 * c + 1], 0.0);
+  }
+}
+
+TEST(BatchNorm, EvalUsesRunningStatisticsAndLeavesThemAlone) {
+  Tensor x = randn({2, 3, 4}, DType::float64);
+  std::vector<double> m{0.1, -0.2, 0.3}, v{1.5, 0.5, 2.0};
+  Tensor rm = tensor(m), rv = tensor(v);
+  Tensor w = tensor(std::vector<double>{1, 2, 3}), b = tensor(std::vector<double>{0, -1, 1});
+  Tensor y = batch_norm(x, rm, rv, w, b, false, 0.1, 1e-3);
+  expect_close(y, normalise_ref(x, m, v, {1, 2, 3}, {0, -1, 1}, 1e-3), 1e-12);
+  EXPECT_EQ(rm.to_vector<double>(), m);
+  EXPECT_EQ(rv.to_vector<double>(), v);
+}
+
+TEST(BatchNorm, NonContiguousInput) {
+  Tensor base = randn({3, 5, 4}, DType::float64);
+  Tensor x = permute(base, {2, 1, 0});  // [4, 5, 3], strided
+  ASSERT_FALSE(x.is_contiguous());
+  Tensor a = batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true);
+  Tensor b = batch_norm(contiguous(x), Tensor(), Tensor(), Tensor(), Tensor(), true);
+  EXPECT_EQ(a.to_vector<double>(), b.to_vector<double>());
+}
+
+TEST(BatchNorm, HalfInputsWithFloat32Parameters) {
+  Tensor x64 = randn({4, 3, 5}, DType::float64);
+  for (DType dt : {DType::bfloat16, DType::float16, DType::float32}) {
+    Tensor x = cast(x64, dt);
+    Tensor rm = zeros({3}), rv = ones({3});
+    Tensor w = ones({3}), b = zeros({3});
+    Tensor y = batch_norm(x, rm, rv, w, b, true);
+    EXPECT_EQ(y.dtype(), dt);
+    ChannelStats st = stats_of(cast(x, DType::float64));
+    const double tol = dt == DType::float32 ? 1e-5 : (dt == DType::bfloat16 ? 3e-2 : 5e-3);
+    expect_close(y, normalise_ref(cast(x, DType::float64), st.mean, st.biased_var, {}, {}, 1e-5), tol);
+    std::vector<double> em;
+    for (double m : st.mean) em.push_back(0.1 * m);
+    expect_close(rm, em, 1e-6);
+  }
+}
+
+TEST(BatchNorm, BackwardMatchesClosedFormForBias) {
+  Tensor x = randn({2, 3, 4}, DType::float64);
+  Tensor b = zeros({3}, DType::float64).requires_grad_();
+  Tensor w = ones({3}, DType::float64).requires_grad_();
+  sum(batch_norm(x, Tensor(), Tensor(), w, b, true)).backward();
+  expect_close(b.grad(), {8, 8, 8}, 1e-12);  // d sum / d bias = N * S
+  expect_close(w.grad(), {0, 0, 0}, 1e-9);   // sum of xhat is zero
+}
+
+TEST(BatchNorm, GradcheckTraining) {
+  Tensor x = randn({3, 2, 2, 2}, DType::float64).requires_grad_();
+  Tensor w = randn({2}, DType::float64).requires_grad_();
+  Tensor b = randn({2}, DType::float64).requires_grad_();
+  auto r =
+      gradcheck([](const std::vector<Tensor>& in) { return batch_norm(in[0], Tensor(), Tensor(), in[1], in[2], true); },
+                {x, w, b});
+  EXPECT_TRUE(r.ok) << r.message;
+  Tensor x2 = randn({5, 3}, DType::float64).requires_grad_();
+  auto r2 = gradcheck(
+      [](const std::vector<Tensor>& in) { return batch_norm(in[0], Tensor(), Tensor(), Tensor(), Tensor(), true); },
+      {x2});
+  EXPECT_TRUE(r2.ok) << r2.message;
+}
+
+TEST(BatchNorm, GradcheckNonContiguous) {
+  Tensor x = transpose(randn({4, 5}, DType::float64), 0, 1);  // [5, 4], strided
+  x.requires_grad_();
+  Tensor w = randn({4}, DType::float64).requires_grad_();
+  Tensor b = randn({4}, DType::float64).requires_grad_();
+  auto r =
+      gradcheck([](const std::vector<Tensor>& in) { return batch_norm(in[0], Tensor(), Tensor(), in[1], in[2], true); },
+                {x, w, b});
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST(BatchNorm, GradcheckEval) {
+  Tensor x = randn({2, 3, 3}, DType::float64).requires_grad_();
+  Tensor w = randn({3}, DType::float64).requires_grad_();
+  Tensor b = randn({3}, DType::float64).requires_grad_();
+  Tensor rm = randn({3}, DType::float64), rv = add(rand({3}, DType::float64), 0.5);
+  auto r = gradcheck([&](const std::vector<Tensor>& in) { return batch_norm(in[0], rm, rv, in[1], in[2], false); },
+                     {x, w, b});
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST(BatchNorm, EmptyBatchInEval) {
+  Tensor y = batch_norm(zeros({0, 3}), zeros({3}), ones({3}), Tensor(), Tensor(), false);
+  EXPECT_EQ(y.shape(), (Shape{0, 3}));
+}
+
+TEST(BatchNorm, BadInput) {
+  Tensor rm = zeros({3}), rv = ones({3});
+  EXPECT_THROW(batch_norm(randn({3}), rm, rv, Tensor(), Tensor(), true), ShapeError);
+  try {
+    batch_norm(randn({2, 3}), rm, rv, ones({4}), Tensor(), true);
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("[batch_norm]"), std::string::npos) << m;
+    EXPECT_NE(m.find("weight"), std::string::npos) << m;
+    EXPECT_NE(m.find("[3]"), std::string::npos) << m;
+    EXPECT_NE(m.find("[4]"), std::string::npos) << m;
+  }
+  EXPECT_THROW(batch_norm(randn({2, 3}), Tensor(), Tensor(), Tensor(), Tensor(), false), ValueError);
+  EXPECT_THROW(batch_norm(randn({1, 3}), rm, rv, Tensor(), Tensor(), true), ValueError);
+  EXPECT_THROW(batch_norm(ones({2, 3}, DType::int64), rm, rv, Tensor(), Tensor(), true), TypeError);
+  EXPECT_THROW(batch_norm(randn({2, 3}), zeros({3}, DType::float64), rv, Tensor(), Tensor(), true), TypeError);
+}
+
+TEST(BatchNorm, RunningStatisticsSurviveTheCpuFallback) {
+  Device dev = testing::test_device();
+  setenv("HEARTH_ENABLE_CPU_FALLBACK", "1", 1);
+  Tensor x = randn({4, 2});
+  Tensor rm = zeros({2}).to(dev), rv = ones({2}).to(dev);
+  Tensor y = batch_norm(x.to(dev), rm, rv, Tensor(), Tensor(), true, 0.5);
+  unsetenv("HEARTH_ENABLE_CPU_FALLBACK");
+  EXPECT_EQ(y.device(), dev);
+  EXPECT_EQ(rm.device(), dev);
+  ChannelStats st = stats_of(cast(x, DType::float64));
+  expect_close(rm.cpu(), {0.5 * st.mean[0], 0.5 * st.mean[1]}, 1e-6);
+  expect_close(rv.cpu(), {0.5 + 0.5 * st.unbiased_var[0], 0.5 + 0.5 * st.unbiased_var[1]}, 1e-6);
+  expect_close(y.cpu(), normalise_ref(x, st.mean, st.biased_var, {}, {}, 1e-5), 1e-5);
+}
+
+}  // namespace
+}  // namespace hearth
