@@ -31,10 +31,17 @@ Tensor binary_forward(const char* name, OpHandle op, const Tensor& a, const Tens
 
 Tensor wrap(const Scalar& s, const Tensor& like, DType dtype) { return scalar_tensor(s, dtype, like.device()); }
 
+// Before anything reads their dtypes.
+void check_operands(const char* name, const Tensor& a, const Tensor& b) {
+  detail::check_defined(name, a, "input");
+  detail::check_defined(name, b, "other");
+}
+
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   static OpHandle op = detail::op_handle("add");
+  check_operands("add", a, b);
   DType dt = result_type(a, b);
   Tensor out = binary_forward("add", op, a, b, dt, &alpha);
   autograd::record("AddBackward", {a, b}, {out}, [sa = a.shape(), sb = b.shape(), alpha](const BackwardContext& c) {
@@ -49,6 +56,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   static OpHandle op = detail::op_handle("sub");
+  check_operands("sub", a, b);
   HEARTH_CHECK(!(a.dtype() == DType::bool_ && b.dtype() == DType::bool_), TypeError,
                "[sub] subtraction of two bool tensors is not supported; use logical_xor");
   DType dt = result_type(a, b);
@@ -64,6 +72,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 
 Tensor mul(const Tensor& a, const Tensor& b) {
   static OpHandle op = detail::op_handle("mul");
+  check_operands("mul", a, b);
   DType dt = result_type(a, b);
   Tensor out = binary_forward("mul", op, a, b, dt, nullptr);
   if (autograd::any_requires_grad({a, b})) {
@@ -81,6 +90,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 
 Tensor div(const Tensor& a, const Tensor& b) {
   static OpHandle op = detail::op_handle("div");
+  check_operands("div", a, b);
   DType dt = result_type(a, b);
   if (!is_floating(dt)) dt = DType::float32;  // true division
   Tensor out = binary_forward("div", op, a, b, dt, nullptr);
@@ -101,11 +111,26 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return out;
 }
 
-Tensor add(const Tensor& a, const Scalar& b) { return add(a, wrap(b, a, result_type(a, b))); }
-Tensor sub(const Tensor& a, const Scalar& b) { return sub(a, wrap(b, a, result_type(a, b))); }
-Tensor mul(const Tensor& a, const Scalar& b) { return mul(a, wrap(b, a, result_type(a, b))); }
-Tensor div(const Tensor& a, const Scalar& b) { return div(a, wrap(b, a, result_type(a, b))); }
-Tensor rsub(const Tensor& a, const Scalar& b) { return sub(wrap(b, a, result_type(a, b)), a); }
+Tensor add(const Tensor& a, const Scalar& b) {
+  detail::check_defined("add", a, "input");
+  return add(a, wrap(b, a, result_type(a, b)));
+}
+Tensor sub(const Tensor& a, const Scalar& b) {
+  detail::check_defined("sub", a, "input");
+  return sub(a, wrap(b, a, result_type(a, b)));
+}
+Tensor mul(const Tensor& a, const Scalar& b) {
+  detail::check_defined("mul", a, "input");
+  return mul(a, wrap(b, a, result_type(a, b)));
+}
+Tensor div(const Tensor& a, const Scalar& b) {
+  detail::check_defined("div", a, "input");
+  return div(a, wrap(b, a, result_type(a, b)));
+}
+Tensor rsub(const Tensor& a, const Scalar& b) {
+  detail::check_defined("rsub", a, "input");
+  return sub(wrap(b, a, result_type(a, b)), a);
+}
 
 const Tensor& add_(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   static OpHandle op = detail::op_handle("add");

@@ -15,6 +15,8 @@ using autograd::sum_to_shape;
 // `wins` is gt for maximum, lt for minimum: where a wins it takes the whole gradient.
 template <typename Wins>
 Tensor extremum(const char* name, const char* backward_name, OpHandle op, const Tensor& a, const Tensor& b, Wins wins) {
+  detail::check_defined(name, a, "input");
+  detail::check_defined(name, b, "other");
   Tensor out = detail::binary_forward(name, op, a, b, result_type(a, b));
   if (autograd::any_requires_grad({a, b})) {
     autograd::record(backward_name, {a, b}, {out},
