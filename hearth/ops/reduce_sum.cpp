@@ -18,6 +18,7 @@ ReducePlan plan_reduction(const char* op, const Tensor& a, const std::vector<int
   std::vector<bool> reduced(nd, dims.empty());
   for (int64_t d : dims) {
     int64_t w = wrap_dim(d, nd, op);
+    if (nd == 0) continue;  // a zero-dim tensor reduces over its one element
     HEARTH_CHECK(!reduced[w] || dims.empty(), ValueError, "[", op, "] dim ", d, " appears more than once");
     reduced[w] = true;
   }
