@@ -23,6 +23,9 @@ if(_want_cuda)
     set(CMAKE_CUDA_ARCHITECTURES 90)
   endif()
   enable_language(CUDA)
+  # CMake 3.25 predates nvcc 13 and does not know it speaks C++20: tell it the flag.
+  set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
+  set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA_STANDARD 20)
   file(GLOB_RECURSE HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS
     ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cpp ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cu)

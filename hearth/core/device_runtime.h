@@ -11,6 +11,16 @@
 
 namespace hearth {
 
+// Memory accounting of a device's allocator (bytes).
+struct MemoryStats {
+  size_t active = 0;       // held by live tensors
+  size_t peak_active = 0;  // high-water mark of active since the last reset
+  size_t reserved = 0;     // obtained from the device and kept for reuse
+  size_t limit = 0;        // 0: no limit beyond the device's memory
+  size_t num_device_allocs = 0;  // calls that had to obtain new memory from the device
+  size_t num_ooms = 0;
+};
+
 class DeviceRuntime {
  public:
   virtual ~DeviceRuntime() = default;
@@ -34,6 +44,18 @@ class DeviceRuntime {
   virtual void copy_to_host(void* dst, const void* src, size_t nbytes, int index) = 0;
   virtual void copy_within(void* dst, const void* src, size_t nbytes, int index) = 0;
   virtual void synchronize(int /*index*/) {}
+
+  // Allocator statistics and cache control; hosts without a cache report zeros.
+  virtual MemoryStats memory_stats(int /*index*/) const { return {}; }
+  virtual void reset_peak_memory_stats(int /*index*/) {}
+  virtual void empty_cache(int /*index*/) {}
+  // Free and total memory of the device, for messages and the trainer's banner.
+  virtual void memory_info(int /*index*/, size_t* free_bytes, size_t* total_bytes) const {
+    *free_bytes = 0;
+    *total_bytes = 0;
+  }
+  // Versions of the runtime and its libraries, for `hearth env`.
+  virtual std::string version_info() const { return {}; }
 };
 
 void register_device_runtime(DeviceKind kind, std::unique_ptr<DeviceRuntime> runtime);

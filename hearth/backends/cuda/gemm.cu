@@ -1,0 +1,201 @@
+// bmm through cuBLASLt. hearth's matrices are row-major or column-major views
+// (see hearth/dispatch/schemas/linalg.h); cuBLASLt is column-major, so
+// C = A B is computed as C^T = B^T A^T with each operand's transpose flag
+// chosen from its strides: no copies. Descriptors and the heuristic's algorithm
+// are cached per problem, since a training step repeats the same shapes.
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+
+#include "hearth/backends/cuda/allocator.h"
+#include "hearth/backends/cuda/context.h"
+#include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/gemm.h"
+#include "hearth/core/env.h"
+#include "hearth/dispatch/registry.h"
+
+namespace hearth::cuda {
+namespace {
+
+constexpr size_t kWorkspaceBytes = 32u << 20;
+
+struct Operand {  // one stored matrix as cuBLASLt sees it (column-major)
+  uint64_t rows, cols;
+  int64_t ld;
+  bool trans;
+  int64_t batch_stride;
+};
+
+// Our row-major [r, c] matrix view `t` (last two dims) needed as the column-major
+// [c, r] matrix (its transpose) in the swapped product.
+Operand describe(const Tensor& t) {
+  const int64_t r = t.shape()[1], c = t.shape()[2];
+  const int64_t rs = t.strides()[1], cs = t.strides()[2];
+  Operand o;
+  o.batch_stride = t.strides()[0];
+  if (cs == 1 || c == 1) {  // row-major: stored column-major as [c, r], used as is
+    o.rows = c;
+    o.cols = r;
+    o.ld = std::max<int64_t>(rs, std::max<int64_t>(1, c));
+    o.trans = false;
+  } else {  // column-major (rs == 1): stored as [r, c], used transposed
+    o.rows = r;
+    o.cols = c;
+    o.ld = std::max<int64_t>(cs, std::max<int64_t>(1, r));
+    o.trans = true;
+  }
+  return o;
+}
+
+struct Key {
+  int device;
+  DType dtype;
+  bool tf32;
+  int64_t batch;
+  Operand p, q;
+  uint64_t m, n;
+  bool operator==(const Key& o) const {
+    auto tie = [](const Key& k) {
+      return std::make_tuple(k.device, k.dtype, k.tf32, k.batch, k.p.rows, k.p.cols, k.p.ld, k.p.trans,
+                             k.p.batch_stride, k.q.rows, k.q.cols, k.q.ld, k.q.trans, k.q.batch_stride, k.m, k.n);
+    };
+    return tie(*this) == tie(o);
+  }
+};
+
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    size_t h = std::hash<int64_t>()(k.batch) ^ (static_cast<size_t>(k.dtype) << 1) ^ (k.tf32 ? 0x9e37 : 0);
+    for (int64_t v : {int64_t(k.p.rows), int64_t(k.p.cols), k.p.ld, int64_t(k.p.trans), k.p.batch_stride,
+                      int64_t(k.q.rows), int64_t(k.q.cols), k.q.ld, int64_t(k.q.trans), k.q.batch_stride,
+                      int64_t(k.m), int64_t(k.n), int64_t(k.device)})
+      h = h * 1000003u ^ std::hash<int64_t>()(v);
+    return h;
+  }
+};
+
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t lp = nullptr, lq = nullptr, ld = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool has_algo = false;
+};
+
+cudaDataType_t data_type(DType t) {
+  switch (t) {
+    case DType::float32: return CUDA_R_32F;
+    case DType::float64: return CUDA_R_64F;
+    case DType::bfloat16: return CUDA_R_16BF;
+    case DType::float16: return CUDA_R_16F;
+    default: HEARTH_THROW(NotImplementedError, "[bmm] cuBLASLt has no kernel for ", dtype_name(t));
+  }
+}
+
+cublasLtMatrixLayout_t make_layout(cudaDataType_t dt, uint64_t rows, uint64_t cols, int64_t ld, int64_t batch,
+                                   int64_t batch_stride) {
+  cublasLtMatrixLayout_t l;
+  HEARTH_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, dt, rows, cols, ld));
+  if (batch > 1) {
+    int32_t b = static_cast<int32_t>(batch);
+    HEARTH_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof(b)));
+    HEARTH_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                         &batch_stride, sizeof(batch_stride)));
+  }
+  return l;
+}
+
+struct State {
+  std::mutex mu;
+  std::unordered_map<Key, Plan, KeyHash> plans;
+};
+
+State& state() {
+  static State s;
+  return s;
+}
+
+DeviceContext& ensure_handles(int device) {
+  DeviceContext& ctx = context(device);
+  if (!ctx.cublaslt) {
+    HEARTH_CUBLAS_CHECK(cublasLtCreate(&ctx.cublaslt));
+    ctx.workspace = allocate(kWorkspaceBytes, device);
+    ctx.workspace_bytes = kWorkspaceBytes;
+  }
+  return ctx;
+}
+
+Plan& plan_for(const Key& k, DeviceContext& ctx) {
+  auto& cache = state().plans;
+  auto it = cache.find(k);
+  if (it != cache.end()) return it->second;
+  Plan p;
+  cudaDataType_t dt = data_type(k.dtype);
+  cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+  cudaDataType_t scale = CUDA_R_32F;
+  if (k.dtype == DType::float64) {
+    compute = CUBLAS_COMPUTE_64F;
+    scale = CUDA_R_64F;
+  } else if (k.dtype == DType::float32 && k.tf32) {
+    compute = CUBLAS_COMPUTE_32F_FAST_TF32;
+  }
+  HEARTH_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, compute, scale));
+  cublasOperation_t tp = k.p.trans ? CUBLAS_OP_T : CUBLAS_OP_N, tq = k.q.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
+  HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &tp, sizeof(tp)));
+  HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tq, sizeof(tq)));
+  p.lp = make_layout(dt, k.p.rows, k.p.cols, k.p.ld, k.batch, k.p.batch_stride);
+  p.lq = make_layout(dt, k.q.rows, k.q.cols, k.q.ld, k.batch, k.q.batch_stride);
+  p.ld = make_layout(dt, k.n, k.m, static_cast<int64_t>(k.n), k.batch, static_cast<int64_t>(k.m * k.n));
+  cublasLtMatmulPreference_t pref;
+  HEARTH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+  size_t ws = ctx.workspace_bytes;
+  HEARTH_CUBLAS_CHECK(
+      cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt, p.op, p.lp, p.lq, p.ld, p.ld, pref, 1, &result,
+                                                     &found);
+  cublasLtMatmulPreferenceDestroy(pref);
+  if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
+    p.algo = result.algo;
+    p.has_algo = true;
+  }
+  return cache.emplace(k, p).first->second;
+}
+
+}  // namespace
+
+bool tf32_allowed() {
+  static const bool allowed = env_string("HEARTH_ALLOW_TF32", "1") != "0";
+  return allowed;
+}
+
+void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out) {
+  const int device = out.device().index;
+  DeviceContext& ctx = ensure_handles(device);
+  const int64_t batch = out.shape()[0], m = out.shape()[1], n = out.shape()[2];
+  if (out.numel() == 0) return;
+  if (a.shape()[2] == 0) {  // empty inner dimension: the product is zeros
+    HEARTH_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), ctx.stream));
+    return;
+  }
+  Key k{device, out.dtype(), tf32_allowed(), batch, describe(b), describe(a), static_cast<uint64_t>(m),
+        static_cast<uint64_t>(n)};
+  std::lock_guard<std::mutex> lock(state().mu);
+  Plan& p = plan_for(k, ctx);
+  const float one_f = 1.f, zero_f = 0.f;
+  const double one_d = 1.0, zero_d = 0.0;
+  const void* alpha = out.dtype() == DType::float64 ? static_cast<const void*>(&one_d) : &one_f;
+  const void* beta = out.dtype() == DType::float64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  HEARTH_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt, p.op, alpha, b.data_ptr(), p.lp, a.data_ptr(), p.lq, beta,
+                                     out.data_ptr(), p.ld, out.data_ptr(), p.ld, p.has_algo ? &p.algo : nullptr,
+                                     ctx.workspace, ctx.workspace_bytes, ctx.stream));
+}
+
+namespace {
+
+void bmm_kernel(OpCall& call) { gemm_batched(call.in(0), call.in(1), call.out(0)); }
+
+const KernelRegistrar reg_bmm("bmm", register_device_kind("cuda"), bmm_kernel, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cuda

@@ -1,0 +1,16 @@
+// Batched matrix products on CUDA through cuBLASLt.
+#pragma once
+
+#include "hearth/core/tensor.h"
+
+namespace hearth::cuda {
+
+// out[b] = a[b] @ b[b] for a [B, M, K], b [B, K, N], out [B, M, N] contiguous;
+// operand layouts as in hearth/dispatch/schemas/linalg.h.
+void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out);
+
+// TF32 tensor cores for float32 products: on unless HEARTH_ALLOW_TF32=0
+// (cuDNN's convolutions use TF32 by default too).
+bool tf32_allowed();
+
+}  // namespace hearth::cuda

@@ -1,0 +1,144 @@
+// Philox fills on CUDA, element-for-element the same as the CPU backend (see
+// hearth/dispatch/schemas/random.h for the mapping).
+#include "hearth/backends/cuda/loops.cuh"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/random.h"
+
+namespace hearth::cuda {
+namespace {
+
+DeviceKind cuda_kind() { return register_device_kind("cuda"); }
+
+struct U4 {
+  uint32_t x[4];
+};
+
+__device__ inline U4 philox(uint64_t counter, uint64_t key) {
+  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32), c2 = 0, c3 = 0;
+  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
+#pragma unroll
+  for (int r = 0; r < 10; ++r) {
+    uint32_t hi0 = __umulhi(kM0, c0), lo0 = kM0 * c0;
+    uint32_t hi1 = __umulhi(kM1, c2), lo1 = kM1 * c2;
+    uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += kW0;
+    k1 += kW1;
+  }
+  return U4{{c0, c1, c2, c3}};
+}
+
+template <typename D>
+__global__ void uniform_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, float lo, float span) {
+  int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (4 * c >= n) return;
+  U4 r = philox(offset + c, seed);
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    int64_t i = 4 * c + k;
+    if (i < n) out[i] = from_acc<D>(lo + span * (static_cast<float>(r.x[k] >> 8) * (1.0f / 16777216.0f)));
+  }
+}
+
+__global__ void uniform_double_kernel(double* out, int64_t n, uint64_t seed, uint64_t offset, double lo, double hi) {
+  int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (2 * c >= n) return;
+  U4 r = philox(offset + c, seed);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    int64_t i = 2 * c + k;
+    uint64_t v = (static_cast<uint64_t>(r.x[2 * k]) << 32 | r.x[2 * k + 1]) >> 11;
+    if (i < n) out[i] = lo + (hi - lo) * (static_cast<double>(v) * (1.0 / 9007199254740992.0));
+  }
+}
+
+template <typename D>
+__global__ void normal_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, double mean, double std) {
+  int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (2 * c >= n) return;
+  U4 r = philox(offset + c, seed);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    int64_t i = 2 * c + k;
+    if (i >= n) continue;
+    double u1 = (static_cast<double>(r.x[2 * k] >> 8) + 1.0) * (1.0 / 16777216.0);
+    double u2 = static_cast<double>(r.x[2 * k + 1] >> 8) * (1.0 / 16777216.0);
+    double z = sqrt(-2.0 * log(u1)) * cospi(2.0 * u2);
+    out[i] = from_acc<D>(static_cast<acc_t<D>>(mean + std * z));
+  }
+}
+
+template <typename D>
+__global__ void randint_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, int64_t low, uint64_t range) {
+  int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (2 * c >= n) return;
+  U4 r = philox(offset + c, seed);
+#pragma unroll
+  for (int k = 0; k < 2; ++k) {
+    int64_t i = 2 * c + k;
+    uint64_t v = (static_cast<uint64_t>(r.x[2 * k]) << 32 | r.x[2 * k + 1]) % range;
+    if (i < n) out[i] = from_acc<D>(static_cast<acc_t<D>>(low + static_cast<int64_t>(v)));
+  }
+}
+
+unsigned blocks_for(int64_t counters) { return static_cast<unsigned>((counters + kThreads - 1) / kThreads); }
+
+void uniform_op(OpCall& call) {
+  const Tensor& t = call.out(0);
+  activate(t.device().index);
+  const RandomAttrs& a = call.attrs<RandomAttrs>();
+  const int64_t n = t.numel();
+  cudaStream_t s = stream(t.device().index);
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using D = dev_t<T>;
+    if constexpr (std::is_same_v<D, double>) {
+      uniform_double_kernel<<<blocks_for((n + 1) / 2), kThreads, 0, s>>>(static_cast<double*>(t.data_ptr()), n, a.seed,
+                                                                         a.offset, a.a, a.b);
+    } else if constexpr (std::is_floating_point_v<acc_t<D>>) {
+      uniform_kernel<D><<<blocks_for((n + 3) / 4), kThreads, 0, s>>>(
+          static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, static_cast<float>(a.a), static_cast<float>(a.b - a.a));
+    }
+  });
+  HEARTH_CUDA_CHECK_LAUNCH();
+}
+
+void normal_op(OpCall& call) {
+  const Tensor& t = call.out(0);
+  activate(t.device().index);
+  const RandomAttrs& a = call.attrs<RandomAttrs>();
+  const int64_t n = t.numel();
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using D = dev_t<typename decltype(tag)::type>;
+    if constexpr (std::is_floating_point_v<acc_t<D>>)
+      normal_kernel<D><<<blocks_for((n + 1) / 2), kThreads, 0, stream(t.device().index)>>>(
+          static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, a.a, a.b);
+  });
+  HEARTH_CUDA_CHECK_LAUNCH();
+}
+
+void randint_op(OpCall& call) {
+  const Tensor& t = call.out(0);
+  activate(t.device().index);
+  const RandomAttrs& a = call.attrs<RandomAttrs>();
+  const int64_t n = t.numel();
+  const int64_t low = static_cast<int64_t>(a.a);
+  const uint64_t range = static_cast<uint64_t>(static_cast<int64_t>(a.b) - low);
+  visit_dtype(t.dtype(), [&](auto tag) {
+    using D = dev_t<typename decltype(tag)::type>;
+    randint_kernel<D><<<blocks_for((n + 1) / 2), kThreads, 0, stream(t.device().index)>>>(
+        static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, low, range);
+  });
+  HEARTH_CUDA_CHECK_LAUNCH();
+}
+
+const KernelRegistrar reg_uniform("uniform_", cuda_kind(), uniform_op, DTypeSet::floating());
+const KernelRegistrar reg_normal("normal_", cuda_kind(), normal_op, DTypeSet::floating());
+const KernelRegistrar reg_randint("randint_", cuda_kind(), randint_op, DTypeSet::all());
+
+}  // namespace
+}  // namespace hearth::cuda
