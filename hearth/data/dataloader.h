@@ -44,8 +44,7 @@ struct DataLoaderOptions {
   // each epoch, padded so every rank gets the same number of samples.
   int64_t num_replicas = 1;
   int64_t rank = 0;
-  // Empty means default_collate.
-  CollateFn collate;
+  CollateFn collate = default_collate;
 };
 
 // Where a loader stands: enough to resume it exactly.

@@ -1,0 +1,143 @@
+#include "hearth/io/atomic_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <stdexcept>
+
+#include "hearth/core/errors.h"
+#include "tests/support/temp_dir.h"
+
+namespace hearth::io {
+namespace {
+
+namespace fs = std::filesystem;
+using hearth::testing::read_file;
+using hearth::testing::TempDir;
+
+TEST(AtomicFile, WritesTheContentsAndLeavesNoTemporaryFile) {
+  TempDir dir;
+  std::string path = dir.file("out.bin");
+  write_file_atomic(path, std::string_view("hello\0world", 11));
+  EXPECT_EQ(read_file(path), std::string("hello\0world", 11));
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"out.bin"});
+}
+
+TEST(AtomicFile, ReplacesAnExistingFile) {
+  TempDir dir;
+  std::string path = dir.write("out.txt", "old contents that are longer");
+  write_file_atomic(path, [](AtomicFileWriter& w) {
+    w.write("new ");
+    w.write("data");
+    EXPECT_EQ(w.bytes_written(), 8u);
+  });
+  EXPECT_EQ(read_file(path), "new data");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"out.txt"});
+}
+
+TEST(AtomicFile, AWriterThatThrowsLeavesTheOldFileAndNoPartialFile) {
+  TempDir dir;
+  std::string path = dir.write("model.safetensors", "previous");
+  EXPECT_THROW(write_file_atomic(path,
+                                 [](AtomicFileWriter& w) {
+                                   w.write("half of the new fi");
+                                   throw std::runtime_error("disk on fire");
+                                 }),
+               std::runtime_error);
+  EXPECT_EQ(read_file(path), "previous");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"});
+
+  std::string fresh = dir.file("fresh.bin");
+  EXPECT_THROW(write_file_atomic(fresh, [](AtomicFileWriter& w) {
+    w.write("x");
+    throw std::runtime_error("interrupted");
+  }), std::runtime_error);
+  EXPECT_FALSE(fs::exists(fresh));
+  EXPECT_FALSE(fs::exists(fresh + ".tmp"));
+}
+
+TEST(AtomicFile, WritesGoToPathDotTmpUntilCommit) {
+  TempDir dir;
+  std::string path = dir.file("a.json");
+  AtomicFileWriter w(path);
+  EXPECT_EQ(w.temp_path(), path + ".tmp");
+  w.write("{}");
+  EXPECT_TRUE(fs::exists(path + ".tmp"));
+  EXPECT_FALSE(fs::exists(path));
+  w.commit();
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+  EXPECT_EQ(read_file(path), "{}");
+  EXPECT_THROW(w.commit(), IoError);
+  EXPECT_THROW(w.write("more"), IoError);
+}
+
+TEST(AtomicFile, AMissingDirectoryIsAnIoErrorNamingThePath) {
+  TempDir dir;
+  std::string path = dir.file("no/such/dir/out.bin");
+  try {
+    write_file_atomic(path, std::string_view("x"));
+    FAIL() << "expected IoError";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("[atomic_file]"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no/such/dir/out.bin.tmp"), std::string::npos) << e.what();
+  }
+}
+
+TEST(AtomicDirectory, CreatesTheDirectoryAtomically) {
+  TempDir dir;
+  std::string path = dir.file("checkpoint-10");
+  write_directory_atomic(path, [&](const std::string& tmp) {
+    EXPECT_NE(tmp, path);
+    EXPECT_EQ(tmp.rfind(path + ".tmp-", 0), 0u) << tmp;
+    EXPECT_FALSE(fs::exists(path));
+    fs::create_directory(fs::path(tmp) / "sub");
+    std::ofstream(fs::path(tmp) / "a.txt") << "A";
+    std::ofstream(fs::path(tmp) / "sub" / "b.txt") << "B";
+  });
+  EXPECT_EQ(read_file(path + "/a.txt"), "A");
+  EXPECT_EQ(read_file(path + "/sub/b.txt"), "B");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"checkpoint-10"});
+}
+
+TEST(AtomicDirectory, ReplacesAnExistingDirectoryWholesale) {
+  TempDir dir;
+  std::string path = dir.file("ckpt");
+  fs::create_directory(path);
+  std::ofstream(path + "/old.txt") << "old";
+  write_directory_atomic(path, [](const std::string& tmp) { std::ofstream(tmp + "/new.txt") << "new"; });
+  EXPECT_FALSE(fs::exists(path + "/old.txt"));
+  EXPECT_EQ(read_file(path + "/new.txt"), "new");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"ckpt"});
+}
+
+TEST(AtomicDirectory, AFillThatThrowsLeavesNothingBehind) {
+  TempDir dir;
+  std::string path = dir.file("ckpt");
+  EXPECT_THROW(write_directory_atomic(path,
+                                      [](const std::string& tmp) {
+                                        std::ofstream(tmp + "/partial.bin") << "half";
+                                        throw std::runtime_error("out of space");
+                                      }),
+               std::runtime_error);
+  EXPECT_TRUE(dir.entries().empty());
+
+  // An existing directory survives a failed replacement untouched.
+  fs::create_directory(path);
+  std::ofstream(path + "/keep.txt") << "keep";
+  EXPECT_THROW(write_directory_atomic(path, [](const std::string&) { throw std::runtime_error("nope"); }),
+               std::runtime_error);
+  EXPECT_EQ(read_file(path + "/keep.txt"), "keep");
+  EXPECT_EQ(dir.entries(), std::vector<std::string>{"ckpt"});
+}
+
+TEST(AtomicDirectory, TrailingSlashNamesTheSameDirectory) {
+  TempDir dir;
+  AtomicDirectory d(dir.file("out") + "/");
+  EXPECT_EQ(d.path(), dir.file("out"));
+  std::ofstream(d.temp_path() + "/x") << "x";
+  d.commit();
+  EXPECT_EQ(read_file(dir.file("out") + "/x"), "x");
+}
+
+}  // namespace
+}  // namespace hearth::io
