@@ -184,14 +184,12 @@ const Tensor& scatter_add_(const Tensor& a, int64_t dim, const Tensor& index, co
 Tensor one_hot(const Tensor& index, int64_t num_classes) {
   check_index_dtype("one_hot", index);
   HEARTH_CHECK(num_classes >= -1, ValueError, "[one_hot] num_classes must be -1 (infer) or >= 0, got ", num_classes);
-  if (num_classes == -1) {
-    HEARTH_CHECK(index.numel() > 0, ValueError,
-                 "[one_hot] cannot infer num_classes from an empty index; pass num_classes explicitly");
-    num_classes = amax(index).item<int64_t>() + 1;
-  }
+  HEARTH_CHECK(num_classes >= 0 || index.numel() > 0, ValueError,
+               "[one_hot] cannot infer num_classes from an empty index; pass num_classes explicitly");
   if (index.numel() > 0) {
     const int64_t lo = amin(index).item<int64_t>(), hi = amax(index).item<int64_t>();
     HEARTH_CHECK(lo >= 0, ValueError, "[one_hot] class values must be non-negative, got ", lo);
+    if (num_classes == -1) num_classes = hi + 1;
     HEARTH_CHECK(hi < num_classes, ValueError, "[one_hot] class value ", hi, " is out of range for num_classes ",
                  num_classes);
   }
