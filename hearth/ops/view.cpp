@@ -292,7 +292,7 @@ Tensor unfold(const Tensor& a, int64_t dim, int64_t size, int64_t step) {
   detail::check_defined("unfold", a, "input");
   HEARTH_CHECK(size >= 0 && step > 0, ValueError, "[unfold] size must be >= 0 and step > 0, got size ", size,
                " step ", step);
-  dim = a.dim() == 0 ? 0 : wrap_dim(dim, a.dim(), "unfold");
+  dim = wrap_dim(dim, a.dim(), "unfold");
   int64_t n = a.dim() == 0 ? 1 : a.shape()[dim];
   HEARTH_CHECK(size <= n, ShapeError, "[unfold] size ", size, " exceeds dimension ", dim, " of size ", n);
   Shape s = a.shape();
@@ -306,17 +306,20 @@ Tensor unfold(const Tensor& a, int64_t dim, int64_t size, int64_t step) {
   s.push_back(size);
   st.push_back(dstride);
   Tensor out = a.as_strided_view(s, st, a.offset());
-  // Backward: sum each window's gradient back; windows may overlap, so accumulate per window.
-  return record_view("UnfoldBackward", a, out, [=, in_shape = a.shape(), dt = a.dtype()](const Tensor& g) {
-    Tensor z = zeros(in_shape, dt, g.device());
-    for (int64_t w = 0; w < windows; ++w) {
-      Tensor dst = a.dim() == 0 ? z : narrow(z, dim, w * step, size);
-      Tensor gw = select(g, dim, w);  // [..., size] with the window dim removed
-      Tensor moved = a.dim() == 0 ? gw : transpose(unsqueeze(gw, dim), dim, -1).squeeze(-1);
-      add_(dst, moved);
-    }
-    return z;
-  });
+  // Captures only sizes: holding `a` itself would keep its memory alive with the graph.
+  const bool zero_dim = a.dim() == 0;
+  return record_view("UnfoldBackward", a, out,
+                     [zero_dim, dim, size, step, windows, in_shape = a.shape(), dt = a.dtype()](const Tensor& g) {
+                       if (zero_dim) return size == 1 ? reshape(g, {}) : zeros({}, dt, g.device());
+                       Tensor z = zeros(in_shape, dt, g.device());
+                       if (g.numel() == 0) return z;
+                       // Element k of every window lands at k, k + step, k + 2 step, ...: distinct
+                       // positions, so one strided add per k accumulates overlapping windows
+                       // correctly, in `size` ops rather than one per window.
+                       for (int64_t k = 0; k < size; ++k)
+                         add_(slice(z, dim, k, k + (windows - 1) * step + 1, step), select(g, -1, k));
+                       return z;
+                     });
 }
 
 }  // namespace hearth
