@@ -18,7 +18,7 @@ void check_affine(const Tensor& p, const char* arg, const Shape& normalized_shap
   if (!p.defined()) return;
   HEARTH_CHECK(p.shape() == normalized_shape, ShapeError, "[layer_norm] expected '", arg, "' of shape ",
                shape_str(normalized_shape), " (normalized_shape), got ", p.shape_string());
-  detail::check_channel_param("layer_norm", p.reshape({p.numel()}), arg, p.numel(), x);
+  detail::check_param_dtype_device("layer_norm", p, arg, x);
 }
 
 }  // namespace

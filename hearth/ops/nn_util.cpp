@@ -9,6 +9,11 @@ void check_channel_param(const char* op, const Tensor& p, const char* arg, int64
   if (!p.defined()) return;
   HEARTH_CHECK(p.dim() == 1 && p.size(0) == size, ShapeError, "[", op, "] expected '", arg, "' of shape [", size,
                "], got ", p.shape_string());
+  check_param_dtype_device(op, p, arg, x);
+}
+
+void check_param_dtype_device(const char* op, const Tensor& p, const char* arg, const Tensor& x) {
+  if (!p.defined()) return;
   HEARTH_CHECK(p.dtype() == x.dtype() || p.dtype() == acc_dtype(x.dtype()), TypeError, "[", op, "] expected '", arg,
                "' of dtype ", dtype_name(x.dtype()), is_half_type(x.dtype()) ? " or float32" : "",
                " to match the input, got ", dtype_name(p.dtype()));

@@ -16,6 +16,8 @@ inline DType acc_dtype(DType t) { return is_half_type(t) ? DType::float32 : t; }
 // defined it must be 1-D of `size` elements, on x's device, of x's dtype or,
 // for half x, float32 (mixed precision keeps parameters in float32).
 void check_channel_param(const char* op, const Tensor& p, const char* arg, int64_t size, const Tensor& x);
+// The dtype and device half of check_channel_param, for parameters of any shape.
+void check_param_dtype_device(const char* op, const Tensor& p, const char* arg, const Tensor& x);
 
 // A contiguous tensor with the same values, cut from the graph: what kernels read.
 Tensor dense_detached(const Tensor& t);

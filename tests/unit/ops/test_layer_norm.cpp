@@ -30,10 +30,17 @@ std::vector<double> reference(const Tensor& x, int64_t K, const std::vector<doub
   return v;
 }
 
+// Reports the worst element only, so large tensors stay cheap to check.
 void expect_close(const Tensor& t, const std::vector<double>& ref, double tol) {
   std::vector<double> v = t.to_vector<double>();
   ASSERT_EQ(v.size(), ref.size());
-  for (size_t i = 0; i < v.size(); ++i) EXPECT_NEAR(v[i], ref[i], tol) << "element " << i;
+  size_t worst = 0;
+  double err = 0;
+  for (size_t i = 0; i < v.size(); ++i) {
+    const double e = std::isnan(v[i]) ? INFINITY : std::abs(v[i] - ref[i]);
+    if (e > err) err = e, worst = i;
+  }
+  EXPECT_LE(err, tol) << "element " << worst << ": " << v[worst] << " vs " << ref[worst];
 }
 
 TEST(LayerNorm, HandChecked) {
@@ -115,6 +122,38 @@ TEST(LayerNorm, GradcheckNonContiguous) {
   ws.requires_grad_();
   auto r2 = gradcheck([](const std::vector<Tensor>& in) { return layer_norm(in[0], {5}, in[1]); }, {x, ws});
   EXPECT_TRUE(r2.ok) << r2.message;
+}
+
+TEST(LayerNorm, LargeBatchGradientsMatchReference) {
+  // Big enough to split across threads and row blocks.
+  const int64_t M = 1024, K = 64;
+  Tensor x = randn({M, K}, DType::float64).requires_grad_();
+  Tensor w = randn({K}, DType::float64).requires_grad_();
+  Tensor b = randn({K}, DType::float64).requires_grad_();
+  Tensor g = randn({M, K}, DType::float64);
+  // A negligible eps makes sum(xhat^2) = K exactly, for the orthogonality check below.
+  const double eps = 1e-12;
+  layer_norm(x, {K}, w, b, eps).backward(g);
+  std::vector<double> xhat = reference(x.detach(), K, {}, {}, eps), gv = g.to_vector<double>();
+  std::vector<double> ref_w(K, 0.0), ref_b(K, 0.0);
+  for (int64_t r = 0; r < M; ++r)
+    for (int64_t j = 0; j < K; ++j) {
+      ref_w[j] += gv[r * K + j] * xhat[r * K + j];
+      ref_b[j] += gv[r * K + j];
+    }
+  expect_close(w.grad(), ref_w, 1e-9);
+  expect_close(b.grad(), ref_b, 1e-9);
+  // Each row's input gradient is orthogonal to 1 and to xhat.
+  std::vector<double> gx = x.grad().to_vector<double>();
+  for (int64_t r = 0; r < M; r += 97) {
+    double s1 = 0, s2 = 0;
+    for (int64_t j = 0; j < K; ++j) {
+      s1 += gx[r * K + j];
+      s2 += gx[r * K + j] * xhat[r * K + j];
+    }
+    EXPECT_NEAR(s1, 0.0, 1e-9);
+    EXPECT_NEAR(s2, 0.0, 1e-9);
+  }
 }
 
 TEST(LayerNorm, EmptyBatch) {
