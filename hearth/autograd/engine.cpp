@@ -17,6 +17,18 @@ struct ByLatest {  // later-created nodes first: a valid reverse topological ord
   bool operator()(Node* a, Node* b) const { return a->sequence_nr() < b->sequence_nr(); }
 };
 
+// A backward formula that returns the wrong shape or device would otherwise
+// surface far away (a wrongly shaped .grad, a device mismatch in an optimizer);
+// catching it here names the formula at fault.
+void check_input_grad(const Node& node, size_t input, const Tensor& g, const Node& next, uint32_t slot) {
+  if (!g.defined() || slot >= next.outputs.size()) return;
+  const OutputMeta& want = next.outputs[slot];
+  HEARTH_CHECK(g.shape() == want.shape, AutogradError, "[autograd] ", node.name(), " returned a gradient of shape ",
+               g.shape_string(), " for input ", input, ", which has shape ", shape_str(want.shape));
+  HEARTH_CHECK(g.device() == want.device, AutogradError, "[autograd] ", node.name(), " returned a gradient on ",
+               g.device().str(), " for input ", input, ", which lives on ", want.device.str());
+}
+
 void accumulate(std::vector<Tensor>& slot_buffer, size_t slot, Tensor g) {
   if (!g.defined()) return;
   Tensor& cur = slot_buffer[slot];
@@ -83,6 +95,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       const Edge& e = n->next_edges[i];
       if (!e.valid()) continue;
       Node* next = e.fn.get();
+      check_input_grad(*n, i, input_grads[i], *next, e.input_nr);
       accumulate(buffer_of(next), e.input_nr, std::move(input_grads[i]));
       if (--dependencies[next] == 0 && queued.insert(next).second) ready.push(next);
     }
