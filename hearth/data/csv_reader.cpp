@@ -14,8 +14,8 @@ size_t CsvTable::column(const std::string& name) const {
     if (columns[i] == name) return i;
   std::string known;
   for (const std::string& c : columns) known += (known.empty() ? "'" : ", '") + c + "'";
-  HEARTH_THROW(IoError, "[csv] ", source, ": no column named '", name, "' (columns: ",
-               known.empty() ? "none, the table has no header" : known, ")");
+  HEARTH_THROW(IoError, "[csv] ", source, ": no column named '", name,
+               "' (columns: ", known.empty() ? "none, the table has no header" : known, ")");
 }
 
 namespace {
@@ -57,7 +57,8 @@ class Parser {
         ++line_;
         record_line_ = line_;
       } else if (after_quote_) {
-        fail(line_, "unexpected character '", c, "' after a closing quote (a quote inside a quoted field is written as two)");
+        fail(line_, "unexpected character '", c,
+             "' after a closing quote (a quote inside a quoted field is written as two)");
       } else if (opt_.quote != '\0' && c == opt_.quote && field_.empty()) {
         in_quotes_ = true;
         has_content_ = true;

@@ -32,7 +32,9 @@ struct CsvTable {
   size_t num_rows() const { return rows.size(); }
   // Index of a named column; IoError naming the file and the columns there are.
   size_t column(const std::string& name) const;
-  const std::string& cell(size_t row, const std::string& column_name) const { return rows.at(row).at(column(column_name)); }
+  const std::string& cell(size_t row, const std::string& column_name) const {
+    return rows.at(row).at(column(column_name));
+  }
 };
 
 CsvTable read_csv(const std::string& path, const CsvOptions& options = {});

@@ -15,9 +15,14 @@ namespace hearth::data {
 // `window` ahead of the consumer, and hand them over strictly in order.
 class DataLoader::Prefetcher {
  public:
-  Prefetcher(const DataLoader& loader, std::shared_ptr<const std::vector<int64_t>> order, int64_t epoch,
-             int64_t first, int64_t end, int64_t workers, int64_t window)
-      : loader_(loader), order_(std::move(order)), epoch_(epoch), claim_(first), consume_(first), end_(end),
+  Prefetcher(const DataLoader& loader, std::shared_ptr<const std::vector<int64_t>> order, int64_t epoch, int64_t first,
+             int64_t end, int64_t workers, int64_t window)
+      : loader_(loader),
+        order_(std::move(order)),
+        epoch_(epoch),
+        claim_(first),
+        consume_(first),
+        end_(end),
         window_(window) {
     threads_.reserve(static_cast<size_t>(workers));
     for (int64_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });

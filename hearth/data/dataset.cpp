@@ -9,8 +9,8 @@ const Tensor& Example::at(const std::string& name) const {
   if (it == fields_.end()) {
     std::string present;
     for (const auto& [n, t] : fields_) present += (present.empty() ? "" : ", ") + n;
-    HEARTH_THROW(ValueError, "[data] the example has no field '", name, "' (it has: ",
-                 present.empty() ? "no fields" : present, ")");
+    HEARTH_THROW(ValueError, "[data] the example has no field '", name,
+                 "' (it has: ", present.empty() ? "no fields" : present, ")");
   }
   return it->second;
 }

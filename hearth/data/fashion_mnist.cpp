@@ -37,7 +37,8 @@ FashionMnist::FashionMnist(Split split, const std::string& data_dir) {
 
   std::vector<std::string> dirs;
   if (!data_dir.empty()) {
-    dirs = {data_dir, (fs::path(data_dir) / "fashion-mnist").string(), (fs::path(data_dir) / "FashionMNIST" / "raw").string()};
+    dirs = {data_dir, (fs::path(data_dir) / "fashion-mnist").string(),
+            (fs::path(data_dir) / "FashionMNIST" / "raw").string()};
   } else {
     dirs = default_dirs();
   }

@@ -24,7 +24,8 @@ constexpr IdxType kTypes[] = {
 };
 
 uint32_t load_be32(const uint8_t* p) {
-  return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 | p[3];
+  return static_cast<uint32_t>(p[0]) << 24 | static_cast<uint32_t>(p[1]) << 16 | static_cast<uint32_t>(p[2]) << 8 |
+         p[3];
 }
 uint64_t load_be64(const uint8_t* p) { return static_cast<uint64_t>(load_be32(p)) << 32 | load_be32(p + 4); }
 
@@ -41,7 +42,9 @@ std::string hex_bytes(const uint8_t* p, size_t n) {
 // Converts the big-endian values to host order.
 void decode(const IdxType& type, const uint8_t* src, int64_t n, void* out) {
   switch (type.code) {
-    case 0x08: std::memcpy(out, src, static_cast<size_t>(n)); break;
+    case 0x08:
+      std::memcpy(out, src, static_cast<size_t>(n));
+      break;
     case 0x09: {
       auto* dst = static_cast<int32_t*>(out);
       for (int64_t i = 0; i < n; ++i) dst[i] = static_cast<int8_t>(src[i]);
@@ -100,7 +103,8 @@ Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source) {
   auto fail = [&](const auto&... args) { HEARTH_THROW(IoError, "[idx] ", source, ": ", args...); };
   if (size < 4) fail("file is ", size, " bytes, too short for the 4-byte IDX magic number");
   if (data[0] != 0 || data[1] != 0)
-    fail("bad magic number ", hex_bytes(data, 4), ": expected two zero bytes, a type code and a dimension count (is it an IDX file?)");
+    fail("bad magic number ", hex_bytes(data, 4),
+         ": expected two zero bytes, a type code and a dimension count (is it an IDX file?)");
   const IdxType* type = nullptr;
   for (const IdxType& t : kTypes)
     if (t.code == data[2]) type = &t;

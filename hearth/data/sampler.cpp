@@ -36,7 +36,8 @@ std::vector<int64_t> shuffled_indices(int64_t n, uint64_t seed, int64_t epoch) {
 }
 
 void check_sampler_options(const SamplerOptions& options) {
-  HEARTH_CHECK(options.num_replicas >= 1, ValueError, "[sampler] num_replicas must be >= 1, got ", options.num_replicas);
+  HEARTH_CHECK(options.num_replicas >= 1, ValueError, "[sampler] num_replicas must be >= 1, got ",
+               options.num_replicas);
   HEARTH_CHECK(options.rank >= 0 && options.rank < options.num_replicas, ValueError, "[sampler] rank must be in [0, ",
                options.num_replicas, "), got ", options.rank);
 }

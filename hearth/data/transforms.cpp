@@ -74,9 +74,9 @@ Tensor Normalize::operator()(const Tensor& input, SampleRng&) const {
                " (convert it with .to(DType::float32) first)");
   int64_t channels = x.size(-3);
   for (const std::vector<double>* v : {&mean_, &std_})
-    HEARTH_CHECK(v->size() == 1 || static_cast<int64_t>(v->size()) == channels, ShapeError,
-                 "[Normalize] has ", mean_.size(), " means and ", std_.size(), " stds but the input has ", channels,
-                 " channels (shape ", x.shape_string(), "); give one value per channel or one for all");
+    HEARTH_CHECK(v->size() == 1 || static_cast<int64_t>(v->size()) == channels, ShapeError, "[Normalize] has ",
+                 mean_.size(), " means and ", std_.size(), " stds but the input has ", channels, " channels (shape ",
+                 x.shape_string(), "); give one value per channel or one for all");
   int64_t plane = x.size(-1) * x.size(-2);
   int64_t images = channels == 0 || plane == 0 ? 0 : x.numel() / (channels * plane);
   Tensor out = Tensor::empty(x.shape(), x.dtype());
@@ -160,8 +160,8 @@ Tensor RandomHorizontalFlip::operator()(const Tensor& input, SampleRng& rng) con
   char* dst = static_cast<char*>(out.data_ptr());
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t c = 0; c < w; ++c)
-      std::memcpy(dst + (r * w + c) * static_cast<int64_t>(elem), src + (r * w + w - 1 - c) * static_cast<int64_t>(elem),
-                  elem);
+      std::memcpy(dst + (r * w + c) * static_cast<int64_t>(elem),
+                  src + (r * w + w - 1 - c) * static_cast<int64_t>(elem), elem);
   return out;
 }
 

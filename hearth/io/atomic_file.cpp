@@ -3,13 +3,14 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <vector>
+
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 
@@ -83,7 +84,8 @@ void AtomicFileWriter::commit() {
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) throw_errno(temp_path_, "close failed", errno);
-  if (::rename(temp_path_.c_str(), path_.c_str()) != 0) throw_errno(path_, "cannot rename the temporary file into place", errno);
+  if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
+    throw_errno(path_, "cannot rename the temporary file into place", errno);
   committed_ = true;
   fsync_path(parent_dir(path_));
 }

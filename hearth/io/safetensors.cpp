@@ -1,8 +1,6 @@
 #include "hearth/io/safetensors.h"
 
 #include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,8 +8,11 @@
 #include <cerrno>
 #include <cstring>
 #include <limits>
-#include <nlohmann/json.hpp>
 #include <set>
+
+#include <nlohmann/json.hpp>
+#include <sys/mman.h>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
@@ -153,8 +154,8 @@ class HeaderParser {
     const json& dtype = value["dtype"];
     if (!dtype.is_string()) fail("tensor '", name, "': dtype must be a string (found ", dtype.dump(), ")");
     if (!parse_safetensors_dtype(dtype.get<std::string>(), &e.dtype))
-      fail("tensor '", name, "' has unknown dtype '", dtype.get<std::string>(), "' (supported: ", supported_dtype_list(),
-           ")");
+      fail("tensor '", name, "' has unknown dtype '", dtype.get<std::string>(),
+           "' (supported: ", supported_dtype_list(), ")");
 
     const json& shape = value["shape"];
     if (!shape.is_array()) fail("tensor '", name, "': shape must be an array (found ", shape.dump(), ")");
@@ -177,8 +178,8 @@ class HeaderParser {
     e.end = unsigned_field(name, "data_offsets", offsets[1]);
     if (e.begin > e.end) fail("tensor '", name, "': data_offsets [", e.begin, ", ", e.end, "] end before they begin");
     if (e.end - e.begin != nbytes)
-      fail("tensor '", name, "': data_offsets [", e.begin, ", ", e.end, "] span ", e.end - e.begin,
-           " bytes but shape ", shape_str(e.shape), " of ", dtype.get<std::string>(), " needs ", nbytes);
+      fail("tensor '", name, "': data_offsets [", e.begin, ", ", e.end, "] span ", e.end - e.begin, " bytes but shape ",
+           shape_str(e.shape), " of ", dtype.get<std::string>(), " needs ", nbytes);
     if (e.end > data_len_)
       fail("tensor '", name, "': data_offsets [", e.begin, ", ", e.end, "] reach outside the data region of ",
            data_len_, " bytes");
@@ -332,9 +333,8 @@ void save_safetensors(const std::string& path, const std::map<std::string, Tenso
   }
   // Largest itemsize first keeps each tensor aligned for its dtype (the data
   // region itself starts 8-byte aligned).
-  std::stable_sort(items.begin(), items.end(), [](const Item& a, const Item& b) {
-    return a.tensor.element_size() > b.tensor.element_size();
-  });
+  std::stable_sort(items.begin(), items.end(),
+                   [](const Item& a, const Item& b) { return a.tensor.element_size() > b.tensor.element_size(); });
 
   json header = json::object();
   uint64_t offset = 0;

@@ -1,8 +1,7 @@
-#include "hearth/data/collate.h"
-
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/collate.h"
 #include "hearth/ops/factory.h"
 #include "tests/support/test_device.h"
 
@@ -27,8 +26,7 @@ TEST(Collate, StacksScalarsAndImagesAlongANewDim) {
   EXPECT_EQ(b.at("labels").to_vector<int64_t>(), (std::vector<int64_t>{10, 11, 12}));
   EXPECT_EQ(b.at("pixel_values").shape(), (Shape{3, 1, 2, 2}));
   EXPECT_TRUE(b.at("pixel_values").is_contiguous());
-  EXPECT_EQ(b.at("pixel_values").to_vector<float>(),
-            (std::vector<float>{0, 0, 0, 0, 1, 2, 3, 4, 2, 4, 6, 8}));
+  EXPECT_EQ(b.at("pixel_values").to_vector<float>(), (std::vector<float>{0, 0, 0, 0, 1, 2, 3, 4, 2, 4, 6, 8}));
 }
 
 TEST(Collate, GathersNonContiguousAndOffDeviceSamples) {
@@ -39,8 +37,7 @@ TEST(Collate, GathersNonContiguousAndOffDeviceSamples) {
   Tensor out = stack_samples({t, t.contiguous(), dev}, "x");
   EXPECT_EQ(out.shape(), (Shape{3, 3, 2}));
   EXPECT_TRUE(out.device().is_cpu());
-  EXPECT_EQ(out.to_vector<int32_t>(),
-            (std::vector<int32_t>{0, 3, 1, 4, 2, 5, 0, 3, 1, 4, 2, 5, 7, 8, 9, 10, 11, 12}));
+  EXPECT_EQ(out.to_vector<int32_t>(), (std::vector<int32_t>{0, 3, 1, 4, 2, 5, 0, 3, 1, 4, 2, 5, 7, 8, 9, 10, 11, 12}));
   EXPECT_EQ(stack_samples({col, col}).to_vector<int32_t>(), (std::vector<int32_t>{1, 4, 1, 4}));
 }
 

@@ -1,8 +1,7 @@
-#include "hearth/data/csv_reader.h"
-
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/csv_reader.h"
 #include "tests/support/temp_dir.h"
 
 namespace hearth::data {
@@ -30,7 +29,8 @@ TEST(Csv, ReadsHeaderAndRows) {
 
 TEST(Csv, QuotedFieldsHoldDelimitersQuotesAndLineBreaks) {
   CsvTable t = parse_csv("id,text\n1,\"hello, world\"\n2,\"she said \"\"hi\"\"\"\n3,\"two\nlines\"\n4,\"\"\n5,a\"b\n");
-  EXPECT_EQ(t.rows, (Rows{{"1", "hello, world"}, {"2", "she said \"hi\""}, {"3", "two\nlines"}, {"4", ""}, {"5", "a\"b"}}));
+  EXPECT_EQ(t.rows,
+            (Rows{{"1", "hello, world"}, {"2", "she said \"hi\""}, {"3", "two\nlines"}, {"4", ""}, {"5", "a\"b"}}));
   EXPECT_EQ(t.row_lines, (std::vector<int64_t>{2, 3, 4, 6, 7}));
 }
 
@@ -60,7 +60,8 @@ TEST(Csv, WithoutAHeaderEveryRecordIsARow) {
 
 TEST(Csv, ErrorsNameTheFileAndLine) {
   EXPECT_EQ(error_of("a,b\n1,2\n3,4,5\n"), "[csv] data.csv:3: expected 2 fields (as in the header), found 3");
-  EXPECT_EQ(error_of("1,2\n3\n", {.header = false}), "[csv] data.csv:2: expected 2 fields (as in the first row), found 1");
+  EXPECT_EQ(error_of("1,2\n3\n", {.header = false}),
+            "[csv] data.csv:2: expected 2 fields (as in the first row), found 1");
   EXPECT_EQ(error_of("a,b\n1,\"open\n\n2,3\n"), "[csv] data.csv:2: a quoted field opened here is never closed");
   EXPECT_NE(error_of("a,b\n\"x\"y,2\n").find("data.csv:2: unexpected character 'y' after a closing quote"),
             std::string::npos);

@@ -1,12 +1,11 @@
-#include "hearth/data/dataloader.h"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <atomic>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
 #include "hearth/core/errors.h"
+#include "hearth/data/dataloader.h"
 #include "hearth/data/transforms.h"
 
 namespace hearth::data {
@@ -59,8 +58,8 @@ EpochRecord record_epoch(DataLoader& loader, int64_t epoch) {
 }
 
 std::shared_ptr<const Dataset> augmented(int64_t n) {
-  auto t = std::make_shared<Compose>(std::vector<TransformPtr>{std::make_shared<RandomCrop>(4, 1),
-                                                               std::make_shared<RandomHorizontalFlip>(0.5)});
+  auto t = std::make_shared<Compose>(
+      std::vector<TransformPtr>{std::make_shared<RandomCrop>(4, 1), std::make_shared<RandomHorizontalFlip>(0.5)});
   return std::make_shared<TransformDataset>(std::make_shared<IndexDataset>(n), t, 2024);
 }
 
@@ -114,7 +113,8 @@ TEST(DataLoader, WorkerCountDoesNotChangeTheBatches) {
   EpochRecord reference;
   for (int64_t workers : {0, 1, 3}) {
     SCOPED_TRACE(workers);
-    DataLoader loader(data, {.batch_size = 4, .shuffle = true, .seed = 3, .num_workers = workers, .prefetch_factor = 2});
+    DataLoader loader(data,
+                      {.batch_size = 4, .shuffle = true, .seed = 3, .num_workers = workers, .prefetch_factor = 2});
     EpochRecord r = record_epoch(loader, 5);
     EXPECT_EQ(r.indices.size(), 6u);
     if (workers == 0) {

@@ -1,10 +1,9 @@
-#include "hearth/data/fashion_mnist.h"
+#include <filesystem>
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "hearth/core/errors.h"
+#include "hearth/data/fashion_mnist.h"
 #include "tests/support/idx_files.h"
 #include "tests/support/temp_dir.h"
 

@@ -1,10 +1,9 @@
-#include "hearth/data/idx_reader.h"
+#include <cstring>
 
 #include <gtest/gtest.h>
 
-#include <cstring>
-
 #include "hearth/core/errors.h"
+#include "hearth/data/idx_reader.h"
 #include "tests/support/idx_files.h"
 #include "tests/support/temp_dir.h"
 
@@ -78,9 +77,12 @@ TEST(Idx, ErrorsNameTheFileAndWhatWasExpected) {
       {"magic", std::string("PK\x03\x04", 4), "bad magic number 0x504B0304: expected two zero bytes"},
       {"type", idx_bytes(0x07, {1}, "x"), "unknown type code 0x07 (expected 0x08"},
       {"nodims", idx_bytes(0x08, {}, ""), "declares 0 dimensions"},
-      {"header", std::string("\0\0\x08\x03\0\0\0\x05", 8), "the header needs 16 bytes for 3 dimensions, but the file has 8"},
-      {"truncated", idx_bytes(0x08, {2, 3}, "abcde"), "shape [2, 3] of unsigned byte needs 18 bytes (12 header + 6 data), but the file has 17 (truncated?)"},
-      {"trailing", idx_bytes(0x0C, {1}, "abcdXY"), "needs 12 bytes (8 header + 4 data), but the file has 14 (trailing bytes)"},
+      {"header", std::string("\0\0\x08\x03\0\0\0\x05", 8),
+       "the header needs 16 bytes for 3 dimensions, but the file has 8"},
+      {"truncated", idx_bytes(0x08, {2, 3}, "abcde"),
+       "shape [2, 3] of unsigned byte needs 18 bytes (12 header + 6 data), but the file has 17 (truncated?)"},
+      {"trailing", idx_bytes(0x0C, {1}, "abcdXY"),
+       "needs 12 bytes (8 header + 4 data), but the file has 14 (trailing bytes)"},
       {"huge", idx_bytes(0x0E, {0xFFFFFFFF, 0xFFFFFFFF, 0xFFFFFFFF}, ""), "needs more bytes than the file's"},
   };
   for (const Case& c : cases) {

@@ -1,11 +1,10 @@
-#include "hearth/data/sampler.h"
-
-#include <gtest/gtest.h>
-
 #include <algorithm>
 #include <numeric>
 
+#include <gtest/gtest.h>
+
 #include "hearth/core/errors.h"
+#include "hearth/data/sampler.h"
 
 namespace hearth::data {
 namespace {
@@ -39,9 +38,7 @@ TEST(Sampler, ShuffleIsRoughlyUniform) {
   for (int h : hits) EXPECT_NEAR(h, 1000, 120);
 }
 
-TEST(Sampler, UnshardedOrderIsSequentialWithoutShuffle) {
-  EXPECT_EQ(epoch_indices(5, SamplerOptions{}, 3), iota(5));
-}
+TEST(Sampler, UnshardedOrderIsSequentialWithoutShuffle) { EXPECT_EQ(epoch_indices(5, SamplerOptions{}, 3), iota(5)); }
 
 TEST(Sampler, ShardsCoverEveryIndexExactlyOnceWhenDivisible) {
   for (bool shuffle : {false, true}) {

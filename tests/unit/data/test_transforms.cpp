@@ -1,11 +1,10 @@
-#include "hearth/data/transforms.h"
-
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <set>
 
+#include <gtest/gtest.h>
+
 #include "hearth/core/errors.h"
+#include "hearth/data/transforms.h"
 #include "hearth/ops/factory.h"
 
 namespace hearth::data {

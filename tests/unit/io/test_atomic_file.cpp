@@ -1,11 +1,10 @@
-#include "hearth/io/atomic_file.h"
-
-#include <gtest/gtest.h>
-
 #include <filesystem>
 #include <stdexcept>
 
+#include <gtest/gtest.h>
+
 #include "hearth/core/errors.h"
+#include "hearth/io/atomic_file.h"
 #include "tests/support/temp_dir.h"
 
 namespace hearth::io {
@@ -48,10 +47,12 @@ TEST(AtomicFile, AWriterThatThrowsLeavesTheOldFileAndNoPartialFile) {
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"model.safetensors"});
 
   std::string fresh = dir.file("fresh.bin");
-  EXPECT_THROW(write_file_atomic(fresh, [](AtomicFileWriter& w) {
-    w.write("x");
-    throw std::runtime_error("interrupted");
-  }), std::runtime_error);
+  EXPECT_THROW(write_file_atomic(fresh,
+                                 [](AtomicFileWriter& w) {
+                                   w.write("x");
+                                   throw std::runtime_error("interrupted");
+                                 }),
+               std::runtime_error);
   EXPECT_FALSE(fs::exists(fresh));
   EXPECT_FALSE(fs::exists(fresh + ".tmp"));
 }

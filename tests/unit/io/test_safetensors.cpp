@@ -1,12 +1,11 @@
-#include "hearth/io/safetensors.h"
-
-#include <gtest/gtest.h>
-
 #include <cstring>
 #include <filesystem>
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/safetensors.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/test_device.h"
 
@@ -82,7 +81,7 @@ TEST(Safetensors, SavesNonContiguousScalarAndEmptyTensors) {
   std::string path = dir.file("views.safetensors");
   Tensor base = make<float>({3, 4}, [](int64_t i) { return static_cast<float>(i); });
   Tensor transposed = base.transpose(0, 1);  // [4, 3], strided
-  Tensor sliced = base.narrow(1, 1, 2);       // [3, 2], strided
+  Tensor sliced = base.narrow(1, 1, 2);      // [3, 2], strided
   ASSERT_FALSE(transposed.is_contiguous());
   Tensor scalar = make<int64_t>({}, [](int64_t) { return 42; });
   Tensor empty = Tensor::empty({0, 3}, DType::float64);
@@ -134,9 +133,9 @@ TEST(Safetensors, ReadsAFileWrittenByAnotherWriter) {
   // metadata and without padding; the reader must not demand either.
   float w[2] = {1.0f, 2.0f};
   std::string data(reinterpret_cast<const char*>(w), 8);
-  std::string path = dir.write("hub.safetensors",
-                               craft(R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]}})",
-                                     data));
+  std::string path = dir.write(
+      "hub.safetensors",
+      craft(R"({"__metadata__":{"format":"pt"},"w":{"dtype":"F32","shape":[1,2],"data_offsets":[0,8]}})", data));
   auto loaded = load_safetensors(path);
   EXPECT_EQ(loaded.at("w").shape(), (Shape{1, 2}));
   EXPECT_EQ(loaded.at("w").to_vector<float>(), (std::vector<float>{1.0f, 2.0f}));
@@ -172,7 +171,8 @@ TEST(Safetensors, UnalignedTensorsAreCopiedByView) {
   // for a typed pointer, so view() copies.
   float f = 3.5f;
   std::string data = std::string("\x07", 1) + std::string(reinterpret_cast<const char*>(&f), 4);
-  std::string header = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"F32","shape":[],"data_offsets":[1,5]}})";
+  std::string header =
+      R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"b":{"dtype":"F32","shape":[],"data_offsets":[1,5]}})";
   header.append((8 - header.size() % 8) % 8, ' ');
   std::string path = dir.write("unaligned.safetensors", craft(header, data));
   SafetensorsFile file(path);
@@ -246,8 +246,8 @@ std::vector<BadFile> bad_files() {
        "non-negative integers"},
       {"fractional_dim", craft(one(R"({"dtype":"F32","shape":[1.5],"data_offsets":[0,4]})"), "abcd"),
        "non-negative integers"},
-      {"huge_shape",
-       craft(one(R"({"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]})"), eight), "too large"},
+      {"huge_shape", craft(one(R"({"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]})"), eight),
+       "too large"},
       {"size_mismatch", craft(one(R"({"dtype":"F32","shape":[2,2],"data_offsets":[0,12]})"), sixteen),
        "span 12 bytes but shape [2, 2] of F32 needs 16"},
       {"outside_data", craft(one(R"({"dtype":"F32","shape":[4],"data_offsets":[0,16]})"), eight),
@@ -257,12 +257,14 @@ std::vector<BadFile> bad_files() {
       {"bad_offsets_arity", craft(one(R"({"dtype":"U8","shape":[1],"data_offsets":[0]})"), eight),
        "must be [begin, end]"},
       {"overlap",
-       craft(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
-             sixteen),
+       craft(
+           R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"b":{"dtype":"F32","shape":[2],"data_offsets":[4,12]}})",
+           sixteen),
        "overlap"},
       {"duplicate",
-       craft(R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
-             "ab"),
+       craft(
+           R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]},"a":{"dtype":"U8","shape":[1],"data_offsets":[1,2]}})",
+           "ab"),
        "duplicate tensor name 'a'"},
       {"metadata_not_object", craft(R"({"__metadata__":[1]})", ""), "__metadata__ must be an object"},
       {"metadata_not_string", craft(R"({"__metadata__":{"epoch":3}})", ""), "must be a string"},
@@ -293,10 +295,11 @@ TEST(Safetensors, MissingFileAndDirectoryAreIoErrors) {
 
 TEST(Safetensors, EmptyTensorsMayShareAnOffsetWithOthers) {
   TempDir dir;
-  std::string path =
-      dir.write("empties.safetensors",
-                craft(R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
-                      std::string(8, '\0')));
+  std::string path = dir.write(
+      "empties.safetensors",
+      craft(
+          R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[0,8]},"e":{"dtype":"F32","shape":[0],"data_offsets":[4,4]}})",
+          std::string(8, '\0')));
   auto loaded = load_safetensors(path);
   EXPECT_EQ(loaded.at("e").numel(), 0);
   EXPECT_EQ(loaded.at("a").numel(), 2);
@@ -304,8 +307,8 @@ TEST(Safetensors, EmptyTensorsMayShareAnOffsetWithOthers) {
 
 TEST(Safetensors, BoolBytesOtherThanZeroOrOneReadAsTrue) {
   TempDir dir;
-  std::string path =
-      dir.write("bools.safetensors", craft(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})", std::string("\x00\x02\x01", 3)));
+  std::string path = dir.write("bools.safetensors", craft(R"({"m":{"dtype":"BOOL","shape":[3],"data_offsets":[0,3]}})",
+                                                          std::string("\x00\x02\x01", 3)));
   SafetensorsFile file(path);
   EXPECT_EQ(file.get("m").to_vector<bool>(), (std::vector<bool>{false, true, true}));
   EXPECT_EQ(file.view("m").to_vector<bool>(), (std::vector<bool>{false, true, true}));
