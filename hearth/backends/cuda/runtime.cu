@@ -91,6 +91,11 @@ class CudaRuntime final : public DeviceRuntime {
                             "). Check `nvidia-smi` and that the NVIDIA driver is loaded.";
         break;
       case cudaErrorInsufficientDriver:
+        if (drv == 0) {
+          reason_ = "the NVIDIA driver library (libcuda.so.1) could not be loaded: no NVIDIA driver is installed on "
+                    "this machine, or it is not on the library path. Install the driver and check `nvidia-smi`.";
+          break;
+        }
         reason_ = "the NVIDIA driver (" + (drv ? version_string(drv) : std::string("not found")) +
                   ") is older than the CUDA runtime hearth was built with (" + version_string(rt) +
                   "). Update the driver, or rebuild hearth with an older CUDA toolkit.";

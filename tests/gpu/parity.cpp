@@ -1,0 +1,42 @@
+#include "tests/gpu/parity.h"
+
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/view.h"
+
+namespace hearth::gpu_testing {
+
+namespace {
+std::vector<ParityCase>& cases() {
+  static std::vector<ParityCase> c;
+  return c;
+}
+}  // namespace
+
+void register_parity_case(ParityCase c) { cases().push_back(std::move(c)); }
+const std::vector<ParityCase>& parity_cases() { return cases(); }
+
+double default_tolerance(DType t) {
+  switch (t) {
+    case DType::float64: return 1e-10;
+    case DType::float32: return 1e-5;
+    case DType::bfloat16: return 1e-2;
+    case DType::float16: return 2e-3;
+    default: return 0;
+  }
+}
+
+Tensor random_input(const Shape& shape, DType dtype) {
+  Tensor t = sub(mul(rand(shape, DType::float64), 2.0), 1.0);
+  if (is_integral(dtype, true)) t = mul(t, 50.0);
+  return cast(t, dtype);
+}
+
+Tensor random_transposed(const Shape& shape, DType dtype) {
+  if (shape.size() < 2) return slice(random_input({shape.empty() ? 1 : shape[0] * 2}, dtype), 0, 0, -1, 2);
+  Shape s = shape;
+  std::swap(s[s.size() - 1], s[s.size() - 2]);
+  return transpose(random_input(s, dtype), -1, -2);
+}
+
+}  // namespace hearth::gpu_testing

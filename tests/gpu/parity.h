@@ -1,0 +1,44 @@
+// The parity harness: every op registered for cuda runs against the CPU kernel
+// on the same random inputs (several shapes, odd sizes, non-contiguous views,
+// each supported dtype), forward and backward. Each op family adds cases in
+// its own parity_<family>.cpp with a static ParityRegistrar.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "hearth/core/tensor.h"
+
+namespace hearth::gpu_testing {
+
+struct ParityCase {
+  std::string name;                  // what this case exercises, e.g. "add broadcast [7,1] + [3]"
+  std::vector<std::string> covers;   // registry op names it runs (forward and backward kernels)
+  std::vector<DType> dtypes;
+  // Random CPU inputs for a dtype; the harness seeds the generator before the call.
+  std::function<std::vector<Tensor>(DType)> inputs;
+  // Runs the op on `device` (inputs already there, contiguous); returns the
+  // outputs to compare. Non-contiguous cases make their views here (transpose,
+  // slice), so both devices see the same layout.
+  std::function<std::vector<Tensor>(const std::vector<Tensor>&, Device)> run;
+  bool backward = true;   // floating inputs get gradients, compared too
+  double tolerance = 0;   // relative error bound, raised to the dtype's default where that is looser
+};
+
+void register_parity_case(ParityCase c);
+const std::vector<ParityCase>& parity_cases();
+
+struct ParityRegistrar {
+  explicit ParityRegistrar(ParityCase c) { register_parity_case(std::move(c)); }
+};
+
+// Default relative-error bound per dtype.
+double default_tolerance(DType t);
+
+// Random helpers for case inputs: values in [-1, 1) (never all zeros), cast to dtype.
+Tensor random_input(const Shape& shape, DType dtype);
+// A non-contiguous view with the given logical shape (a transpose of a fresh tensor).
+Tensor random_transposed(const Shape& shape, DType dtype);
+
+}  // namespace hearth::gpu_testing

@@ -1,0 +1,89 @@
+// Parity cases for the kernels every backend has: copy_ (layouts and casts),
+// fill_, the four arithmetic ops, the random fills and bmm.
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/linalg.h"
+#include "hearth/ops/view.h"
+#include "tests/gpu/parity.h"
+
+namespace hearth::gpu_testing {
+namespace {
+
+const std::vector<DType> kFloat = {DType::float32, DType::float64, DType::bfloat16, DType::float16};
+const std::vector<DType> kAll = {DType::float32, DType::float64, DType::bfloat16, DType::float16,
+                                 DType::int64,   DType::int32,   DType::uint8};
+
+const ParityRegistrar copy_cast({"copy_ transposed + cast to every dtype",
+                                 {"copy_"},
+                                 kAll,
+                                 [](DType dt) { return std::vector<Tensor>{random_input({37, 19}, dt)}; },
+                                 [](const std::vector<Tensor>& in, Device) {
+                                   std::vector<Tensor> outs;
+                                   for (DType to : {DType::float32, DType::int64, DType::bfloat16, DType::bool_})
+                                     outs.push_back(cast(transpose(in[0], 0, 1).contiguous(), to));
+                                   return outs;
+                                 },
+                                 false});
+
+const ParityRegistrar fill({"fill_ strided slice",
+                            {"fill_"},
+                            kAll,
+                            [](DType dt) { return std::vector<Tensor>{random_input({9, 33}, dt)}; },
+                            [](const std::vector<Tensor>& in, Device) {
+                              Tensor t = in[0].clone();
+                              fill_(slice(t, 1, 1, 30, 3), 7);
+                              return std::vector<Tensor>{t};
+                            },
+                            false});
+
+ParityCase binary_case(const char* name, const char* op, std::function<Tensor(const Tensor&, const Tensor&)> f,
+                       std::vector<DType> dtypes) {
+  return ParityCase{
+      std::string(name) + " broadcast+transposed",
+      {op, "sum"},
+      std::move(dtypes),
+      [](DType dt) {
+        Tensor b = random_input({1, 17}, dt);
+        if (is_floating(dt)) b = add(b, 3.0).to(dt);  // keep divisors away from zero
+        return std::vector<Tensor>{random_input({17, 65}, dt), b, random_input({65}, dt)};
+      },
+      [f](const std::vector<Tensor>& in, Device) {
+        Tensor a_t = transpose(in[0], 0, 1);  // [65, 17] non-contiguous, broadcast with [1, 17]
+        return std::vector<Tensor>{f(a_t, in[1]), f(in[0], in[2])};
+      }};
+}
+
+const ParityRegistrar add_case(binary_case("add", "add", [](const Tensor& a, const Tensor& b) { return add(a, b, 2); }, kAll));
+const ParityRegistrar sub_case(binary_case("sub", "sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, kAll));
+const ParityRegistrar mul_case(binary_case("mul", "mul", [](const Tensor& a, const Tensor& b) { return mul(a, b); }, kAll));
+const ParityRegistrar div_case(binary_case("div", "div", [](const Tensor& a, const Tensor& b) { return div(a, b); }, kFloat));
+
+const ParityRegistrar random_fills({"uniform_/normal_/randint_ same stream as cpu",
+                                    {"uniform_", "normal_", "randint_"},
+                                    kFloat,
+                                    [](DType) { return std::vector<Tensor>{}; },
+                                    [](const std::vector<Tensor>&, Device d) {
+                                      return std::vector<Tensor>{rand({1001}, DType::float32, d),
+                                                                 randn({777}, DType::float64, d),
+                                                                 randn({513}, DType::bfloat16, d),
+                                                                 randint(-5, 1000, {999}, DType::int64, d)};
+                                    },
+                                    false,
+                                    1e-7});
+
+const ParityRegistrar bmm_case({"matmul batched, transposed operand",
+                                {"bmm"},
+                                kFloat,
+                                [](DType dt) {
+                                  return std::vector<Tensor>{random_input({3, 33, 47}, dt), random_input({3, 65, 47}, dt),
+                                                             random_input({47, 31}, dt)};
+                                },
+                                [](const std::vector<Tensor>& in, Device) {
+                                  return std::vector<Tensor>{matmul(in[0], transpose(in[1], 1, 2)),
+                                                             matmul(in[0], in[2])};
+                                },
+                                true,
+                                5e-3});  // TF32 tensor cores for float32
+
+}  // namespace
+}  // namespace hearth::gpu_testing
