@@ -24,7 +24,7 @@ void copy_kernel(OpCall& call) {
   const Tensor& src = call.in(0);
   const Tensor& dst = call.out(0);
   if (src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous()) {
-    std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());
+    if (dst.nbytes() > 0) std::memcpy(dst.data_ptr(), src.data_ptr(), dst.nbytes());  // empty storage may be null
     return;
   }
   visit_dtype(dst.dtype(), [&](auto to_tag) {
