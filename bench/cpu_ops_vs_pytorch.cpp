@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include <cblas.h>
 #include <omp.h>
 
 #include "hearth/autograd/grad_mode.h"
@@ -178,8 +177,8 @@ Options parse(int argc, char** argv) {
 
 int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
+  // hearth threads everything, GEMMs included, through OpenMP (hearth/backends/cpu/gemm.h).
   omp_set_num_threads(opt.threads);
-  openblas_set_num_threads(opt.threads);
   auto wanted = [&](const std::string& name) { return opt.filter.empty() || name.find(opt.filter) != std::string::npos; };
 
   if (opt.csv) std::printf("name,fwd_ms,fwd_bwd_ms\n");

@@ -1,9 +1,10 @@
 // conv2d forward and backward on the CPU: im2col + OpenBLAS GEMM per (image,
 // group); 1x1 stride-1 unpadded convolutions skip im2col (the image already is
 // the column matrix). With enough (image, group) items each OpenMP thread takes
-// whole items with a single-threaded GEMM and its own column buffer, which on
-// few cores beats threading inside each GEMM and keeps im2col parallel too;
-// otherwise items run in turn with OpenBLAS threading the GEMMs.
+// whole items, im2col and GEMM, with its own column buffer: no synchronisation
+// inside an item, and im2col runs in parallel as well. Otherwise items run in
+// turn, with im2col and each GEMM split over the threads.
+#include <algorithm>
 #include <memory>
 #include <vector>
 
@@ -40,13 +41,32 @@ std::unique_ptr<T[]> scratch(int64_t n) {
   return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
 }
 
-// Runs item(i, col) for i in [0, n): whole items per OpenMP thread when that
-// pays (each thread with its own column buffer of `col_size`), else in turn.
+// About this many bytes of column matrix per band: small enough to stay in a
+// core's L2 cache from im2col to the GEMM that consumes it, but never fewer
+// than kMinBandCols columns, below which the GEMM itself loses efficiency.
+constexpr double kBandBytes = 768 * 1024;
+constexpr int64_t kMinBandCols = 512;
+
+// Output rows per band (whole rows, at least one).
+int64_t band_rows(const ConvGeom& g, size_t elem) {
+  const double row_bytes = static_cast<double>(g.kk) * static_cast<double>(g.ow) * static_cast<double>(elem);
+  const int64_t by_cache = static_cast<int64_t>(kBandBytes / std::max(row_bytes, 1.0));
+  const int64_t by_gemm = (kMinBandCols + g.ow - 1) / std::max<int64_t>(g.ow, 1);
+  return std::clamp<int64_t>(std::max(by_cache, by_gemm), 1, std::max<int64_t>(g.oh, 1));
+}
+
+// Calls f(band) over the output rows in bands of `rows`.
+template <typename F>
+void for_each_band(const ConvGeom& g, int64_t rows, F&& f) {
+  for (int64_t y = 0; y < g.oh; y += rows) f(Band{y, std::min(g.oh, y + rows)});
+}
+
+// Runs item(i, col, slot) for i in [0, n): whole items per OpenMP thread when
+// that pays (each thread with its own column buffer of `col_size`), else in turn.
 // item's third argument is the index of the thread's slot (0 in turn).
 template <typename T, typename Item>
 void for_each_item(int64_t n, double flops_each, int64_t col_size, Item&& item) {
   if (prefer_batch_parallel(n, flops_each)) {
-    BlasSingleThread single;
 #pragma omp parallel
     {
       auto col = scratch<T>(col_size);
@@ -65,17 +85,22 @@ void for_each_item(int64_t n, double flops_each, int64_t col_size, Item&& item) 
 
 template <typename T>
 void forward(const T* x, const T* w, const T* bias, T* out, const ConvGeom& g) {
-  const int64_t col_size = g.pointwise ? 0 : g.kk * g.p;
+  const int64_t rows = band_rows(g, sizeof(T));
+  const int64_t col_size = g.pointwise ? 0 : g.kk * rows * g.ow;
   for_each_item<T>(g.n * g.groups, 2.0 * g.og * g.kk * g.p, col_size, [&](int64_t i, T* col, int) {
     const int64_t n = i / g.groups, gi = i % g.groups;
     const T* xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
+    const T* wg = w + gi * g.og * g.kk;
     T* yg = out + (n * g.o + gi * g.og) * g.p;
-    const T* cols = xg;
-    if (!g.pointwise) {
-      im2col(xg, g, g.cg, col);
-      cols = col;
+    if (g.pointwise) {
+      gemm(false, false, g.og, g.p, g.kk, T(1), wg, g.kk, xg, g.p, T(0), yg, g.p);
+    } else {
+      for_each_band(g, rows, [&](Band band) {
+        const int64_t cols = band.cols(g);
+        im2col(xg, g, g.cg, band, col);
+        gemm(false, false, g.og, cols, g.kk, T(1), wg, g.kk, col, cols, T(0), yg + band.y0 * g.ow, g.p);
+      });
     }
-    gemm(false, false, g.og, g.p, g.kk, T(1), w + gi * g.og * g.kk, g.kk, cols, g.p, T(0), yg, g.p);
     if (bias) {
       for (int64_t o = 0; o < g.og; ++o) {
         const T b = bias[gi * g.og + o];
@@ -88,7 +113,8 @@ void forward(const T* x, const T* w, const T* bias, T* out, const ConvGeom& g) {
 
 template <typename T>
 void backward_input(const T* gy, const T* w, T* gx, const ConvGeom& g) {
-  const int64_t col_size = g.pointwise ? 0 : g.kk * g.p;
+  const int64_t rows = band_rows(g, sizeof(T));
+  const int64_t col_size = g.pointwise ? 0 : g.kk * rows * g.ow;
   for_each_item<T>(g.n * g.groups, 2.0 * g.og * g.kk * g.p, col_size, [&](int64_t i, T* col, int) {
     const int64_t n = i / g.groups, gi = i % g.groups;
     const T* gyg = gy + (n * g.o + gi * g.og) * g.p;
@@ -98,8 +124,12 @@ void backward_input(const T* gy, const T* w, T* gx, const ConvGeom& g) {
       gemm(true, false, g.kk, g.p, g.og, T(1), wg, g.kk, gyg, g.p, T(0), gxg, g.p);
       return;
     }
-    gemm(true, false, g.kk, g.p, g.og, T(1), wg, g.kk, gyg, g.p, T(0), col, g.p);
-    col2im(col, g, g.cg, gxg);
+    std::fill(gxg, gxg + g.cg * g.h * g.w, T(0));
+    for_each_band(g, rows, [&](Band band) {
+      const int64_t cols = band.cols(g);
+      gemm(true, false, g.kk, cols, g.og, T(1), wg, g.kk, gyg + band.y0 * g.ow, g.p, T(0), col, cols);
+      col2im_add(col, g, g.cg, band, gxg);
+    });
   });
 }
 
@@ -117,18 +147,22 @@ void backward_weight(const T* gy, const T* x, T* gw, const ConvGeom& g) {
     std::fill(gw + b, gw + e, T(0));
     for (auto& p : partial) std::fill(p.get() + b, p.get() + e, T(0));
   });
-  const int64_t col_size = g.pointwise ? 0 : g.kk * g.p;
+  const int64_t rows = band_rows(g, sizeof(T));
+  const int64_t col_size = g.pointwise ? 0 : g.kk * rows * g.ow;
   for_each_item<T>(items, flops, col_size, [&](int64_t i, T* col, int slot) {
     const int64_t n = i / g.groups, gi = i % g.groups;
     const T* gyg = gy + (n * g.o + gi * g.og) * g.p;
     const T* xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
     T* acc = (slot == 0 ? gw : partial[slot - 1].get()) + gi * g.og * g.kk;
-    const T* cols = xg;
-    if (!g.pointwise) {
-      im2col(xg, g, g.cg, col);
-      cols = col;
+    if (g.pointwise) {
+      gemm(false, true, g.og, g.kk, g.p, T(1), gyg, g.p, xg, g.p, T(1), acc, g.kk);
+      return;
     }
-    gemm(false, true, g.og, g.kk, g.p, T(1), gyg, g.p, cols, g.p, T(1), acc, g.kk);
+    for_each_band(g, rows, [&](Band band) {
+      const int64_t cols = band.cols(g);
+      im2col(xg, g, g.cg, band, col);
+      gemm(false, true, g.og, g.kk, cols, T(1), gyg + band.y0 * g.ow, g.p, col, cols, T(1), acc, g.kk);
+    });
   });
   if (partial.empty()) return;
   parallel_for(wsize, kGrainElementwise, [&](int64_t b, int64_t e) {

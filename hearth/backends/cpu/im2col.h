@@ -32,17 +32,25 @@ inline void valid_range(int64_t off, int64_t s, int64_t w, int64_t ow, int64_t* 
   *lo = std::min(*lo, *hi);
 }
 
-// One row of the column matrix: kernel tap (i, j) of plane `src`.
+// A band of output rows [y0, y1): the unit the kernels tile their work in, so
+// the column matrix of one band stays in cache between im2col and the GEMM.
+// Its column matrix has (y1 - y0) * ow columns.
+struct Band {
+  int64_t y0, y1;
+  int64_t cols(const ConvGeom& g) const { return (y1 - y0) * g.ow; }
+};
+
+// One row of a band's column matrix: kernel tap (i, j) of plane `src`.
 template <typename T>
-void im2col_row(const T* src, const ConvGeom& g, int64_t i, int64_t j, T* dst) {
+void im2col_row(const T* src, const ConvGeom& g, Band band, int64_t i, int64_t j, T* dst) {
   const int64_t off_w = j * g.dw - g.pw;
   int64_t lo, hi;
   valid_range(off_w, g.sw, g.w, g.ow, &lo, &hi);
   if (lo == hi) {  // the tap only ever sees padding
-    std::fill(dst, dst + g.p, T(0));
+    std::fill(dst, dst + band.cols(g), T(0));
     return;
   }
-  for (int64_t y = 0; y < g.oh; ++y, dst += g.ow) {
+  for (int64_t y = band.y0; y < band.y1; ++y, dst += g.ow) {
     const int64_t ih = y * g.sh - g.ph + i * g.dh;
     if (ih < 0 || ih >= g.h) {
       std::fill(dst, dst + g.ow, T(0));
@@ -57,28 +65,28 @@ void im2col_row(const T* src, const ConvGeom& g, int64_t i, int64_t j, T* dst) {
   }
 }
 
-// Column matrix of `channels` consecutive planes starting at `x`; splits the
-// planes over threads when called outside a parallel region.
+// The band's column matrix of `channels` consecutive planes starting at `x`;
+// splits its rows over threads when called outside a parallel region.
 template <typename T>
-void im2col(const T* x, const ConvGeom& g, int64_t channels, T* col) {
-  const int64_t taps = g.kh * g.kw;
-  parallel_for(channels * taps, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(g.p, 1)),
+void im2col(const T* x, const ConvGeom& g, int64_t channels, Band band, T* col) {
+  const int64_t taps = g.kh * g.kw, cols = band.cols(g);
+  parallel_for(channels * taps, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(cols, 1)),
                [&](int64_t b, int64_t e) {
-    for (int64_t r = b; r < e; ++r) {
-      const int64_t c = r / taps, t = r % taps;
-      im2col_row(x + c * g.h * g.w, g, t / g.kw, t % g.kw, col + r * g.p);
-    }
-  });
+                 for (int64_t r = b; r < e; ++r) {
+                   const int64_t c = r / taps, t = r % taps;
+                   im2col_row(x + c * g.h * g.w, g, band, t / g.kw, t % g.kw, col + r * cols);
+                 }
+               });
 }
 
-// Adds one row of the column matrix back into plane `dst` (the adjoint of im2col_row).
+// Adds one row of a band's column matrix back into plane `dst` (the adjoint of im2col_row).
 template <typename T>
-void col2im_row(const T* src, const ConvGeom& g, int64_t i, int64_t j, T* dst) {
+void col2im_row(const T* src, const ConvGeom& g, Band band, int64_t i, int64_t j, T* dst) {
   const int64_t off_w = j * g.dw - g.pw;
   int64_t lo, hi;
   valid_range(off_w, g.sw, g.w, g.ow, &lo, &hi);
   if (lo == hi) return;
-  for (int64_t y = 0; y < g.oh; ++y, src += g.ow) {
+  for (int64_t y = band.y0; y < band.y1; ++y, src += g.ow) {
     const int64_t ih = y * g.sh - g.ph + i * g.dh;
     if (ih < 0 || ih >= g.h) continue;
     T* row = dst + ih * g.w + off_w + lo * g.sw;
@@ -86,19 +94,17 @@ void col2im_row(const T* src, const ConvGeom& g, int64_t i, int64_t j, T* dst) {
   }
 }
 
-// Overwrites `channels` planes at `x` with the fold of `col`. Planes are
-// independent, so they split over threads outside a parallel region.
+// Adds the fold of a band's column matrix into `channels` planes at `x`.
+// Planes are independent, so they split over threads outside a parallel region.
 template <typename T>
-void col2im(const T* col, const ConvGeom& g, int64_t channels, T* x) {
-  const int64_t taps = g.kh * g.kw;
-  parallel_for(channels, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(taps * g.p, 1)),
+void col2im_add(const T* col, const ConvGeom& g, int64_t channels, Band band, T* x) {
+  const int64_t taps = g.kh * g.kw, cols = band.cols(g);
+  parallel_for(channels, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(taps * cols, 1)),
                [&](int64_t b, int64_t e) {
-    for (int64_t c = b; c < e; ++c) {
-      T* plane = x + c * g.h * g.w;
-      std::fill(plane, plane + g.h * g.w, T(0));
-      for (int64_t t = 0; t < taps; ++t) col2im_row(col + (c * taps + t) * g.p, g, t / g.kw, t % g.kw, plane);
-    }
-  });
+                 for (int64_t c = b; c < e; ++c)
+                   for (int64_t t = 0; t < taps; ++t)
+                     col2im_row(col + (c * taps + t) * cols, g, band, t / g.kw, t % g.kw, x + c * g.h * g.w);
+               });
 }
 
 }  // namespace hearth::cpu

@@ -1,6 +1,6 @@
-// bmm on the CPU: one OpenBLAS GEMM per batch entry, batches spread over
-// OpenMP threads when that beats OpenBLAS's own threading. The 16-bit types
-// take a detour through float.
+// bmm on the CPU: one OpenBLAS GEMM per batch entry, whole entries spread over
+// the OpenMP threads when that beats splitting each GEMM. The 16-bit types take
+// a detour through float.
 #include <vector>
 
 #include "hearth/backends/cpu/gemm.h"
@@ -33,7 +33,6 @@ void run_batched(const T* a, Operand oa, const T* b, Operand ob, T* out, int64_t
          out + i * m * n, n);
   };
   if (prefer_batch_parallel(batch, 2.0 * m * n * k)) {
-    BlasSingleThread single;
 #pragma omp parallel for schedule(static)
     for (int64_t i = 0; i < batch; ++i) one(i);
   } else {

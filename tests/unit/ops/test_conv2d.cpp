@@ -123,6 +123,30 @@ TEST(Conv2d, BatchLargerThanThreadsUsesSameNumbers) {
   for (int64_t i = 0; i < 6; ++i) expect_close(y.select(0, i), values(run(x.narrow(0, i, 1), w, b, s)), 1e-5);
 }
 
+TEST(Conv2d, LargeImagesSpanSeveralBands) {
+  // The kernels tile the output rows so the column matrix stays in cache; these
+  // shapes need several tiles.
+  check_spec({{1, 64, 20, 32}, {2, 64, 3, 3}, {1, 1}, {1, 1}});
+  check_spec({{1, 32, 31, 80}, {2, 32, 3, 3}, {2, 1}, {1, 1}, {2, 1}});
+}
+
+TEST(Conv2d, BackwardIsTheAdjointOnLargeImages) {
+  // conv is bilinear, so <conv(x, w), g> = <x, dx> = <w, dw> for the gradients
+  // dx, dw of that inner product; a wrong element of dx or dw breaks it.
+  const DType f64 = DType::float64;
+  for (const Spec& s : {Spec{{1, 32, 20, 40}, {8, 32, 3, 3}, {1, 1}, {1, 1}},
+                        Spec{{1, 24, 21, 50}, {6, 12, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 2}}) {
+    Tensor x = randn(s.x, f64).requires_grad_(), w = randn(s.w, f64).requires_grad_();
+    Tensor y = run(x, w, Tensor(), s);
+    Tensor g = randn(y.shape(), f64);
+    Tensor inner = sum(mul(y, g));
+    inner.backward();
+    const double ref = inner.item<double>();
+    EXPECT_NEAR(sum(mul(x.detach(), x.grad())).item<double>(), ref, 1e-9 * (1 + std::abs(ref)));
+    EXPECT_NEAR(sum(mul(w.detach(), w.grad())).item<double>(), ref, 1e-9 * (1 + std::abs(ref)));
+  }
+}
+
 TEST(Conv2d, EmptyBatch) {
   Tensor y = conv2d(randn({0, 3, 5, 5}), randn({2, 3, 3, 3}));
   EXPECT_EQ(y.shape(), (Shape{0, 2, 3, 3}));
