@@ -9,7 +9,8 @@
 //   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
 //                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
 //   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW]} outputs {grad_bias [O]}; no attributes
-// All tensors share one floating dtype. OH = (H + 2 pH - dH (kH - 1) - 1) / sH + 1, likewise OW.
+// All tensors share one floating dtype and none is empty (the functional layer
+// handles empty batches and channel-less weights itself). OH = (H + 2 pH - dH (kH - 1) - 1) / sH + 1, likewise OW.
 #pragma once
 
 #include <array>

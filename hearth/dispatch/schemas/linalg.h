@@ -5,6 +5,6 @@
 //         batch). Each matrix is laid out for BLAS: either its column stride is 1
 //         and its row stride is at least max(1, columns) (row-major, e.g. a
 //         contiguous matrix), or its row stride is 1 and its column stride is at
-//         least max(1, rows) (column-major, e.g. a transposed view). K may be 0
-//         (the product is then all zeros).
+//         least max(1, rows) (column-major, e.g. a transposed view). B, M, N and
+//         K are all >= 1: the functional layer handles empty products itself.
 #pragma once

@@ -1,5 +1,6 @@
 // 2-D pooling as backends see it. The functional layer batches unbatched input
 // and makes x contiguous (NCHW); outputs are contiguous and fully overwritten.
+// Kernels are only called with non-empty outputs.
 // Each (n, c) plane is pooled independently.
 //   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], int64 indices [N, C, OH, OW]}
 //                                 Pool2dAttrs; indices are flat positions h * W + w inside the input plane.
