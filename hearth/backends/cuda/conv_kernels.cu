@@ -1,0 +1,219 @@
+// conv2d forward, backward-data, backward-filter and backward-bias through
+// cuDNN. The algorithm for each (shape, dtype, pass) is chosen once and cached:
+// by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1 (cudnn.benchmark),
+// by timing the candidates on the first call.
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "hearth/backends/cuda/cudnn_util.h"
+#include "hearth/backends/cuda/gemm.h"
+#include "hearth/core/env.h"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/conv.h"
+
+namespace hearth::cuda {
+namespace {
+
+enum class Pass { forward, backward_data, backward_filter };
+
+// Workspace above this is not worth the memory (cuDNN has fast algorithms that need less).
+constexpr size_t kMaxWorkspace = size_t(2) << 30;
+
+using Key = std::tuple<int, int, DType, std::vector<int64_t>>;
+
+struct Choice {
+  int algo = 0;
+  size_t workspace = 0;
+};
+
+std::mutex& cache_mutex() {
+  static std::mutex m;
+  return m;
+}
+std::map<Key, Choice>& cache() {
+  static std::map<Key, Choice> c;
+  return c;
+}
+
+bool benchmark_mode() { return env_flag("HEARTH_CUDNN_BENCHMARK"); }
+
+struct ConvSetup {
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv;
+  std::vector<int64_t> geometry;  // cache key part
+};
+
+// x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW], all contiguous NCHW.
+void setup(ConvSetup& s, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a) {
+  DType dt = x.dtype();
+  s.x.set(x);
+  s.y.set(y);
+  HEARTH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(s.w.d, cudnn_dtype(dt), CUDNN_TENSOR_NCHW, static_cast<int>(w.size(0)),
+                                                static_cast<int>(w.size(1)), static_cast<int>(w.size(2)),
+                                                static_cast<int>(w.size(3))));
+  cudnnDataType_t compute = dt == DType::float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
+  HEARTH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
+      s.conv.d, static_cast<int>(a.padding[0]), static_cast<int>(a.padding[1]), static_cast<int>(a.stride[0]),
+      static_cast<int>(a.stride[1]), static_cast<int>(a.dilation[0]), static_cast<int>(a.dilation[1]),
+      CUDNN_CROSS_CORRELATION, compute));
+  HEARTH_CUDNN_CHECK(cudnnSetConvolutionGroupCount(s.conv.d, static_cast<int>(a.groups)));
+  // float32: TF32 tensor cores unless disabled (cuDNN's and PyTorch's default);
+  // half types: tensor cores.
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;
+  if (dt == DType::float32 && !tf32_allowed()) math = CUDNN_FMA_MATH;
+  if (is_half_type(dt)) math = CUDNN_TENSOR_OP_MATH;
+  HEARTH_CUDNN_CHECK(cudnnSetConvolutionMathType(s.conv.d, math));
+  s.geometry = {x.size(0), x.size(1), x.size(2), x.size(3), w.size(0), w.size(1), w.size(2), w.size(3),
+                a.stride[0], a.stride[1], a.padding[0], a.padding[1], a.dilation[0], a.dilation[1], a.groups,
+                tf32_allowed() ? 1 : 0, benchmark_mode() ? 1 : 0};
+}
+
+template <typename Perf>
+Choice pick(const Perf* perf, int n, const char* what) {
+  for (int i = 0; i < n; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace)
+      return Choice{static_cast<int>(perf[i].algo), perf[i].memory};
+  HEARTH_THROW(DeviceError, "[conv2d] cuDNN found no usable algorithm for the ", what, " pass");
+}
+
+Tensor workspace_tensor(size_t bytes, Device d) {
+  return bytes ? Tensor::empty({static_cast<int64_t>(bytes)}, DType::uint8, d) : Tensor();
+}
+
+Choice choose(Pass pass, ConvSetup& s, const Tensor& x, const Tensor& w, const Tensor& y, cudnnHandle_t h) {
+  Key key{x.device().index, static_cast<int>(pass), x.dtype(), s.geometry};
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex());
+    auto it = cache().find(key);
+    if (it != cache().end()) return it->second;
+  }
+  constexpr int kMax = 16;
+  int found = 0;
+  Choice c;
+  const bool bench = benchmark_mode();
+  Device d = x.device();
+  if (pass == Pass::forward) {
+    cudnnConvolutionFwdAlgoPerf_t perf[kMax];
+    if (bench) {
+      Tensor ws = workspace_tensor(size_t(512) << 20, d);
+      HEARTH_CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithmEx(h, s.x.d, x.data_ptr(), s.w.d, w.data_ptr(), s.conv.d,
+                                                                s.y.d, y.data_ptr(), kMax, &found, perf,
+                                                                ws.data_ptr(), size_t(512) << 20));
+    } else {
+      HEARTH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, s.x.d, s.w.d, s.conv.d, s.y.d, kMax, &found, perf));
+    }
+    c = pick(perf, found, "forward");
+  } else if (pass == Pass::backward_data) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
+    if (bench) {
+      Tensor ws = workspace_tensor(size_t(512) << 20, d);
+      HEARTH_CUDNN_CHECK(cudnnFindConvolutionBackwardDataAlgorithmEx(h, s.w.d, w.data_ptr(), s.y.d, y.data_ptr(),
+                                                                     s.conv.d, s.x.d, x.data_ptr(), kMax, &found,
+                                                                     perf, ws.data_ptr(), size_t(512) << 20));
+    } else {
+      HEARTH_CUDNN_CHECK(
+          cudnnGetConvolutionBackwardDataAlgorithm_v7(h, s.w.d, s.y.d, s.conv.d, s.x.d, kMax, &found, perf));
+    }
+    c = pick(perf, found, "backward-data");
+  } else {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[kMax];
+    if (bench) {
+      Tensor ws = workspace_tensor(size_t(512) << 20, d);
+      HEARTH_CUDNN_CHECK(cudnnFindConvolutionBackwardFilterAlgorithmEx(h, s.x.d, x.data_ptr(), s.y.d, y.data_ptr(),
+                                                                       s.conv.d, s.w.d, w.data_ptr(), kMax, &found,
+                                                                       perf, ws.data_ptr(), size_t(512) << 20));
+    } else {
+      HEARTH_CUDNN_CHECK(
+          cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, s.x.d, s.y.d, s.conv.d, s.w.d, kMax, &found, perf));
+    }
+    c = pick(perf, found, "backward-filter");
+  }
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  cache()[key] = c;
+  return c;
+}
+
+struct Scalars {  // alpha/beta in the type cuDNN wants for the data type
+  float f1 = 1.f, f0 = 0.f;
+  double d1 = 1.0, d0 = 0.0;
+  const void* one(DType t) const { return t == DType::float64 ? static_cast<const void*>(&d1) : &f1; }
+  const void* zero(DType t) const { return t == DType::float64 ? static_cast<const void*>(&d0) : &f0; }
+};
+
+void conv2d_forward(OpCall& call) {
+  const Tensor &x = call.in(0), &w = call.in(1), &bias = call.in(2), &y = call.out(0);
+  const int device = y.device().index;
+  activate(device);
+  cudnnHandle_t h = cudnn_handle(device);
+  ConvSetup s;
+  setup(s, x, w, y, call.attrs<Conv2dAttrs>());
+  Choice c = choose(Pass::forward, s, x, w, y, h);
+  Tensor ws = workspace_tensor(c.workspace, y.device());
+  Scalars k;
+  HEARTH_CUDNN_CHECK(cudnnConvolutionForward(h, k.one(x.dtype()), s.x.d, x.data_ptr(), s.w.d, w.data_ptr(), s.conv.d,
+                                             static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
+                                             ws.defined() ? ws.data_ptr() : nullptr, c.workspace, k.zero(x.dtype()),
+                                             s.y.d, y.data_ptr()));
+  if (bias.defined()) {
+    TensorDesc b;
+    b.set_nchw(bias.dtype(), 1, static_cast<int>(bias.size(0)), 1, 1);
+    HEARTH_CUDNN_CHECK(cudnnAddTensor(h, k.one(x.dtype()), b.d, bias.data_ptr(), k.one(x.dtype()), s.y.d, y.data_ptr()));
+  }
+}
+
+void conv2d_backward_input(OpCall& call) {
+  const Tensor &dy = call.in(0), &w = call.in(1), &dx = call.out(0);
+  const int device = dx.device().index;
+  activate(device);
+  cudnnHandle_t h = cudnn_handle(device);
+  ConvSetup s;
+  setup(s, dx, w, dy, call.attrs<Conv2dAttrs>());
+  Choice c = choose(Pass::backward_data, s, dx, w, dy, h);
+  Tensor ws = workspace_tensor(c.workspace, dx.device());
+  Scalars k;
+  HEARTH_CUDNN_CHECK(cudnnConvolutionBackwardData(h, k.one(dx.dtype()), s.w.d, w.data_ptr(), s.y.d, dy.data_ptr(),
+                                                  s.conv.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
+                                                  ws.defined() ? ws.data_ptr() : nullptr, c.workspace,
+                                                  k.zero(dx.dtype()), s.x.d, dx.data_ptr()));
+}
+
+void conv2d_backward_weight(OpCall& call) {
+  const Tensor &dy = call.in(0), &x = call.in(1), &dw = call.out(0);
+  const int device = dw.device().index;
+  activate(device);
+  cudnnHandle_t h = cudnn_handle(device);
+  ConvSetup s;
+  setup(s, x, dw, dy, call.attrs<Conv2dAttrs>());
+  Choice c = choose(Pass::backward_filter, s, x, dw, dy, h);
+  Tensor ws = workspace_tensor(c.workspace, dw.device());
+  Scalars k;
+  HEARTH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, k.one(x.dtype()), s.x.d, x.data_ptr(), s.y.d, dy.data_ptr(),
+                                                    s.conv.d, static_cast<cudnnConvolutionBwdFilterAlgo_t>(c.algo),
+                                                    ws.defined() ? ws.data_ptr() : nullptr, c.workspace,
+                                                    k.zero(x.dtype()), s.w.d, dw.data_ptr()));
+}
+
+void conv2d_backward_bias(OpCall& call) {
+  const Tensor &dy = call.in(0), &db = call.out(0);
+  const int device = db.device().index;
+  activate(device);
+  cudnnHandle_t h = cudnn_handle(device);
+  TensorDesc y, b;
+  y.set(dy);
+  b.set_nchw(db.dtype(), 1, static_cast<int>(db.size(0)), 1, 1);
+  Scalars k;
+  HEARTH_CUDNN_CHECK(
+      cudnnConvolutionBackwardBias(h, k.one(dy.dtype()), y.d, dy.data_ptr(), k.zero(dy.dtype()), b.d, db.data_ptr()));
+}
+
+DeviceKind cuda_kind() { return register_device_kind("cuda"); }
+
+const KernelRegistrar reg_fwd("conv2d", cuda_kind(), conv2d_forward, DTypeSet::floating());
+const KernelRegistrar reg_bwd_in("conv2d_backward_input", cuda_kind(), conv2d_backward_input, DTypeSet::floating());
+const KernelRegistrar reg_bwd_w("conv2d_backward_weight", cuda_kind(), conv2d_backward_weight, DTypeSet::floating());
+const KernelRegistrar reg_bwd_b("conv2d_backward_bias", cuda_kind(), conv2d_backward_bias, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cuda
