@@ -56,6 +56,8 @@ void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
   } else {
     HEARTH_CHECK(g.shape() == shape(), ShapeError, "[backward] gradient has shape ", g.shape_string(),
                  " but the output has shape ", shape_string());
+    HEARTH_CHECK(g.device() == device(), DeviceError, "[backward] gradient is on ", g.device().str(),
+                 " but the output is on ", device().str());
   }
   autograd::run_backward({*this}, {g}, retain_graph);
 }

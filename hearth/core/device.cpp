@@ -10,7 +10,13 @@ namespace {
 
 struct KindTable {
   std::mutex mu;
-  std::vector<std::string> names{"cpu"};
+  std::vector<std::string> names;
+  // Full capacity up front: device_kind_name() hands out references, which a
+  // reallocation on a later registration would leave dangling.
+  KindTable() {
+    names.reserve(kMaxDeviceKinds);
+    names.emplace_back("cpu");
+  }
 };
 
 KindTable& table() {

@@ -52,10 +52,12 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
 }
 
 bool is_contiguous_layout(const Shape& shape, const Strides& strides) {
+  // No element, no layout: an empty tensor is contiguous whatever its strides.
+  for (int64_t s : shape)
+    if (s == 0) return true;
   int64_t expected = 1;
   for (size_t i = shape.size(); i-- > 0;) {
     if (shape[i] == 1) continue;
-    if (shape[i] == 0) return true;
     if (strides[i] != expected) return false;
     expected *= shape[i];
   }

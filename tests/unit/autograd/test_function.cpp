@@ -13,6 +13,7 @@
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/reduction.h"
+#include "tests/support/test_device.h"
 
 namespace hearth {
 namespace {
@@ -188,6 +189,12 @@ TEST(Engine, BackwardErrorsNameTheProblem) {
   Tensor x = tensor({1.f, 2.f}).requires_grad_();
   Tensor y = triple(x);
   EXPECT_THROW(y.backward(ones({3})), ShapeError);
+  try {
+    y.backward(ones({2}, DType::float32, testing::test_device()));
+    FAIL() << "expected DeviceError";
+  } catch (const DeviceError& e) {
+    EXPECT_TRUE(contains(e.what(), "[backward] gradient is on testdev:0 but the output is on cpu")) << e.what();
+  }
   try {
     y.backward();
     FAIL() << "expected AutogradError";

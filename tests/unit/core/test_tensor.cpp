@@ -107,6 +107,8 @@ TEST(Tensor, IsContiguousIgnoresSizeOneDims) {
   EXPECT_FALSE(Tensor::from_storage(st, DType::float32, {4, 2}, {1, 4}, 0).is_contiguous());
   EXPECT_FALSE(Tensor::from_storage(st, DType::float32, {4}, {2}, 0).is_contiguous());
   EXPECT_FALSE(Tensor::from_storage(st, DType::float32, {2, 3}, {0, 1}, 0).is_contiguous());  // expanded
+  EXPECT_TRUE(Tensor::from_storage(st, DType::float32, {0, 3}, {1, 5}, 0).is_contiguous());   // no elements
+  EXPECT_TRUE(Tensor::from_storage(st, DType::float32, {3, 0}, {7, 7}, 0).is_contiguous());
 }
 
 TEST(Tensor, TypedDataAccessChecksTheDtype) {
