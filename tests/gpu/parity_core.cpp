@@ -122,3 +122,39 @@ const ParityRegistrar conv_1x1(conv_case("1x1 64->32", {4, 64, 7, 7}, {32, 64, 1
 
 }  // namespace
 }  // namespace hearth::gpu_testing
+
+namespace hearth::gpu_testing {
+namespace {
+
+const std::vector<DType> kPoolTypes = {DType::float32, DType::float64, DType::bfloat16, DType::float16};
+
+const ParityRegistrar max_pool({"max_pool2d 3x3 s2 p1 + 2x2 dilated ceil",
+                                {"max_pool2d", "max_pool2d_backward"},
+                                kPoolTypes,
+                                [](DType dt) { return std::vector<Tensor>{random_input({2, 3, 13, 11}, dt)}; },
+                                [](const std::vector<Tensor>& in, Device) {
+                                  return std::vector<Tensor>{max_pool2d(in[0], {3, 3}, {2, 2}, {1, 1}),
+                                                             max_pool2d(in[0], {2, 2}, {2, 1}, {0, 1}, {2, 1}, true)};
+                                }});
+
+const ParityRegistrar avg_pool({"avg_pool2d 3x3 s2 p1 (in/excl pad), ceil",
+                                {"avg_pool2d", "avg_pool2d_backward"},
+                                kPoolTypes,
+                                [](DType dt) { return std::vector<Tensor>{random_input({2, 3, 13, 11}, dt)}; },
+                                [](const std::vector<Tensor>& in, Device) {
+                                  return std::vector<Tensor>{
+                                      avg_pool2d(in[0], {3, 3}, {2, 2}, {1, 1}),
+                                      avg_pool2d(in[0], {3, 2}, {2, 2}, {1, 1}, true, false)};
+                                }});
+
+const ParityRegistrar adaptive_pool({"adaptive_avg_pool2d 13x11->(1,1),(5,3)",
+                                     {"adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"},
+                                     kPoolTypes,
+                                     [](DType dt) { return std::vector<Tensor>{random_input({2, 3, 13, 11}, dt)}; },
+                                     [](const std::vector<Tensor>& in, Device) {
+                                       return std::vector<Tensor>{adaptive_avg_pool2d(in[0], {1, 1}),
+                                                                  adaptive_avg_pool2d(in[0], {5, 3})};
+                                     }});
+
+}  // namespace
+}  // namespace hearth::gpu_testing
