@@ -58,7 +58,7 @@ void im2col_row(const T* src, const ConvGeom& g, Band band, int64_t i, int64_t j
     }
     const T* row = src + ih * g.w;
     std::fill(dst, dst + lo, T(0));
-    if (g.sw == 1) std::memcpy(dst + lo, row + off_w + lo, static_cast<size_t>(hi - lo) * sizeof(T));
+    if (g.sw == 1) std::memcpy(dst + lo, row + (off_w + lo), static_cast<size_t>(hi - lo) * sizeof(T));
     else
       for (int64_t x = lo; x < hi; ++x) dst[x] = row[off_w + x * g.sw];
     std::fill(dst + hi, dst + g.ow, T(0));
@@ -89,7 +89,7 @@ void col2im_row(const T* src, const ConvGeom& g, Band band, int64_t i, int64_t j
   for (int64_t y = band.y0; y < band.y1; ++y, src += g.ow) {
     const int64_t ih = y * g.sh - g.ph + i * g.dh;
     if (ih < 0 || ih >= g.h) continue;
-    T* row = dst + ih * g.w + off_w + lo * g.sw;
+    T* row = dst + (ih * g.w + off_w + lo * g.sw);
     for (int64_t x = lo; x < hi; ++x) row[(x - lo) * g.sw] += src[x];
   }
 }
