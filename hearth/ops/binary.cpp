@@ -24,8 +24,10 @@ Tensor binary_forward(const char* name, OpHandle op, const Tensor& a, const Tens
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   Tensor out = Tensor::empty(shape, compute, device);
   if (out.numel() == 0) return out;
-  if (alpha) detail::run(op, {as_dtype(a, compute), as_dtype(b, compute)}, {out}, AlphaAttrs{*alpha});
-  else detail::run(op, {as_dtype(a, compute), as_dtype(b, compute)}, {out});
+  if (alpha)
+    detail::run(op, {as_dtype(a, compute), as_dtype(b, compute)}, {out}, AlphaAttrs{*alpha});
+  else
+    detail::run(op, {as_dtype(a, compute), as_dtype(b, compute)}, {out});
   return out;
 }
 

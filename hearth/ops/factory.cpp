@@ -28,7 +28,7 @@ Tensor from_buffer(const void* data, const Shape& shape, DType dtype, Device dev
       std::make_shared<Storage>(const_cast<void*>(data), numel_of(shape) * itemsize(dtype), Device(), nullptr), dtype,
       shape, contiguous_strides(shape), 0);
   Tensor out = Tensor::empty(shape, dtype, device);
-  copy_into(out, host);
+  if (out.numel() > 0) copy_into(out, host);  // an empty vector's data() may be null
   return out;
 }
 

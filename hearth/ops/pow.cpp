@@ -65,7 +65,7 @@ Tensor pow(const Tensor& a, const Scalar& exponent) {
       if (exponent.to_double() == 0.0) return std::vector<Tensor>{zeros_like(g)};
       Tensor av = sa.unpack(c.name());
       Scalar minus_one = exponent.category() == DTypeCategory::floating ? Scalar(exponent.to_double() - 1.0)
-                                                                          : Scalar(exponent.to_int() - 1);
+                                                                        : Scalar(exponent.to_int() - 1);
       return std::vector<Tensor>{mul(g, mul(pow(av, minus_one), exponent))};
     });
   }

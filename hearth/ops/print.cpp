@@ -71,11 +71,16 @@ class Formatter {
     if (kind_ != Kind::floating) return pad_left(raw(v, k), width_);
     double x = v.f[k];
     std::string s;
-    if (std::isnan(x)) s = "nan";
-    else if (std::isinf(x)) s = x > 0 ? "inf" : "-inf";
-    else if (sci_mode_) s = printf_double("%*.*e", 0, x);
-    else if (int_mode_) s = whole(x) + ".";
-    else s = printf_double("%*.*f", 0, x);
+    if (std::isnan(x))
+      s = "nan";
+    else if (std::isinf(x))
+      s = x > 0 ? "inf" : "-inf";
+    else if (sci_mode_)
+      s = printf_double("%*.*e", 0, x);
+    else if (int_mode_)
+      s = whole(x) + ".";
+    else
+      s = printf_double("%*.*f", 0, x);
     return pad_left(s, width_);
   }
 
@@ -101,7 +106,8 @@ class Formatter {
 // first and last kEdgeItems of every dimension longer than 2 * kEdgeItems.
 class Printer {
  public:
-  Printer(const Shape& shape, bool summarize) : shape_(shape), strides_(contiguous_strides(shape)), summarize_(summarize) {}
+  Printer(const Shape& shape, bool summarize)
+      : shape_(shape), strides_(contiguous_strides(shape)), summarize_(summarize) {}
 
   std::vector<int64_t> shown_offsets() const {
     std::vector<int64_t> out;
@@ -224,8 +230,10 @@ std::string Tensor::to_string() const {
     Formatter formatter(v, printer.shown_offsets());
     body = printer.render(formatter, v, 0, 0, indent);
   }
-  if (grad_fn()) suffixes.push_back("grad_fn=<" + grad_fn()->name() + ">");
-  else if (requires_grad()) suffixes.push_back("requires_grad=True");
+  if (grad_fn())
+    suffixes.push_back("grad_fn=<" + grad_fn()->name() + ">");
+  else if (requires_grad())
+    suffixes.push_back("requires_grad=True");
   return add_suffixes(prefix + body, suffixes, indent);
 }
 

@@ -14,8 +14,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, DType 
   static OpHandle op = detail::op_handle("arange_");
   HEARTH_CHECK(dtype != DType::bool_, TypeError, "[arange] is not supported for dtype bool");
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
-  HEARTH_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "[arange] start and end must be finite, got start=",
-               s, " end=", e);
+  HEARTH_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "[arange] start and end must be finite, got start=", s,
+               " end=", e);
   HEARTH_CHECK(st != 0, ValueError, "[arange] step must be nonzero");
   HEARTH_CHECK((st > 0 && e >= s) || (st < 0 && e <= s), ValueError,
                "[arange] the step's sign must lead from start to end, got start=", s, " end=", e, " step=", st);
@@ -34,7 +34,9 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, DType 
 }
 
 Tensor arange(const Scalar& end, DType dtype, Device device) { return arange(0, end, 1, dtype, device); }
-Tensor arange(int64_t end, Device device) { return arange(Scalar(int64_t{0}), Scalar(end), Scalar(int64_t{1}), DType::int64, device); }
+Tensor arange(int64_t end, Device device) {
+  return arange(Scalar(int64_t{0}), Scalar(end), Scalar(int64_t{1}), DType::int64, device);
+}
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
   static OpHandle op = detail::op_handle("linspace_");

@@ -19,8 +19,8 @@ OpHandle where_op() {
 
 void check_bool_mask(const char* name, const Tensor& mask, const char* arg) {
   detail::check_defined(name, mask, arg);
-  HEARTH_CHECK(mask.dtype() == DType::bool_, TypeError, "[", name, "] expected '", arg,
-               "' to be a bool tensor, got ", dtype_name(mask.dtype()), "; compare first (e.g. ne(", arg, ", 0))");
+  HEARTH_CHECK(mask.dtype() == DType::bool_, TypeError, "[", name, "] expected '", arg, "' to be a bool tensor, got ",
+               dtype_name(mask.dtype()), "; compare first (e.g. ne(", arg, ", 0))");
 }
 
 Tensor select(const char* name, const char* backward_name, const Tensor& cond, const Tensor& a, const Tensor& b) {
@@ -30,7 +30,8 @@ Tensor select(const char* name, const char* backward_name, const Tensor& cond, c
   Shape shape = broadcast_shapes(broadcast_shapes(cond.shape(), a.shape(), name), b.shape(), name);
   DType dt = result_type(a, b);
   Tensor out = Tensor::empty(shape, dt, device);
-  if (out.numel() > 0) detail::run(where_op(), {detail::detached_as(a, dt), detail::detached_as(b, dt), cond.detach()}, {out});
+  if (out.numel() > 0)
+    detail::run(where_op(), {detail::detached_as(a, dt), detail::detached_as(b, dt), cond.detach()}, {out});
   if (autograd::any_requires_grad({a, b})) {
     autograd::record(backward_name, {a, b}, {out},
                      [sc = SavedTensor(cond), sa = a.shape(), sb = b.shape()](const BackwardContext& c) {

@@ -66,8 +66,10 @@ void relu_kernel(OpCall& call) {
     using C = compute_t<T>;
     // NaN stays NaN: the comparison is false for it.
     unary_loop<T, T>(out, call.in(0), [](T x) {
-      if constexpr (std::is_unsigned_v<C>) return x;
-      else return static_cast<C>(x) < C(0) ? T(C(0)) : x;
+      if constexpr (std::is_unsigned_v<C>)
+        return x;
+      else
+        return static_cast<C>(x) < C(0) ? T(C(0)) : x;
     });
   });
 }

@@ -49,8 +49,10 @@ void sub_kernel(OpCall& call) {
 void mul_kernel(OpCall& call) {
   run_binary(call, [](auto tag) {
     using C = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<C, bool>) return [](bool a, bool b) { return a && b; };
-    else return [](C a, C b) { return static_cast<C>(a * b); };
+    if constexpr (std::is_same_v<C, bool>)
+      return [](bool a, bool b) { return a && b; };
+    else
+      return [](C a, C b) { return static_cast<C>(a * b); };
   });
 }
 

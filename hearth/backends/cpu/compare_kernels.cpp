@@ -34,9 +34,15 @@ void lt_kernel(OpCall& call) { compare(call, std::less<>{}); }
 void le_kernel(OpCall& call) { compare(call, std::less_equal<>{}); }
 void gt_kernel(OpCall& call) { compare(call, std::greater<>{}); }
 void ge_kernel(OpCall& call) { compare(call, std::greater_equal<>{}); }
-void logical_and_kernel(OpCall& call) { logical(call, [](bool x, bool y) { return x && y; }); }
-void logical_or_kernel(OpCall& call) { logical(call, [](bool x, bool y) { return x || y; }); }
-void logical_xor_kernel(OpCall& call) { logical(call, [](bool x, bool y) { return x != y; }); }
+void logical_and_kernel(OpCall& call) {
+  logical(call, [](bool x, bool y) { return x && y; });
+}
+void logical_or_kernel(OpCall& call) {
+  logical(call, [](bool x, bool y) { return x || y; });
+}
+void logical_xor_kernel(OpCall& call) {
+  logical(call, [](bool x, bool y) { return x != y; });
+}
 
 const KernelRegistrar reg_eq("eq", kCpu, eq_kernel, DTypeSet::all());
 const KernelRegistrar reg_ne("ne", kCpu, ne_kernel, DTypeSet::all());

@@ -14,11 +14,16 @@ namespace hearth::cpu {
 template <typename F>
 decltype(auto) visit_floating(DType t, F&& f) {
   switch (t) {
-    case DType::float32: return f(TypeTag<float>{});
-    case DType::float64: return f(TypeTag<double>{});
-    case DType::bfloat16: return f(TypeTag<BFloat16>{});
-    case DType::float16: return f(TypeTag<Half>{});
-    default: break;
+    case DType::float32:
+      return f(TypeTag<float>{});
+    case DType::float64:
+      return f(TypeTag<double>{});
+    case DType::bfloat16:
+      return f(TypeTag<BFloat16>{});
+    case DType::float16:
+      return f(TypeTag<Half>{});
+    default:
+      break;
   }
   HEARTH_THROW(TypeError, "[cpu] kernel called with non-floating dtype ", dtype_name(t));
 }
@@ -27,17 +32,19 @@ decltype(auto) visit_floating(DType t, F&& f) {
 template <typename F>
 decltype(auto) visit_numeric(DType t, F&& f) {
   switch (t) {
-    case DType::int64: return f(TypeTag<int64_t>{});
-    case DType::int32: return f(TypeTag<int32_t>{});
-    case DType::uint8: return f(TypeTag<uint8_t>{});
-    case DType::bool_: break;
-    default: return visit_floating(t, std::forward<F>(f));
+    case DType::int64:
+      return f(TypeTag<int64_t>{});
+    case DType::int32:
+      return f(TypeTag<int32_t>{});
+    case DType::uint8:
+      return f(TypeTag<uint8_t>{});
+    case DType::bool_:
+      break;
+    default:
+      return visit_floating(t, std::forward<F>(f));
   }
   HEARTH_THROW(TypeError, "[cpu] kernel called with dtype bool");
 }
-
-template <typename T>
-inline constexpr bool is_float_v = std::is_floating_point_v<compute_t<T>>;
 
 template <typename T>
 T wrapping_neg(T x) {
@@ -54,8 +61,10 @@ T wrapping_mul(T a, T b) {
 
 template <typename C>
 bool is_nan(C x) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(x);
-  else return false;
+  if constexpr (std::is_floating_point_v<C>)
+    return std::isnan(x);
+  else
+    return false;
 }
 
 }  // namespace hearth::cpu

@@ -34,8 +34,10 @@ void pow_kernel(OpCall& call) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     binary_loop<T, T, T>(out, call.in(0), call.in(1), [](T a, T b) {
-      if constexpr (std::is_integral_v<T>) return integer_pow(a, b);
-      else return static_cast<T>(std::pow(static_cast<C>(a), static_cast<C>(b)));
+      if constexpr (std::is_integral_v<T>)
+        return integer_pow(a, b);
+      else
+        return static_cast<T>(std::pow(static_cast<C>(a), static_cast<C>(b)));
     });
   });
 }

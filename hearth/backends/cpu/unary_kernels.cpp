@@ -23,12 +23,14 @@ void same_type_unary(OpCall& call, Visit visit, Make make) {
 
 template <typename Make>
 void numeric_unary(OpCall& call, Make make) {
-  same_type_unary(call, [](DType t, auto&& f) { visit_numeric(t, f); }, make);
+  same_type_unary(
+      call, [](DType t, auto&& f) { visit_numeric(t, f); }, make);
 }
 
 template <typename Make>
 void floating_unary(OpCall& call, Make make) {
-  same_type_unary(call, [](DType t, auto&& f) { visit_floating(t, f); }, make);
+  same_type_unary(
+      call, [](DType t, auto&& f) { visit_floating(t, f); }, make);
 }
 
 // out (bool) = pred(a) for any input dtype.
@@ -45,17 +47,22 @@ void predicate_unary(OpCall& call, Pred pred) {
 void neg_kernel(OpCall& call) {
   numeric_unary(call, [](auto tag) {
     using C = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<C>) return [](C x) { return wrapping_neg(x); };
-    else return [](C x) { return -x; };
+    if constexpr (std::is_integral_v<C>)
+      return [](C x) { return wrapping_neg(x); };
+    else
+      return [](C x) { return -x; };
   });
 }
 
 void abs_kernel(OpCall& call) {
   numeric_unary(call, [](auto tag) {
     using C = typename decltype(tag)::type;
-    if constexpr (std::is_unsigned_v<C>) return [](C x) { return x; };
-    else if constexpr (std::is_integral_v<C>) return [](C x) { return x < 0 ? wrapping_neg(x) : x; };
-    else return [](C x) { return std::abs(x); };
+    if constexpr (std::is_unsigned_v<C>)
+      return [](C x) { return x; };
+    else if constexpr (std::is_integral_v<C>)
+      return [](C x) { return x < 0 ? wrapping_neg(x) : x; };
+    else
+      return [](C x) { return std::abs(x); };
   });
 }
 
@@ -63,16 +70,20 @@ void abs_kernel(OpCall& call) {
 void sign_kernel(OpCall& call) {
   numeric_unary(call, [](auto tag) {
     using C = typename decltype(tag)::type;
-    if constexpr (std::is_unsigned_v<C>) return [](C x) { return static_cast<C>(x != 0); };
-    else return [](C x) { return static_cast<C>(static_cast<int>(C(0) < x) - static_cast<int>(x < C(0))); };
+    if constexpr (std::is_unsigned_v<C>)
+      return [](C x) { return static_cast<C>(x != 0); };
+    else
+      return [](C x) { return static_cast<C>(static_cast<int>(C(0) < x) - static_cast<int>(x < C(0))); };
   });
 }
 
 void square_kernel(OpCall& call) {
   numeric_unary(call, [](auto tag) {
     using C = typename decltype(tag)::type;
-    if constexpr (std::is_integral_v<C>) return [](C x) { return wrapping_mul(x, x); };
-    else return [](C x) { return x * x; };
+    if constexpr (std::is_integral_v<C>)
+      return [](C x) { return wrapping_mul(x, x); };
+    else
+      return [](C x) { return x * x; };
   });
 }
 
@@ -114,8 +125,10 @@ void isnan_kernel(OpCall& call) {
 
 void isfinite_kernel(OpCall& call) {
   predicate_unary(call, [](auto x) {
-    if constexpr (std::is_floating_point_v<decltype(x)>) return std::isfinite(x);
-    else return true;
+    if constexpr (std::is_floating_point_v<decltype(x)>)
+      return std::isfinite(x);
+    else
+      return true;
   });
 }
 

@@ -13,8 +13,7 @@ void where_kernel(OpCall& call) {
   const Tensor& out = call.out(0);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    ternary_loop<T, T, T, bool>(out, call.in(0), call.in(1), call.in(2),
-                                [](T a, T b, bool c) { return c ? a : b; });
+    ternary_loop<T, T, T, bool>(out, call.in(0), call.in(1), call.in(2), [](T a, T b, bool c) { return c ? a : b; });
   });
 }
 

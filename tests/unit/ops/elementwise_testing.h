@@ -2,12 +2,12 @@
 // references, float64 leaves (contiguous or transposed views) for gradcheck.
 #pragma once
 
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <functional>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/gradcheck.h"
 #include "hearth/ops/elementwise.h"

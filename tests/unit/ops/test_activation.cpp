@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/ops/elementwise_testing.h"
 
@@ -16,9 +16,7 @@ using test::values_near;
 
 double ref_sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
 double ref_gelu(double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); }
-double ref_gelu_tanh(double x) {
-  return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
-}
+double ref_gelu_tanh(double x) { return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x))); }
 
 std::vector<double> map_values(const std::vector<double>& x, double (*f)(double)) {
   std::vector<double> r;
@@ -100,10 +98,9 @@ TEST(Activation, HalfGradientsKeepTheDtype) {
 TEST(Activation, NonContiguousAndEmpty) {
   Tensor base = tensor(std::vector<double>{-1, 2, -3, 4, -5, 6}, {2, 3});
   EXPECT_TRUE(values_near(relu(transpose(base, 0, 1)), {0, 4, 2, 0, 0, 6}));
-  EXPECT_TRUE(values_near(sigmoid(transpose(base, 0, 1)),
-                          {ref_sigmoid(-1), ref_sigmoid(4), ref_sigmoid(2), ref_sigmoid(-5), ref_sigmoid(-3),
-                           ref_sigmoid(6)},
-                          1e-12));
+  EXPECT_TRUE(values_near(
+      sigmoid(transpose(base, 0, 1)),
+      {ref_sigmoid(-1), ref_sigmoid(4), ref_sigmoid(2), ref_sigmoid(-5), ref_sigmoid(-3), ref_sigmoid(6)}, 1e-12));
   for (Tensor y : {relu(zeros({0})), gelu(zeros({2, 0})), silu(zeros({0}))}) EXPECT_EQ(y.numel(), 0);
 }
 

@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/grad_mode.h"
 #include "tests/unit/ops/elementwise_testing.h"

@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/ops/elementwise_testing.h"
 
@@ -59,8 +59,8 @@ TEST(Compare, NaNComparesFalseExceptNe) {
 }
 
 TEST(Compare, EveryDtype) {
-  for (DType dt : {DType::float32, DType::float64, DType::bfloat16, DType::float16, DType::int64, DType::int32,
-                   DType::uint8}) {
+  for (DType dt :
+       {DType::float32, DType::float64, DType::bfloat16, DType::float16, DType::int64, DType::int32, DType::uint8}) {
     Tensor a = tensor({1.f, 2.f, 3.f}).to(dt);
     Tensor b = tensor({3.f, 2.f, 1.f}).to(dt);
     EXPECT_EQ(bools(lt(a, b)), (B{true, false, false})) << dtype_name(dt);

@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdint>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/grad_mode.h"
 #include "tests/unit/ops/elementwise_testing.h"

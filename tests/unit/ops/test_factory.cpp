@@ -1,6 +1,6 @@
-#include <gtest/gtest.h>
-
 #include <cstdint>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/ops/elementwise_testing.h"
 

@@ -1,10 +1,10 @@
 // Expected strings are PyTorch's printouts of the same tensors, with hearth's
 // spelling of dtypes ("float64", not "torch.float64") and node names.
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <sstream>
+
+#include <gtest/gtest.h>
 
 #include "tests/support/test_device.h"
 #include "tests/unit/ops/elementwise_testing.h"

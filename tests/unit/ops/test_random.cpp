@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdint>
+
+#include <gtest/gtest.h>
 
 #include "hearth/core/generator.h"
 #include "tests/unit/ops/elementwise_testing.h"

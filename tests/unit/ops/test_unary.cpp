@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <cstdint>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "tests/unit/ops/elementwise_testing.h"
 
@@ -69,7 +69,7 @@ TEST(Unary, IntegerInputsKeepTheirDtypeForExactOps) {
   EXPECT_EQ(abs(i32).dtype(), DType::int32);
   EXPECT_EQ(abs(i32).to_vector<int32_t>(), (std::vector<int32_t>{7, 2}));
   Tensor u = tensor(std::vector<uint8_t>{1, 0, 20});
-  EXPECT_EQ(neg(u).to_vector<uint8_t>(), (std::vector<uint8_t>{255, 0, 236}));  // wraps, as torch's uint8
+  EXPECT_EQ(neg(u).to_vector<uint8_t>(), (std::vector<uint8_t>{255, 0, 236}));   // wraps, as torch's uint8
   EXPECT_EQ(square(u).to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 144}));  // 400 mod 256
   EXPECT_EQ(sign(u).to_vector<uint8_t>(), (std::vector<uint8_t>{1, 0, 1}));
 }

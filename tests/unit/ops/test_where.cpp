@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/autograd/node.h"
