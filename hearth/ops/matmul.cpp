@@ -31,6 +31,9 @@ Tensor blas_operand(const Tensor& t) {
   return blas_operand(contiguous(t));
 }
 
+// Whether the matrices of 3-D `t` are stored transposed (column-major).
+bool column_major(const Tensor& t) { return t.stride(1) == 1 && t.stride(2) != 1 && t.size(1) > 1; }
+
 // out[i] = a[i] @ b[i] for a [B, M, K], b [B, K, N] (already validated).
 Tensor batched_product(const Tensor& a, const Tensor& b) {
   static OpHandle op = detail::op_handle("bmm");
@@ -45,8 +48,19 @@ Tensor batched_product(const Tensor& a, const Tensor& b) {
                      [sa = SavedTensor(a), sb = SavedTensor(b)](const BackwardContext& c) {
                        const Tensor& g = c.grad(0);
                        Tensor ga, gb;
-                       if (c.needs(0)) ga = batched_product(g, transpose(sb.unpack(c.name()), 1, 2));
-                       if (c.needs(1)) gb = batched_product(transpose(sa.unpack(c.name()), 1, 2), g);
+                       // Each gradient is produced in its operand's layout, so a
+                       // transposed operand (linear's weight) gets a gradient
+                       // that is contiguous once transposed back, not a copy.
+                       if (c.needs(0)) {
+                         const Tensor a = sa.unpack(c.name()), b = sb.unpack(c.name());
+                         ga = column_major(a) ? transpose(batched_product(b, transpose(g, 1, 2)), 1, 2)
+                                              : batched_product(g, transpose(b, 1, 2));
+                       }
+                       if (c.needs(1)) {
+                         const Tensor a = sa.unpack(c.name()), b = sb.unpack(c.name());
+                         gb = column_major(b) ? transpose(batched_product(transpose(g, 1, 2), a), 1, 2)
+                                              : batched_product(transpose(a, 1, 2), g);
+                       }
                        return std::vector<Tensor>{ga, gb};
                      });
   }

@@ -211,6 +211,17 @@ TEST(Matmul, GradOfBroadcastOperandIsSummed) {
   for (float v : a.grad().to_vector<float>()) EXPECT_FLOAT_EQ(v, 4.f);
 }
 
+TEST(Matmul, LinearWeightGradientMatchesReference) {
+  // x @ w^T multiplies by a transposed view, whose gradient is produced in the
+  // transposed layout (g^T @ x) and must come out as w's [out, in] gradient.
+  Tensor x = randn({3, 4}, DType::float64), w = randn({5, 4}, DType::float64).requires_grad_();
+  Tensor g = randn({3, 5}, DType::float64);
+  linear(x, w).backward(g);
+  EXPECT_TRUE(w.grad().is_contiguous());
+  Shape s;
+  expect_close(w.grad(), ref_matmul(g.t(), x, &s), 1e-12);
+}
+
 TEST(Matmul, BadInputs) {
   expect_message([] { matmul(randn({2, 3}), randn({4, 5})); }, {"[matmul]", "[2, 3]", "[4, 5]", "3", "4"});
   EXPECT_THROW(matmul(randn({2, 3}), randn({4, 5})), ShapeError);
