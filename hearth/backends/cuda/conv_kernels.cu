@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "hearth/backends/cuda/cudnn_util.h"
+#include "hearth/backends/cuda/loops.cuh"
 #include "hearth/backends/cuda/gemm.h"
 #include "hearth/core/env.h"
 #include "hearth/dispatch/registry.h"
@@ -195,17 +196,38 @@ void conv2d_backward_weight(OpCall& call) {
                                                     k.zero(x.dtype()), s.w.d, dw.data_ptr()));
 }
 
+// grad_bias[o] = sum of dy[:, o, :, :]. cuDNN's backward-bias rejects bfloat16,
+// so one block per channel reduces it here, accumulating in float (double for
+// float64), in a fixed order (deterministic).
+template <typename D>
+__global__ void bias_grad_kernel(const D* dy, D* db, int64_t n, int64_t channels, int64_t plane) {
+  using A = std::conditional_t<std::is_same_v<D, double>, double, float>;
+  __shared__ A partial[kThreads];
+  const int64_t o = blockIdx.x;
+  A acc = 0;
+  for (int64_t i = threadIdx.x; i < n * plane; i += blockDim.x) {
+    int64_t b = i / plane, p = i % plane;
+    acc += static_cast<A>(to_acc(dy[(b * channels + o) * plane + p]));
+  }
+  partial[threadIdx.x] = acc;
+  __syncthreads();
+  for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+    if (threadIdx.x < s) partial[threadIdx.x] += partial[threadIdx.x + s];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) db[o] = from_acc<D>(partial[0]);
+}
+
 void conv2d_backward_bias(OpCall& call) {
   const Tensor &dy = call.in(0), &db = call.out(0);
   const int device = db.device().index;
   activate(device);
-  cudnnHandle_t h = cudnn_handle(device);
-  TensorDesc y, b;
-  y.set(dy);
-  b.set_nchw(db.dtype(), 1, static_cast<int>(db.size(0)), 1, 1);
-  Scalars k;
-  HEARTH_CUDNN_CHECK(
-      cudnnConvolutionBackwardBias(h, k.one(dy.dtype()), y.d, dy.data_ptr(), k.zero(dy.dtype()), b.d, db.data_ptr()));
+  const int64_t n = dy.size(0), channels = dy.size(1), plane = dy.size(2) * dy.size(3);
+  HEARTH_CUDA_DISPATCH_FLOATING(dy.dtype(), "conv2d_backward_bias", [&] {
+    bias_grad_kernel<scalar_t><<<static_cast<unsigned>(channels), kThreads, 0, stream(device)>>>(
+        static_cast<const scalar_t*>(dy.data_ptr()), static_cast<scalar_t*>(db.data_ptr()), n, channels, plane);
+  });
+  HEARTH_CUDA_CHECK_LAUNCH();
 }
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
