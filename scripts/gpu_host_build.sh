@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds hearth on a GPU host that has the CUDA toolkit but none of the Debian
+# development packages: they come as .deb files in .deps/build/ (unpacked under
+# /tmp, never over /), cuDNN from the host's Python environment. The sources come
+# as .deps/src.tar.gz (git archive HEAD), so uncommitted edits stay out. Then it
+# runs the GPU tests and the unit tests, or the command given as arguments.
+# Logs go to $LOG_DIR.
+set -u
+LOG_DIR=${LOG_DIR:-/tmp/hearth-logs}
+mkdir -p "$LOG_DIR"
+SP=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.dirname(list(m.__path__)[0]))')
+mkdir -p /tmp/d /tmp/links /tmp/src
+for f in .deps/build/*.deb; do dpkg -x "$f" /tmp/d; done
+ln -sf "$SP/cudnn/lib/libcudnn.so.9" /tmp/links/libcudnn.so
+tar -xzf .deps/src.tar.gz -C /tmp/src
+cd /tmp/src && rm -rf build
+export LD_LIBRARY_PATH=/tmp/d/usr/lib/x86_64-linux-gnu/openblas-pthread:/tmp/d/usr/lib/x86_64-linux-gnu:$SP/cudnn/lib:$SP/nccl/lib:$SP/cu13/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEARTH_CUDA=ON \
+  -DCMAKE_PREFIX_PATH=/tmp/d/usr \
+  "-DCMAKE_LIBRARY_PATH=/tmp/d/usr/lib/x86_64-linux-gnu/openblas-pthread;/tmp/d/usr/lib/x86_64-linux-gnu;/tmp/links" \
+  -DCBLAS_INCLUDE_DIR=/tmp/d/usr/include/x86_64-linux-gnu/openblas-pthread \
+  -DCUDNN_LIBRARY=/tmp/links/libcudnn.so -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 -DZLIB_LIBRARY_RELEASE=/usr/lib/x86_64-linux-gnu/libz.so.1 -DZLIB_INCLUDE_DIR=/tmp/d/usr/include \
+  "-DCMAKE_CXX_FLAGS=-I$SP/cudnn/include" "-DCMAKE_CUDA_FLAGS=-I$SP/cudnn/include" > $LOG_DIR/configure.log 2>&1 || { tail -40 $LOG_DIR/configure.log; exit 1; }
+start=$SECONDS
+cmake --build build -j16 > $LOG_DIR/build.log 2>&1 || { grep -E "error|Error" -A5 $LOG_DIR/build.log | head -60; exit 1; }
+echo "build took $((SECONDS - start)) s"
+# With arguments: run them from the source root after the build (e.g. a
+# benchmark); without: the GPU tests and the unit tests.
+if [ $# -gt 0 ]; then
+  "$@"
+  exit $?
+fi
+./build/bin/hearth env
+./build/bin/hearth ops > "$LOG_DIR/ops.txt"
+./build/bin/hearth_gpu_tests 2>&1 | tee "$LOG_DIR/gpu_tests.log" | tail -150
+./build/bin/hearth_unit_tests --gtest_brief=1 2>&1 | tail -5
