@@ -4,14 +4,25 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <stdexcept>
 
 namespace hearth::cli {
 
 void add_ops_command(CLI::App& app);
 void add_env_command(CLI::App& app);
+void add_train_command(CLI::App& app);
+void add_eval_command(CLI::App& app);
 
 // Registers `fn` to run when `sub` is selected; it returns the exit code.
 void on_run(CLI::App* sub, std::function<int()> fn);
 int run_selected(CLI::App& app);
+
+// A bad flag or value: main prints the message on one line and exits with
+// kUsageExitCode, as for the parser's own errors.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+inline constexpr int kUsageExitCode = 2;
 
 }  // namespace hearth::cli

@@ -1,15 +1,52 @@
-// `hearth env`: what hearth sees on this machine: version, backends, devices.
+// `hearth env`: what a bug report needs: version, how hearth was built
+// (options, compiler, BLAS, CUDA/cuDNN), the devices it sees with their
+// memory, threads, and the fallback setting.
+#include <cblas.h>
+#include <omp.h>
+
 #include <iostream>
 
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
+#include "hearth/core/env.h"
 #include "hearth/dispatch/dispatch.h"
+#include "hearth/train/device_select.h"
+
+#ifndef HEARTH_BUILD_TYPE
+#define HEARTH_BUILD_TYPE "unknown"
+#endif
+#ifndef HEARTH_BUILD_CUDA
+#define HEARTH_BUILD_CUDA "unknown"
+#endif
+#ifndef HEARTH_BUILD_SANITIZE
+#define HEARTH_BUILD_SANITIZE 0
+#endif
 
 namespace hearth::cli {
 namespace {
 
+std::string compiler() {
+#if defined(__clang__)
+  return std::string("clang ") + __clang_version__;
+#elif defined(__GNUC__)
+  return std::string("g++ ") + __VERSION__;
+#else
+  return "unknown";
+#endif
+}
+
 int print_env() {
   std::cout << "hearth version: " << HEARTH_VERSION << "\n";
+  std::cout << "build: " << HEARTH_BUILD_TYPE << ", CUDA backend " << HEARTH_BUILD_CUDA << ", sanitizers "
+            << (HEARTH_BUILD_SANITIZE ? "on" : "off") << "\n";
+  std::cout << "compiler: " << compiler() << ", C++ " << __cplusplus << "\n";
+  std::cout << "BLAS: " << openblas_get_config() << "\n";
+  for (int i = 0; i < num_device_kinds(); ++i) {
+    DeviceKind k{static_cast<uint8_t>(i)};
+    if (!has_device_runtime(k) || k == kCpu) continue;
+    std::string v = device_runtime(k).version_info();
+    std::cout << device_kind_name(k) << ": " << (v.empty() ? "not built" : v) << "\n";
+  }
   for (int i = 0; i < num_device_kinds(); ++i) {
     DeviceKind k{static_cast<uint8_t>(i)};
     if (!has_device_runtime(k)) continue;
@@ -20,9 +57,13 @@ int print_env() {
       continue;
     }
     std::cout << rt.device_count() << " device(s)\n";
-    for (int d = 0; d < rt.device_count(); ++d) std::cout << "  " << Device(k, d).str() << " " << rt.device_name(d) << "\n";
+    for (int d = 0; d < rt.device_count(); ++d)
+      std::cout << "  " << (k == kCpu ? "cpu" : train::describe_device(Device(k, d))) << "\n";
   }
   std::cout << "device=auto resolves to: " << resolve_device("auto").str() << "\n";
+  std::string omp = env_string("OMP_NUM_THREADS");
+  std::cout << "threads: " << omp_get_max_threads() << " OpenMP (OMP_NUM_THREADS " << (omp.empty() ? "unset" : omp)
+            << "), " << omp_get_num_procs() << " processors\n";
   std::cout << "HEARTH_ENABLE_CPU_FALLBACK: " << (cpu_fallback_enabled() ? "on" : "off") << "\n";
   return 0;
 }
@@ -30,7 +71,7 @@ int print_env() {
 }  // namespace
 
 void add_env_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("env", "Print the version, backends and devices hearth sees");
+  auto* sub = app.add_subcommand("env", "Print what a bug report needs: version, build, devices, threads");
   on_run(sub, [] { return print_env(); });
 }
 

@@ -6,6 +6,16 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
 
+namespace {
+
+// "train" when a subcommand was being parsed, for the hint that follows an error.
+std::string selected_name(const CLI::App& app) {
+  for (const CLI::App* sub : app.get_subcommands()) return " " + sub->get_name();
+  return "";
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
   CLI::App app{"hearth: train deep-learning models on your GPU, or your CPU"};
   app.require_subcommand(0, 1);
@@ -13,10 +23,16 @@ int main(int argc, char** argv) {
   app.add_flag("--version", version, "Print the version and exit");
   hearth::cli::add_ops_command(app);
   hearth::cli::add_env_command(app);
+  hearth::cli::add_train_command(app);
+  hearth::cli::add_eval_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // One line naming the flag, then where to find what is allowed.
+    std::cerr << "hearth" << selected_name(app) << ": error: " << e.what() << " (see 'hearth" << selected_name(app)
+              << " --help')\n";
+    return hearth::cli::kUsageExitCode;
   }
   if (version) {
     std::cout << "hearth " << HEARTH_VERSION << "\n";
@@ -28,6 +44,9 @@ int main(int argc, char** argv) {
   }
   try {
     return hearth::cli::run_selected(app);
+  } catch (const hearth::cli::UsageError& e) {
+    std::cerr << "hearth" << selected_name(app) << ": error: " << e.what() << "\n";
+    return hearth::cli::kUsageExitCode;
   } catch (const hearth::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

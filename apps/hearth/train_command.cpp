@@ -1,0 +1,213 @@
+// `hearth train`: trains a model on a data set with the Trainer. Every
+// TrainingArguments field is a flag of the same name (generated from the
+// field table, so none can be forgotten); --config reads the same names from a
+// JSON file, and flags given on the command line win over it.
+#include <algorithm>
+#include <charconv>
+#include <chrono>
+#include <csignal>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "apps/hearth/commands.h"
+#include "apps/hearth/tasks.h"
+#include "hearth/core/errors.h"
+#include "hearth/core/generator.h"
+#include "hearth/dispatch/dispatch.h"
+#include "hearth/train/callbacks.h"
+#include "hearth/train/device_select.h"
+#include "hearth/train/progress.h"
+#include "hearth/train/trainer.h"
+
+namespace hearth::cli {
+namespace {
+
+using train::TrainingArguments;
+
+struct TrainFlags {
+  std::string model = "small_cnn";
+  std::string dataset = "fashion_mnist";
+  std::string data_dir;
+  std::string config;
+  bool cpu = false;
+  std::string max_train_samples = "-1";
+  std::string max_eval_samples = "-1";
+  std::string early_stopping_patience;
+  std::string early_stopping_threshold = "0";
+  // One slot and option per TrainingArguments field, by name.
+  std::map<std::string, std::string> values;
+  std::map<std::string, CLI::Option*> options;
+};
+
+void check_choice(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed) {
+  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end())
+    throw UsageError(flag + ": expected " + quoted_choices(allowed) + ", got \"" + value + "\"");
+}
+
+int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < min)
+    throw UsageError(flag + ": expected an integer >= " + std::to_string(min) + ", got \"" + text + "\"");
+  return v;
+}
+
+double parse_number_flag(const std::string& flag, const std::string& text) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !(v >= 0))
+    throw UsageError(flag + ": expected a number >= 0, got \"" + text + "\"");
+  return v;
+}
+
+// Defaults of the task, then the config file, then the flags.
+TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task) {
+  TrainingArguments args = default_arguments(task);
+  if (!f.config.empty()) {
+    std::ifstream in(f.config);
+    if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
+    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    if (j.is_discarded()) throw UsageError("--config: '" + f.config + "' is not valid JSON");
+    try {
+      args = TrainingArguments::from_json(j, f.config, args);
+    } catch (const ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
+    const CLI::Option* opt = f.options.at(field.name);
+    if (opt->count() == 0) continue;
+    std::string text = f.values.at(field.name);
+    // A bare boolean flag (--use_cpu) means true.
+    if (text.empty() && field.kind == train::TrainingArgumentField::Kind::boolean) text = "true";
+    try {
+      train::set_training_argument(args, field.name, text, "--" + field.name);
+    } catch (const ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (f.cpu) args.use_cpu = true;
+  try {
+    args.validate("command line");
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
+  return args;
+}
+
+std::string fmt_metric(double v) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(4) << v;
+  return os.str();
+}
+
+// The metrics of the last evaluation of the final model, if the log has them.
+std::optional<train::Metrics> final_eval_from_log(const train::TrainerState& state) {
+  for (auto it = state.log_history.rbegin(); it != state.log_history.rend(); ++it) {
+    if (!it->contains("eval_loss")) continue;
+    if (it->value("step", int64_t{-1}) != state.global_step) return std::nullopt;
+    train::Metrics m;
+    for (const auto& [k, v] : it->items())
+      if (k.rfind("eval_", 0) == 0 && v.is_number()) m[k] = v.get<double>();
+    return m;
+  }
+  return std::nullopt;
+}
+
+int run_train(const TrainFlags& f) {
+  const auto t0 = std::chrono::steady_clock::now();
+  check_choice("--model", f.model, model_names());
+  check_choice("--dataset", f.dataset, dataset_names());
+  const TaskConfig task = make_task(f.model, f.dataset);
+  TrainingArguments args = resolve_arguments(f, task);
+  const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
+  const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);
+  std::vector<train::CallbackPtr> callbacks;
+  if (!f.early_stopping_patience.empty()) {
+    int64_t patience = parse_int_flag("--early_stopping_patience", f.early_stopping_patience, 1);
+    double threshold = parse_number_flag("--early_stopping_threshold", f.early_stopping_threshold);
+    if (args.eval_strategy == "no")
+      throw UsageError("--early_stopping_patience: early stopping needs evaluations; set --eval_strategy steps or epoch");
+    callbacks.push_back(std::make_shared<train::EarlyStoppingCallback>(patience, threshold));
+  }
+  // The device before the data: an absent accelerator fails at once.
+  try {
+    train::select_device(args.device, args.use_cpu);
+  } catch (const DeviceError& e) {
+    throw UsageError(e.what());
+  }
+
+  manual_seed(static_cast<uint64_t>(args.seed));
+  std::shared_ptr<nn::Module> model = build_model(task);
+  std::string data_from;
+  auto train_set = load_split(task, /*train=*/true, f.data_dir, max_train, &data_from);
+  auto eval_set = load_split(task, /*train=*/false, f.data_dir, max_eval, nullptr);
+  int64_t num_params = 0;
+  for (const Tensor& p : model->parameters()) num_params += p.numel();
+  std::cout << "hearth: model " << task.model_type << " (" << num_params << " parameters); data " << task.dataset
+            << " from " << data_from << " (" << train_set->size() << " training, " << eval_set->size()
+            << " evaluation samples)\n";
+
+  train::TrainerOptions opts;
+  opts.console = &std::cout;
+  opts.checkpoint_extra_files = [task](const std::string& dir) { save_task_config(task, dir); };
+  train::Trainer trainer(model, args, train_set, eval_set, callbacks, opts);
+  train::TrainOutput out = trainer.train();
+  if (out.interrupted_by_signal != 0) return out.interrupted_by_signal == SIGINT ? 130 : 128 + out.interrupted_by_signal;
+
+  std::optional<train::Metrics> final_eval;
+  bool best_loaded = args.load_best_model_at_end && !out.best_checkpoint.empty() &&
+                     out.best_checkpoint != out.last_checkpoint;
+  if (!best_loaded) final_eval = final_eval_from_log(trainer.state());
+  if (!final_eval) final_eval = trainer.evaluate();
+
+  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << "\nhearth: finished " << out.global_step << " steps (" << std::fixed << std::setprecision(2)
+            << trainer.state().epoch << " epochs) in " << train::format_duration(wall) << " wall time on "
+            << trainer.device_choice().description << "\n";
+  std::cout << "  train_loss       " << fmt_metric(out.training_loss) << "\n";
+  for (const char* key : {"eval_loss", "eval_accuracy", "eval_f1"}) {
+    auto it = final_eval->find(key);
+    if (it != final_eval->end())
+      std::cout << "  " << std::left << std::setw(17) << key << fmt_metric(it->second) << "\n";
+  }
+  if (!out.stop_reason.empty()) std::cout << "  stopped early: " << out.stop_reason << "\n";
+  if (!out.last_checkpoint.empty()) std::cout << "  checkpoint:      " << out.last_checkpoint << "\n";
+  if (!out.best_checkpoint.empty() && out.best_checkpoint != out.last_checkpoint)
+    std::cout << "  best checkpoint: " << out.best_checkpoint << "\n";
+  if (args.writes_jsonl()) std::cout << "  metrics:         " << trainer.metrics_path() << "\n";
+  std::string fallback = fallback_report();
+  if (!fallback.empty()) std::cout << "hearth: these ops fell back to the CPU (slower):\n" << fallback;
+  return 0;
+}
+
+}  // namespace
+
+void add_train_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("train", "Train a model; every Hugging Face TrainingArguments name is a flag");
+  auto f = std::make_shared<TrainFlags>();
+  sub->add_option("--model", f->model, "model to train: " + quoted_choices(model_names()) + " (default small_cnn)");
+  sub->add_option("--dataset", f->dataset, "data set: " + quoted_choices(dataset_names()));
+  sub->add_option("--data_dir", f->data_dir, "directory of the data set's files (default: where Debian installs them)");
+  sub->add_option("--config", f->config, "JSON file of TrainingArguments names; flags override it");
+  sub->add_flag("--cpu", f->cpu, "train on the CPU (same as --use_cpu)");
+  sub->add_option("--max_train_samples", f->max_train_samples, "train on the first N samples only (-1: all)");
+  sub->add_option("--max_eval_samples", f->max_eval_samples, "evaluate on the first N samples only (-1: all)");
+  sub->add_option("--early_stopping_patience", f->early_stopping_patience,
+                  "stop after this many evaluations without improvement of metric_for_best_model");
+  sub->add_option("--early_stopping_threshold", f->early_stopping_threshold,
+                  "how much metric_for_best_model must improve to count (default 0)");
+  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
+    std::string& slot = f->values[field.name];
+    CLI::Option* opt = sub->add_option("--" + field.name, slot, field.help);
+    if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
+    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+    f->options[field.name] = opt;
+  }
+  on_run(sub, [f] { return run_train(*f); });
+}
+
+}  // namespace hearth::cli

@@ -1,0 +1,146 @@
+#include "hearth/train/checkpoint.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "hearth/core/errors.h"
+#include "hearth/io/atomic_file.h"
+#include "hearth/io/safetensors.h"
+
+namespace fs = std::filesystem;
+
+namespace hearth::train {
+namespace {
+
+using json = nlohmann::json;
+
+std::string join(const std::string& dir, const char* file) { return (fs::path(dir) / file).string(); }
+
+// The step of a directory named exactly "checkpoint-<digits>".
+std::optional<int64_t> checkpoint_step(const std::string& name) {
+  const std::string prefix = "checkpoint-";
+  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() || name.size() > prefix.size() + 18) return {};
+  std::string digits = name.substr(prefix.size());
+  if (digits.find_first_not_of("0123456789") != std::string::npos) return {};
+  return std::stoll(digits);
+}
+
+bool same_dir(const std::string& a, const std::string& b) {
+  if (a.empty() || b.empty()) return false;
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  return fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
+}
+
+}  // namespace
+
+std::string checkpoint_name(int64_t step) { return "checkpoint-" + std::to_string(step); }
+
+void save_checkpoint(const std::string& dir, const CheckpointContents& c) {
+  HEARTH_CHECK(c.model != nullptr, ValueError, "[checkpoint] ", dir, ": a checkpoint needs a model");
+  fs::path parent = fs::path(dir).parent_path();
+  if (!parent.empty()) fs::create_directories(parent);
+  io::write_directory_atomic(dir, [&](const std::string& tmp) {
+    io::save_safetensors(join(tmp, kModelFile), c.model->state_dict(), {{"format", "pt"}});
+    if (c.optimizer != nullptr) {
+      optim::OptimizerStateDict opt = c.optimizer->state_dict();
+      std::map<std::string, std::string> meta = {{"format", "pt"}, {"optimizer", opt.meta.dump()}};
+      if (c.scheduler != nullptr) meta["scheduler"] = c.scheduler->state_dict().dump();
+      io::save_safetensors(join(tmp, kOptimizerFile), opt.tensors, meta);
+    }
+    if (!c.trainer_state.is_null()) io::write_file_atomic(join(tmp, kTrainerStateFile), c.trainer_state.dump(2) + "\n");
+    if (c.args != nullptr) c.args->save(join(tmp, kTrainingArgsFile));
+    if (c.extra_files) c.extra_files(tmp);
+  });
+}
+
+void load_model_weights(const std::string& dir, nn::Module& model) {
+  std::string path = join(dir, kModelFile);
+  HEARTH_CHECK(fs::exists(path), IoError, "[checkpoint] ", dir, ": no ", kModelFile, " in this directory");
+  std::map<std::string, Tensor> tensors = io::load_safetensors(path);
+  model.load_state_dict(nn::StateDict(tensors.begin(), tensors.end()), /*strict=*/true);
+}
+
+void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, optim::LRScheduler* scheduler) {
+  std::string path = join(dir, kOptimizerFile);
+  HEARTH_CHECK(fs::exists(path), IoError, "[checkpoint] ", dir, ": no ", kOptimizerFile, " in this directory");
+  io::SafetensorsFile file(path);
+  auto meta_json = [&](const char* key) {
+    auto it = file.metadata().find(key);
+    HEARTH_CHECK(it != file.metadata().end(), IoError, "[checkpoint] ", path, ": the metadata has no '", key,
+                 "' entry");
+    json j = json::parse(it->second, nullptr, false);
+    HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": the '", key, "' metadata is not valid JSON");
+    return j;
+  };
+  optim::OptimizerStateDict state;
+  state.meta = meta_json("optimizer");
+  for (const std::string& name : file.names()) state.tensors[name] = file.get(name);
+  optimizer.load_state_dict(state);
+  if (scheduler != nullptr) scheduler->load_state_dict(meta_json("scheduler"));
+}
+
+json read_trainer_state(const std::string& dir) {
+  std::string path = join(dir, kTrainerStateFile);
+  std::ifstream in(path);
+  HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kTrainerStateFile);
+  json j = json::parse(in, nullptr, false);
+  HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": not valid JSON");
+  return j;
+}
+
+std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& output_dir) {
+  std::vector<std::pair<int64_t, std::string>> out;
+  std::error_code ec;
+  if (!fs::is_directory(output_dir, ec)) return out;
+  for (const auto& e : fs::directory_iterator(output_dir)) {
+    if (!e.is_directory()) continue;
+    if (auto step = checkpoint_step(e.path().filename().string())) out.emplace_back(*step, e.path().string());
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& output_dir) {
+  auto all = list_checkpoints(output_dir);
+  if (all.empty()) return std::nullopt;
+  return all.back().second;
+}
+
+std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir) {
+  if (spec == "latest") {
+    auto latest = latest_checkpoint(output_dir);
+    HEARTH_CHECK(latest.has_value(), ValueError, "[trainer] resume_from_checkpoint is \"latest\", but output_dir '",
+                 output_dir, "' holds no checkpoint-<step> directory");
+    return *latest;
+  }
+  HEARTH_CHECK(fs::is_directory(spec), ValueError, "[trainer] resume_from_checkpoint: '", spec,
+               "' is not a directory; expected a checkpoint-<step> directory or \"latest\"");
+  for (const char* f : {kModelFile, kOptimizerFile, kTrainerStateFile}) {
+    HEARTH_CHECK(fs::exists(join(spec, f)), ValueError, "[trainer] resume_from_checkpoint: '", spec,
+                 "' is not a complete checkpoint: ", f, " is missing");
+  }
+  return spec;
+}
+
+std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit, const std::string& keep) {
+  std::vector<std::string> deleted;
+  if (limit <= 0) return deleted;
+  auto all = list_checkpoints(output_dir);
+  int64_t allowed = limit;
+  auto best = std::find_if(all.begin(), all.end(), [&](const auto& c) { return same_dir(c.second, keep); });
+  if (best != all.end()) {
+    // The newest checkpoint is what resuming continues from, so it survives too.
+    if (limit == 1 && best + 1 != all.end()) allowed = 2;
+    std::rotate(best, best + 1, all.end());
+  }
+  int64_t excess = static_cast<int64_t>(all.size()) - allowed;
+  for (int64_t i = 0; i < excess; ++i) {
+    fs::remove_all(all[static_cast<size_t>(i)].second);
+    deleted.push_back(all[static_cast<size_t>(i)].second);
+  }
+  return deleted;
+}
+
+}  // namespace hearth::train

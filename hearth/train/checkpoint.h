@@ -1,0 +1,77 @@
+// Checkpoints laid out as Hugging Face's Trainer lays them out:
+//
+//   output_dir/checkpoint-<step>/
+//     model.safetensors      the model's state_dict (PyTorch key names)
+//     optimizer.safetensors  the optimizer's state tensors; its JSON state and
+//                            the scheduler's in the metadata ("optimizer", "scheduler")
+//     trainer_state.json     step, epoch, RNG, data position, best metric, log history
+//     training_args.json     the TrainingArguments of the run
+//     (and whatever extra files the caller writes, e.g. config.json)
+//
+// A checkpoint is built in a temporary directory and renamed into place
+// (hearth/io/atomic_file.h), so checkpoint-<step> either does not exist or is
+// complete: a crash or an exception mid-save leaves nothing that looks like one.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hearth/nn/module.h"
+#include "hearth/optim/lr_scheduler.h"
+#include "hearth/optim/optimizer.h"
+#include "hearth/train/training_arguments.h"
+
+namespace hearth::train {
+
+inline constexpr const char* kModelFile = "model.safetensors";
+inline constexpr const char* kOptimizerFile = "optimizer.safetensors";
+inline constexpr const char* kTrainerStateFile = "trainer_state.json";
+inline constexpr const char* kTrainingArgsFile = "training_args.json";
+
+// "checkpoint-<step>".
+std::string checkpoint_name(int64_t step);
+
+struct CheckpointContents {
+  const nn::Module* model = nullptr;          // required
+  const optim::Optimizer* optimizer = nullptr;  // optional, with its scheduler
+  const optim::LRScheduler* scheduler = nullptr;
+  nlohmann::json trainer_state;  // written when not null
+  const TrainingArguments* args = nullptr;
+  // Writes more files into the (temporary) checkpoint directory it is given.
+  std::function<void(const std::string& dir)> extra_files;
+};
+
+// Writes the checkpoint at `dir` atomically (replacing one already there).
+void save_checkpoint(const std::string& dir, const CheckpointContents& contents);
+
+// Loads model.safetensors into `model` (strict: every key must match).
+// IoError naming the file when it is missing or unreadable.
+void load_model_weights(const std::string& dir, nn::Module& model);
+// Restores the optimizer and, when given, the scheduler from optimizer.safetensors.
+void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, optim::LRScheduler* scheduler);
+// The parsed trainer_state.json.
+nlohmann::json read_trainer_state(const std::string& dir);
+
+// The checkpoint-<step> directories in `output_dir`, by increasing step
+// (temporary directories of unfinished saves are not listed).
+std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& output_dir);
+// The newest one, if any.
+std::optional<std::string> latest_checkpoint(const std::string& output_dir);
+// What resume_from_checkpoint names: "latest" (the newest in output_dir) or a
+// directory, which must hold a complete checkpoint. ValueError saying what is
+// there otherwise.
+std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir);
+
+// Deletes the oldest checkpoints so that at most `limit` remain, never
+// deleting `keep` (the best model's checkpoint; may be empty), which counts as
+// one of them. With limit 1 and a best that is not the newest, both stay: the
+// newest is what a resumed run continues from. Returns the directories deleted.
+std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit, const std::string& keep);
+
+}  // namespace hearth::train

@@ -1,0 +1,110 @@
+#include "hearth/train/device_select.h"
+
+#include <cstdio>
+#include <vector>
+
+#include "hearth/core/device_runtime.h"
+#include "hearth/core/env.h"
+#include "hearth/core/errors.h"
+
+namespace hearth::train {
+namespace {
+
+// Accelerator kinds device=auto may pick (test kinds declare a priority <= 0).
+std::vector<DeviceKind> accelerator_kinds() {
+  std::vector<DeviceKind> out;
+  for (int i = 0; i < num_device_kinds(); ++i) {
+    DeviceKind k{static_cast<uint8_t>(i)};
+    if (k == kCpu || !has_device_runtime(k)) continue;
+    if (device_runtime(k).auto_priority() > 0) out.push_back(k);
+  }
+  return out;
+}
+
+std::string gib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+std::string use_instead() { return ". Available: " + available_devices() + ". Use --device auto or --cpu."; }
+
+int local_rank() {
+  std::string v = env_string("LOCAL_RANK");
+  if (v.empty()) return 0;
+  bool digits = v.find_first_not_of("0123456789") == std::string::npos && v.size() < 6;
+  HEARTH_CHECK(digits, ValueError, "[trainer] LOCAL_RANK must be a non-negative integer, got '", v, "'");
+  return std::stoi(v);
+}
+
+}  // namespace
+
+std::string available_devices() {
+  std::string s = "cpu";
+  for (DeviceKind k : accelerator_kinds()) {
+    DeviceRuntime& rt = device_runtime(k);
+    if (!rt.is_available()) continue;
+    for (int d = 0; d < rt.device_count(); ++d) s += ", " + Device(k, d).str();
+  }
+  return s;
+}
+
+std::string no_accelerator_reason() {
+  std::string s;
+  for (DeviceKind k : accelerator_kinds()) {
+    DeviceRuntime& rt = device_runtime(k);
+    std::string why = rt.is_available() ? "no device found" : rt.unavailable_reason();
+    if (rt.is_available() && rt.device_count() > 0) continue;
+    s += (s.empty() ? "" : "; ") + device_kind_name(k) + ": " + why;
+  }
+  return s.empty() ? "hearth was built without an accelerator backend" : s;
+}
+
+std::string describe_device(const Device& device) {
+  if (device.is_cpu()) return "cpu";
+  DeviceRuntime& rt = device_runtime(device.kind);
+  std::string s = device.str() + " (" + rt.device_name(device.index);
+  try {
+    size_t free_b = 0, total_b = 0;
+    rt.memory_info(device.index, &free_b, &total_b);
+    if (total_b > 0) s += ", " + gib(free_b) + " free";
+  } catch (const Error&) {
+    // The name alone still identifies the device; memory is a courtesy.
+  }
+  return s + ")";
+}
+
+DeviceChoice select_device(const std::string& spec, bool use_cpu) {
+  if (use_cpu) return {Device(), "cpu (use_cpu is set)"};
+  if (spec.empty() || spec == "auto") {
+    Device d = resolve_device("auto");
+    if (d.is_cpu()) return {d, "cpu (no accelerator: " + no_accelerator_reason() + ")"};
+    int rank = local_rank();
+    int count = device_runtime(d.kind).device_count();
+    HEARTH_CHECK(rank < count, DeviceError, "[trainer] LOCAL_RANK is ", rank, " but only ", count, " ",
+                 device_kind_name(d.kind), " device(s) are visible", use_instead());
+    d.index = rank;
+    return {d, describe_device(d)};
+  }
+  Device d;
+  try {
+    d = Device::parse(spec);
+  } catch (const ValueError& e) {
+    HEARTH_THROW(DeviceError, "[trainer] device '", spec, "' is not a device: ", e.what(), use_instead());
+  }
+  if (d.is_cpu()) return {d, "cpu (device is cpu)"};
+  DeviceRuntime& rt = device_runtime(d.kind);
+  const std::string& kind = device_kind_name(d.kind);
+  if (!rt.is_available() || rt.device_count() == 0) {
+    std::string why = rt.is_available() ? "no " + kind + " device found" : rt.unavailable_reason();
+    while (!why.empty() && (why.back() == '.' || why.back() == ' ')) why.pop_back();
+    HEARTH_THROW(DeviceError, "[trainer] accelerator '", kind, "' is not available on this system (", why, ")",
+                 use_instead());
+  }
+  HEARTH_CHECK(d.index < rt.device_count(), DeviceError, "[trainer] device '", d.str(),
+               "' is not available on this system (", rt.device_count(), " ", kind, " device(s) visible)",
+               use_instead());
+  return {d, describe_device(d)};
+}
+
+}  // namespace hearth::train

@@ -1,0 +1,487 @@
+#include "hearth/train/trainer.h"
+
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iostream>
+#include <numeric>
+#include <sstream>
+
+#include "hearth/autograd/grad_mode.h"
+#include "hearth/core/errors.h"
+#include "hearth/core/generator.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/nn_functional.h"
+#include "hearth/optim/adam.h"
+#include "hearth/optim/clip_grad.h"
+#include "hearth/optim/sgd.h"
+#include "hearth/train/checkpoint.h"
+#include "hearth/train/metrics.h"
+#include "hearth/train/metrics_log.h"
+#include "hearth/train/progress.h"
+#include "hearth/train/signals.h"
+
+namespace fs = std::filesystem;
+
+namespace hearth::train {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+std::unique_ptr<optim::Optimizer> make_optimizer(const TrainingArguments& a, const std::vector<Tensor>& params) {
+  // PyTorch and Hugging Face practice: biases and normalisation weights (the
+  // 1-d parameters) are not decayed.
+  std::vector<Tensor> decay, no_decay;
+  for (const Tensor& p : params) (p.dim() >= 2 ? decay : no_decay).push_back(p);
+  std::vector<optim::ParamGroup> groups;
+  if (!decay.empty()) groups.push_back(optim::ParamGroup{decay, {}});
+  if (!no_decay.empty()) groups.push_back(optim::ParamGroup{no_decay, {{"weight_decay", 0.0}}});
+  if (a.optim == "sgd") {
+    return std::make_unique<optim::SGD>(
+        groups, optim::SGDOptions{.lr = a.learning_rate, .momentum = 0.9, .weight_decay = a.weight_decay});
+  }
+  if (a.optim == "adam") {
+    return std::make_unique<optim::Adam>(groups, optim::AdamOptions{.lr = a.learning_rate,
+                                                                     .beta1 = a.adam_beta1,
+                                                                     .beta2 = a.adam_beta2,
+                                                                     .eps = a.adam_epsilon,
+                                                                     .weight_decay = a.weight_decay});
+  }
+  return std::make_unique<optim::AdamW>(groups, optim::AdamWOptions{.lr = a.learning_rate,
+                                                                    .beta1 = a.adam_beta1,
+                                                                    .beta2 = a.adam_beta2,
+                                                                    .eps = a.adam_epsilon,
+                                                                    .weight_decay = a.weight_decay});
+}
+
+std::string optimizer_label(const std::string& optim) {
+  if (optim == "sgd") return "SGD (momentum 0.9)";
+  if (optim == "adam") return "Adam";
+  return "AdamW";
+}
+
+std::string num(double v) {
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
+                 std::shared_ptr<const data::Dataset> train_dataset, std::shared_ptr<const data::Dataset> eval_dataset,
+                 std::vector<CallbackPtr> callbacks, TrainerOptions options)
+    : model_(std::move(model)),
+      args_(std::move(args)),
+      train_dataset_(std::move(train_dataset)),
+      eval_dataset_(std::move(eval_dataset)),
+      options_(std::move(options)) {
+  HEARTH_CHECK(model_ != nullptr, ValueError, "[trainer] the model is null");
+  args_.validate("training arguments");
+  // Fails here, before any data is read, when the device cannot be used.
+  device_ = select_device(args_.device, args_.use_cpu);
+  model_->to(device_.device);
+  if (args_.writes_jsonl()) callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
+  if (options_.console != nullptr) {
+    bool bar = options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() &&
+                                              !args_.disable_tqdm);
+    progress_ = std::make_shared<ProgressCallback>(*options_.console, bar);
+    callbacks_.push_back(progress_);
+  }
+  for (CallbackPtr& cb : callbacks) add_callback(std::move(cb));
+}
+
+Trainer::~Trainer() = default;
+
+void Trainer::add_callback(CallbackPtr callback) {
+  HEARTH_CHECK(callback != nullptr, ValueError, "[trainer] a callback is null");
+  callbacks_.push_back(std::move(callback));
+}
+
+std::string Trainer::metrics_path() const { return (fs::path(args_.output_dir) / "metrics.jsonl").string(); }
+
+void Trainer::say(const std::string& line) {
+  if (options_.console == nullptr) return;
+  *options_.console << line << "\n";
+  options_.console->flush();
+}
+
+json Trainer::entry_at_step() const { return {{"epoch", state_.epoch}, {"step", state_.global_step}}; }
+
+void Trainer::log(json entry) {
+  state_.log_history.push_back(entry);
+  for (CallbackPtr& cb : callbacks_) cb->on_log(args_, state_, control_, entry);
+}
+
+// ---- setup -------------------------------------------------------------------
+
+void Trainer::setup_training() {
+  HEARTH_CHECK(train_dataset_ != nullptr, ValueError, "[trainer] train() needs a train_dataset");
+  HEARTH_CHECK(args_.eval_strategy == "no" || eval_dataset_ != nullptr, ValueError, "[trainer] eval_strategy is \"",
+               args_.eval_strategy, "\" but no eval_dataset was given; pass one or set eval_strategy to \"no\"");
+  params_.clear();
+  for (const Tensor& p : model_->parameters())
+    if (p.requires_grad()) params_.push_back(p);
+  HEARTH_CHECK(!params_.empty(), ValueError, "[trainer] the model has no parameters that require grad");
+
+  data::DataLoaderOptions lo;
+  lo.batch_size = args_.per_device_train_batch_size;
+  lo.shuffle = true;
+  lo.seed = static_cast<uint64_t>(args_.seed);
+  lo.drop_last = args_.dataloader_drop_last;
+  lo.num_workers = args_.dataloader_num_workers;
+  loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
+  const int64_t batches = loader_->num_batches();
+  HEARTH_CHECK(batches > 0, ValueError, "[trainer] the training set has ", train_dataset_->size(),
+               " samples: not one batch of ", args_.per_device_train_batch_size,
+               args_.dataloader_drop_last ? " (dataloader_drop_last is set)" : "");
+
+  const int64_t ga = args_.gradient_accumulation_steps;
+  state_ = TrainerState{};
+  state_.steps_per_epoch = (batches + ga - 1) / ga;
+  state_.max_steps = args_.max_steps > 0
+                         ? args_.max_steps
+                         : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
+                                                    args_.num_train_epochs * static_cast<double>(state_.steps_per_epoch))));
+  state_.num_train_epochs =
+      static_cast<double>(state_.max_steps) / static_cast<double>(state_.steps_per_epoch);
+  state_.train_batch_size = args_.per_device_train_batch_size * ga;
+  state_.logging_steps = args_.logging_steps;
+  state_.eval_steps = args_.effective_eval_steps();
+  state_.save_steps = args_.save_steps;
+
+  optimizer_ = make_optimizer(args_, params_);
+  const int64_t warmup = args_.warmup_steps > 0
+                             ? args_.warmup_steps
+                             : static_cast<int64_t>(std::ceil(args_.warmup_ratio * static_cast<double>(state_.max_steps)));
+  scheduler_ = optim::get_scheduler(args_.lr_scheduler_type, *optimizer_, warmup, state_.max_steps);
+
+  loss_window_ = Tensor();
+  window_count_ = 0;
+  grad_norm_ = Tensor();
+  last_checkpoint_.clear();
+  stop_signal_ = 0;
+  control_ = TrainerControl{};
+
+  std::ostringstream os;
+  os << "hearth: " << train_dataset_->size() << " training samples; " << state_.max_steps << " steps of "
+     << state_.train_batch_size << " samples (batch " << args_.per_device_train_batch_size << " x " << ga
+     << " accumulation), " << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim)
+     << " lr " << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, " << warmup
+     << " warm-up steps";
+  say(os.str());
+}
+
+void Trainer::prepare_output_dir() {
+  auto existing = list_checkpoints(args_.output_dir);
+  if (!existing.empty()) {
+    HEARTH_CHECK(args_.overwrite_output_dir, ValueError, "[trainer] output_dir '", args_.output_dir,
+                 "' already holds checkpoints (", fs::path(existing.front().second).filename().string(),
+                 existing.size() > 1 ? " ... " + fs::path(existing.back().second).filename().string() : "",
+                 "); pass --resume_from_checkpoint latest to continue that run, --overwrite_output_dir to replace "
+                 "it, or choose another --output_dir");
+    for (const auto& [step, dir] : existing) fs::remove_all(dir);
+  }
+  fs::create_directories(args_.output_dir);
+}
+
+void Trainer::resume(const std::string& dir) {
+  load_model_weights(dir, *model_);
+  load_optimizer_state(dir, *optimizer_, scheduler_.get());
+  TrainerState saved = TrainerState::from_json(read_trainer_state(dir), (fs::path(dir) / kTrainerStateFile).string());
+  // The schedule's length comes from this run's arguments; the progress from the checkpoint.
+  state_.global_step = saved.global_step;
+  state_.epoch = saved.epoch;
+  state_.best_metric = saved.best_metric;
+  state_.best_global_step = saved.best_global_step;
+  state_.best_model_checkpoint = saved.best_model_checkpoint;
+  state_.log_history = saved.log_history;
+  state_.loss_window = saved.loss_window;
+  state_.total_loss = saved.total_loss;
+  state_.stateful_callbacks = saved.stateful_callbacks;
+  default_generator().set_state(saved.rng_seed, saved.rng_offset);
+  loader_->load_state(saved.data_position);
+  for (CallbackPtr& cb : callbacks_)
+    if (saved.stateful_callbacks.contains(cb->name())) cb->load_state_dict(saved.stateful_callbacks[cb->name()]);
+  fs::create_directories(args_.output_dir);
+  last_checkpoint_ = dir;
+  std::ostringstream os;
+  os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch)
+     << ")";
+  say(os.str());
+}
+
+// ---- the loop ----------------------------------------------------------------
+
+TrainOutput Trainer::train() {
+  say("hearth: training on " + device_.description);
+  setup_training();
+  std::optional<StopSignalGuard> signals;
+  if (options_.handle_signals) signals.emplace();
+  if (args_.resume_from_checkpoint.has_value()) {
+    resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir));
+  } else {
+    prepare_output_dir();
+  }
+  start_step_ = state_.global_step;
+  last_log_step_ = last_eval_step_ = last_save_step_ = state_.global_step;
+  state_.is_training = true;
+  model_->train();
+  const auto t0 = Clock::now();
+  try {
+    for (CallbackPtr& cb : callbacks_) cb->on_train_begin(args_, state_, control_);
+    if (loader_->state().batches_yielded == 0)
+      for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
+    run_loop();
+    end_of_training();
+  } catch (...) {
+    state_.is_training = false;
+    if (progress_) progress_->close();
+    throw;
+  }
+  state_.is_training = false;
+
+  TrainOutput out;
+  out.global_step = state_.global_step;
+  out.training_loss = state_.global_step > 0 ? state_.total_loss / static_cast<double>(state_.global_step) : 0.0;
+  const double runtime = seconds_since(t0);
+  const double steps = static_cast<double>(state_.global_step - start_step_);
+  out.metrics = {{"train_runtime", runtime},
+                 {"train_samples_per_second", runtime > 0 ? steps * static_cast<double>(state_.train_batch_size) / runtime : 0.0},
+                 {"train_steps_per_second", runtime > 0 ? steps / runtime : 0.0},
+                 {"train_loss", out.training_loss},
+                 {"epoch", state_.epoch}};
+  if (stop_signal_ == 0) {
+    json summary = json(out.metrics);
+    summary["step"] = state_.global_step;
+    log(summary);
+  }
+  for (CallbackPtr& cb : callbacks_) cb->on_train_end(args_, state_, control_);
+  out.interrupted_by_signal = stop_signal_;
+  out.stop_reason = control_.stop_reason;
+  out.last_checkpoint = last_checkpoint_;
+  out.best_checkpoint = state_.best_model_checkpoint;
+  return out;
+}
+
+void Trainer::run_loop() {
+  const auto ga = static_cast<size_t>(args_.gradient_accumulation_steps);
+  while (state_.global_step < state_.max_steps) {
+    std::vector<data::Batch> group;
+    while (group.size() < ga) {
+      std::optional<data::Batch> b = loader_->next();
+      if (!b) break;
+      group.push_back(std::move(*b));
+    }
+    if (group.empty()) {
+      // The epoch ended at the previous step, whose epoch events already ran.
+      loader_->set_epoch(loader_->epoch() + 1);
+      for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
+      continue;
+    }
+    training_step(group);
+    after_step(loader_->state().batches_yielded >= loader_->num_batches());
+    if (stop_signal_ != 0 || control_.should_training_stop) break;
+  }
+}
+
+void Trainer::training_step(std::vector<data::Batch>& group) {
+  int64_t samples = 0;
+  for (const data::Batch& b : group) samples += b.at(data::field::kLabels).size(0);
+  Tensor step_loss;
+  for (const data::Batch& b : group) {
+    Tensor x = b.at(data::field::kPixelValues).to(device_.device);
+    Tensor y = b.at(data::field::kLabels).to(device_.device);
+    Tensor loss = cross_entropy(model_->forward(x), y);
+    // Each batch's mean weighted by its share of the step's samples: the sum
+    // of the scaled losses is the mean over all of them, as one large batch.
+    const int64_t n = y.size(0);
+    if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
+    loss.backward();
+    Tensor value = loss.detach();
+    step_loss = step_loss.defined() ? add(step_loss, value) : value;
+  }
+  grad_norm_ = args_.max_grad_norm > 0 ? optim::clip_grad_norm_(params_, args_.max_grad_norm) : Tensor();
+  optimizer_->step();
+  scheduler_->step();
+  optimizer_->zero_grad();
+
+  ++state_.global_step;
+  data::DataLoaderState pos = loader_->state();
+  state_.epoch = static_cast<double>(pos.epoch) +
+                 static_cast<double>(pos.batches_yielded) / static_cast<double>(loader_->num_batches());
+  state_.step_loss = step_loss;
+  record_step_loss(step_loss);
+}
+
+void Trainer::record_step_loss(const Tensor& loss) {
+  if (!loss_window_.defined() || loss_window_.dtype() != loss.dtype()) {
+    flush_loss_window();
+    loss_window_ = Tensor::empty({args_.logging_steps}, loss.dtype(), device_.device);
+  }
+  if (window_count_ == loss_window_.size(0)) flush_loss_window();
+  loss_window_.narrow(0, window_count_, 1).copy_(loss.reshape({1}));
+  ++window_count_;
+  // Reading a CPU tensor costs nothing, so a non-finite loss stops at once there.
+  if (device_.device.is_cpu()) flush_loss_window();
+}
+
+void Trainer::flush_loss_window() {
+  if (window_count_ == 0) return;
+  std::vector<double> values = loss_window_.narrow(0, 0, window_count_).to(DType::float64).cpu().to_vector<double>();
+  const int64_t first_step = state_.global_step - window_count_ + 1;
+  window_count_ = 0;
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (std::isfinite(values[i])) continue;
+    std::ostringstream os;
+    os << "[trainer] the loss is " << (std::isnan(values[i]) ? "nan" : "inf") << " at step "
+       << first_step + static_cast<int64_t>(i) << " (epoch " << num(state_.epoch)
+       << "); training stopped. Lower the learning_rate, clip gradients with max_grad_norm, or check the data for "
+          "non-finite values.";
+    if (!last_checkpoint_.empty()) os << " The last checkpoint is " << last_checkpoint_ << ".";
+    throw ValueError(os.str());
+  }
+  state_.loss_window.insert(state_.loss_window.end(), values.begin(), values.end());
+}
+
+void Trainer::log_training_loss() {
+  flush_loss_window();
+  last_log_step_ = state_.global_step;
+  if (state_.loss_window.empty()) return;
+  const double sum = std::accumulate(state_.loss_window.begin(), state_.loss_window.end(), 0.0);
+  json entry;
+  entry["loss"] = sum / static_cast<double>(state_.loss_window.size());
+  state_.total_loss += sum;
+  state_.loss_window.clear();
+  if (grad_norm_.defined()) entry["grad_norm"] = grad_norm_.item<double>();
+  entry["learning_rate"] = scheduler_->get_last_lr().at(0);
+  entry.update(entry_at_step());
+  log(std::move(entry));
+}
+
+void Trainer::after_step(bool epoch_done) {
+  for (CallbackPtr& cb : callbacks_) cb->on_step_end(args_, state_, control_);
+  const int64_t step = state_.global_step;
+  if (epoch_done)
+    for (CallbackPtr& cb : callbacks_) cb->on_epoch_end(args_, state_, control_);
+  if (control_.should_log || step % args_.logging_steps == 0) log_training_loss();
+  const bool eval = control_.should_evaluate ||
+                    (args_.eval_strategy == "steps" && step % args_.effective_eval_steps() == 0) ||
+                    (args_.eval_strategy == "epoch" && epoch_done);
+  if (eval) evaluate();
+  const bool save = control_.should_save || (args_.save_strategy == "steps" && step % args_.save_steps == 0) ||
+                    (args_.save_strategy == "epoch" && epoch_done);
+  if (save) save_checkpoint();
+  control_.should_log = control_.should_evaluate = control_.should_save = false;
+
+  if (options_.handle_signals && StopSignalGuard::pending() != 0) {
+    stop_signal_ = StopSignalGuard::pending();
+    if (last_save_step_ != step) save_checkpoint();
+  }
+}
+
+void Trainer::end_of_training() {
+  const int64_t step = state_.global_step;
+  if (stop_signal_ != 0) {
+    std::ostringstream os;
+    os << "hearth: stopped by " << signal_name(stop_signal_) << " at step " << step << "; saved " << last_checkpoint_
+       << ". Resume with the same command and --resume_from_checkpoint " << last_checkpoint_
+       << " (or --resume_from_checkpoint latest).";
+    if (progress_) progress_->close();
+    say(os.str());
+    return;
+  }
+  if (last_log_step_ != step) log_training_loss();
+  if (args_.eval_strategy != "no" && last_eval_step_ != step) evaluate();
+  if (args_.save_strategy != "no" && last_save_step_ != step) save_checkpoint();
+  if (!control_.stop_reason.empty()) say("hearth: " + control_.stop_reason);
+  if (args_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) {
+    load_model_weights(state_.best_model_checkpoint, *model_);
+    std::ostringstream os;
+    os << "hearth: loaded the best model (" << args_.best_metric_key() << " " << num(*state_.best_metric)
+       << " at step " << state_.best_global_step << ") from " << state_.best_model_checkpoint;
+    say(os.str());
+  }
+}
+
+// ---- evaluation and checkpoints ----------------------------------------------
+
+Metrics Trainer::evaluate() {
+  HEARTH_CHECK(eval_dataset_ != nullptr, ValueError, "[trainer] evaluate() needs an eval_dataset");
+  return evaluate(eval_dataset_);
+}
+
+Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, const std::string& prefix) {
+  HEARTH_CHECK(dataset != nullptr, ValueError, "[trainer] evaluate() was given a null dataset");
+  const bool was_training = model_->is_training();
+  model_->eval();
+  const auto t0 = Clock::now();
+  Metrics metrics;
+  {
+    NoGradGuard no_grad;
+    data::DataLoaderOptions lo;
+    lo.batch_size = args_.per_device_eval_batch_size;
+    lo.num_workers = args_.dataloader_num_workers;
+    data::DataLoader loader(dataset, lo);
+    ClassificationMetrics acc;
+    while (std::optional<data::Batch> b = loader.next()) {
+      Tensor x = b->at(data::field::kPixelValues).to(device_.device);
+      Tensor y = b->at(data::field::kLabels).to(device_.device);
+      acc.update(model_->forward(x), y);
+    }
+    metrics = acc.compute(prefix);
+    HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
+  }
+  model_->train(was_training);
+  const double runtime = seconds_since(t0);
+  metrics[prefix + "runtime"] = runtime;
+  metrics[prefix + "samples_per_second"] = runtime > 0 ? static_cast<double>(dataset->size()) / runtime : 0.0;
+
+  if (state_.is_training) {
+    last_eval_step_ = state_.global_step;
+    double value = best_model_metric(args_, metrics);
+    if (metric_improves(args_, value, state_.best_metric)) {
+      state_.best_metric = value;
+      state_.best_global_step = state_.global_step;
+    }
+  }
+  json entry(metrics);
+  entry.update(entry_at_step());
+  log(std::move(entry));
+  for (CallbackPtr& cb : callbacks_) cb->on_evaluate(args_, state_, control_, metrics);
+  return metrics;
+}
+
+std::string Trainer::save_checkpoint() {
+  const std::string dir = (fs::path(args_.output_dir) / checkpoint_name(state_.global_step)).string();
+  flush_loss_window();  // also refuses to save a run whose loss went non-finite
+  state_.rng_seed = default_generator().seed();
+  state_.rng_offset = default_generator().offset();
+  if (loader_) state_.data_position = loader_->state();
+  for (CallbackPtr& cb : callbacks_) {
+    json s = cb->state_dict();
+    if (!s.is_null()) state_.stateful_callbacks[cb->name()] = s;
+  }
+  if (state_.best_metric.has_value() && state_.best_global_step == state_.global_step)
+    state_.best_model_checkpoint = dir;
+  CheckpointContents contents;
+  contents.model = model_.get();
+  contents.optimizer = optimizer_.get();
+  contents.scheduler = scheduler_.get();
+  contents.trainer_state = state_.to_json();
+  contents.args = &args_;
+  contents.extra_files = options_.checkpoint_extra_files;
+  train::save_checkpoint(dir, contents);
+  last_save_step_ = state_.global_step;
+  last_checkpoint_ = dir;
+  if (args_.save_total_limit.has_value())
+    rotate_checkpoints(args_.output_dir, *args_.save_total_limit, state_.best_model_checkpoint);
+  for (CallbackPtr& cb : callbacks_) cb->on_save(args_, state_, control_, dir);
+  return dir;
+}
+
+}  // namespace hearth::train

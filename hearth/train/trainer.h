@@ -1,0 +1,148 @@
+// Trainer: the training loop of Hugging Face's Trainer for hearth models.
+//
+//   auto model = std::make_shared<nn::models::SmallCNN>();
+//   TrainingArguments args;
+//   args.output_dir = "runs/cnn";
+//   args.learning_rate = 1e-3;
+//   Trainer trainer(model, args, train_set, test_set);
+//   TrainOutput out = trainer.train();
+//   Metrics m = trainer.evaluate();
+//
+// The model is a Module whose single-tensor forward takes a batch's
+// "pixel_values" and returns logits [N, C]; the loss is the cross-entropy
+// against the batch's "labels". The Trainer picks the device
+// (hearth/train/device_select.h), moves the model there, builds AdamW (or the
+// optimizer args.optim names; biases and other 1-d parameters get no weight
+// decay) and the learning-rate schedule, and runs:
+//
+//   per optimizer step: gradient_accumulation_steps batches, each loss scaled
+//   by its share of the step's samples (so accumulation equals one large
+//   batch); clip to max_grad_norm; optimizer step; schedule step. Losses stay
+//   on the device until a logging step reads them (on the CPU, where reading
+//   costs nothing, every step is checked at once); a NaN or infinite loss
+//   stops training with an error naming the step.
+//   then, as args say: log, evaluate, save a checkpoint (hearth/train/checkpoint.h),
+//   and call the callbacks (hearth/train/callbacks.h).
+//
+// A SIGINT or SIGTERM makes the loop save a checkpoint after the current step
+// and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
+// restores weights, optimizer, schedule, RNG and data position, so the losses
+// that follow equal those of a run that was never interrupted.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "hearth/data/dataloader.h"
+#include "hearth/nn/module.h"
+#include "hearth/optim/lr_scheduler.h"
+#include "hearth/optim/optimizer.h"
+#include "hearth/train/callbacks.h"
+#include "hearth/train/device_select.h"
+#include "hearth/train/trainer_state.h"
+#include "hearth/train/training_arguments.h"
+
+namespace hearth::train {
+
+class ProgressCallback;
+
+struct TrainerOptions {
+  // The banner, progress and messages; nullptr keeps the Trainer silent.
+  std::ostream* console = nullptr;
+  // A bar redrawn in place rather than lines; default: the console is
+  // std::cout, stdout is a terminal and args.disable_tqdm is off.
+  std::optional<bool> progress_bar;
+  // Writes more files into each checkpoint directory (e.g. a model description).
+  std::function<void(const std::string& dir)> checkpoint_extra_files;
+  // Catch SIGINT/SIGTERM during train() to save and stop cleanly.
+  bool handle_signals = true;
+};
+
+struct TrainOutput {
+  int64_t global_step = 0;
+  double training_loss = 0.0;  // mean loss per optimizer step over the whole run
+  // train_runtime, train_samples_per_second, train_steps_per_second, train_loss, epoch.
+  Metrics metrics;
+  int interrupted_by_signal = 0;  // SIGINT or SIGTERM when a signal stopped training
+  std::string stop_reason;        // why a callback stopped training early, if one did
+  std::string last_checkpoint;    // the newest checkpoint of this run (empty if none)
+  std::string best_checkpoint;    // the best model's checkpoint (empty if none)
+};
+
+class Trainer {
+ public:
+  Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
+          std::shared_ptr<const data::Dataset> train_dataset,
+          std::shared_ptr<const data::Dataset> eval_dataset = nullptr, std::vector<CallbackPtr> callbacks = {},
+          TrainerOptions options = {});
+  ~Trainer();
+  Trainer(const Trainer&) = delete;
+  Trainer& operator=(const Trainer&) = delete;
+
+  // Trains from scratch, or from args.resume_from_checkpoint.
+  TrainOutput train();
+  // Loss and accuracy (and F1 for two classes) of the model on the eval
+  // dataset, keys prefixed "eval_"; logged and passed to on_evaluate.
+  Metrics evaluate();
+  Metrics evaluate(const std::shared_ptr<const data::Dataset>& dataset, const std::string& prefix = "eval_");
+  // Saves output_dir/checkpoint-<global_step> now; returns its path.
+  std::string save_checkpoint();
+
+  void add_callback(CallbackPtr callback);
+  const TrainingArguments& args() const { return args_; }
+  const DeviceChoice& device_choice() const { return device_; }
+  Device device() const { return device_.device; }
+  nn::Module& model() { return *model_; }
+  TrainerState& state() { return state_; }
+  const TrainerState& state() const { return state_; }
+  // Null until train() builds them.
+  optim::Optimizer* optimizer() { return optimizer_.get(); }
+  optim::LRScheduler* scheduler() { return scheduler_.get(); }
+  // Where metrics.jsonl goes (written only when args.report_to asks for it).
+  std::string metrics_path() const;
+
+ private:
+  void setup_training();
+  void prepare_output_dir();
+  void resume(const std::string& checkpoint);
+  void run_loop();
+  void training_step(std::vector<data::Batch>& group);
+  void after_step(bool epoch_done);
+  void end_of_training();
+  void record_step_loss(const Tensor& loss);
+  void flush_loss_window();
+  void log(nlohmann::json entry);
+  void log_training_loss();
+  void say(const std::string& line);
+  nlohmann::json entry_at_step() const;
+
+  std::shared_ptr<nn::Module> model_;
+  TrainingArguments args_;
+  std::shared_ptr<const data::Dataset> train_dataset_, eval_dataset_;
+  std::vector<CallbackPtr> callbacks_;
+  TrainerOptions options_;
+  std::shared_ptr<ProgressCallback> progress_;
+  DeviceChoice device_;
+
+  TrainerState state_;
+  TrainerControl control_;
+  std::unique_ptr<optim::Optimizer> optimizer_;
+  std::unique_ptr<optim::LRScheduler> scheduler_;
+  std::unique_ptr<data::DataLoader> loader_;
+  std::vector<Tensor> params_;
+
+  // Per-step losses since the last flush, on the device: [logging_steps].
+  Tensor loss_window_;
+  int64_t window_count_ = 0;
+  Tensor grad_norm_;
+  int64_t start_step_ = 0;
+  int64_t last_log_step_ = -1, last_eval_step_ = -1, last_save_step_ = -1;
+  std::string last_checkpoint_;
+  int stop_signal_ = 0;
+};
+
+}  // namespace hearth::train

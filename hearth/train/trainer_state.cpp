@@ -1,0 +1,80 @@
+#include "hearth/train/trainer_state.h"
+
+#include "hearth/core/errors.h"
+
+namespace hearth::train {
+namespace {
+
+using json = nlohmann::json;
+
+const json& field(const json& j, const char* name, const std::string& where) {
+  HEARTH_CHECK(j.contains(name), ValueError, "[trainer] ", where, ": field '", name, "' is missing");
+  return j.at(name);
+}
+
+template <typename T>
+T get(const json& j, const char* name, const std::string& where) {
+  const json& v = field(j, name, where);
+  try {
+    return v.get<T>();
+  } catch (const json::exception&) {
+    HEARTH_THROW(ValueError, "[trainer] ", where, ": field '", name, "' has the wrong type: ", v.dump());
+  }
+}
+
+}  // namespace
+
+nlohmann::json TrainerState::to_json() const {
+  json j;
+  j["global_step"] = global_step;
+  j["epoch"] = epoch;
+  j["max_steps"] = max_steps;
+  j["num_train_epochs"] = num_train_epochs;
+  j["steps_per_epoch"] = steps_per_epoch;
+  j["train_batch_size"] = train_batch_size;
+  j["logging_steps"] = logging_steps;
+  j["eval_steps"] = eval_steps;
+  j["save_steps"] = save_steps;
+  j["best_metric"] = best_metric.has_value() ? json(*best_metric) : json(nullptr);
+  j["best_global_step"] = best_global_step;
+  j["best_model_checkpoint"] = best_model_checkpoint.empty() ? json(nullptr) : json(best_model_checkpoint);
+  j["log_history"] = log_history;
+  j["rng_state"] = {{"seed", rng_seed}, {"offset", rng_offset}};
+  j["data_position"] = {{"epoch", data_position.epoch}, {"batches_yielded", data_position.batches_yielded}};
+  j["loss_window"] = loss_window;
+  j["total_loss"] = total_loss;
+  j["stateful_callbacks"] = stateful_callbacks;
+  return j;
+}
+
+TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string& where) {
+  HEARTH_CHECK(j.is_object(), ValueError, "[trainer] ", where, ": expected a JSON object, got ", j.type_name());
+  TrainerState s;
+  s.global_step = get<int64_t>(j, "global_step", where);
+  s.epoch = get<double>(j, "epoch", where);
+  s.max_steps = get<int64_t>(j, "max_steps", where);
+  s.num_train_epochs = get<double>(j, "num_train_epochs", where);
+  s.steps_per_epoch = get<int64_t>(j, "steps_per_epoch", where);
+  s.train_batch_size = get<int64_t>(j, "train_batch_size", where);
+  s.logging_steps = get<int64_t>(j, "logging_steps", where);
+  s.eval_steps = get<int64_t>(j, "eval_steps", where);
+  s.save_steps = get<int64_t>(j, "save_steps", where);
+  const json& best = field(j, "best_metric", where);
+  if (!best.is_null()) s.best_metric = get<double>(j, "best_metric", where);
+  s.best_global_step = get<int64_t>(j, "best_global_step", where);
+  const json& best_ckpt = field(j, "best_model_checkpoint", where);
+  if (!best_ckpt.is_null()) s.best_model_checkpoint = get<std::string>(j, "best_model_checkpoint", where);
+  s.log_history = get<std::vector<json>>(j, "log_history", where);
+  const json& rng = field(j, "rng_state", where);
+  s.rng_seed = get<uint64_t>(rng, "seed", where + " rng_state");
+  s.rng_offset = get<uint64_t>(rng, "offset", where + " rng_state");
+  const json& pos = field(j, "data_position", where);
+  s.data_position.epoch = get<int64_t>(pos, "epoch", where + " data_position");
+  s.data_position.batches_yielded = get<int64_t>(pos, "batches_yielded", where + " data_position");
+  s.loss_window = get<std::vector<double>>(j, "loss_window", where);
+  s.total_loss = get<double>(j, "total_loss", where);
+  s.stateful_callbacks = field(j, "stateful_callbacks", where);
+  return s;
+}
+
+}  // namespace hearth::train

@@ -1,0 +1,382 @@
+#include "hearth/train/training_arguments.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include "hearth/core/errors.h"
+#include "hearth/io/atomic_file.h"
+
+namespace hearth::train {
+namespace {
+
+using json = nlohmann::json;
+using Field = TrainingArgumentField;
+using Kind = TrainingArgumentField::Kind;
+
+[[noreturn]] void bad(const std::string& context, const std::string& expected, const json& got) {
+  HEARTH_THROW(ValueError, "[trainer] ", context, ": expected ", expected, ", got ", got.dump());
+}
+
+std::string quoted_list(const std::vector<std::string>& names) {
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) s += i + 1 == names.size() ? " or " : ", ";
+    s += "\"" + names[i] + "\"";
+  }
+  return s;
+}
+
+int64_t read_int(const json& v, int64_t min, const std::string& context) {
+  std::string expected = "an integer >= " + std::to_string(min);
+  if (!v.is_number_integer()) bad(context, expected, v);
+  if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) bad(context, expected, v);
+  int64_t x = v.get<int64_t>();
+  if (x < min) bad(context, expected, v);
+  return x;
+}
+
+double read_number(const json& v, double lo, double hi, bool hi_open, const std::string& context) {
+  std::ostringstream os;
+  if (std::isinf(hi)) {
+    os << "a number >= " << lo;
+  } else {
+    os << "a number in [" << lo << ", " << hi << (hi_open ? ")" : "]");
+  }
+  if (!v.is_number()) bad(context, os.str(), v);
+  double x = v.get<double>();
+  if (!std::isfinite(x) || x < lo || x > hi || (hi_open && x == hi)) bad(context, os.str(), v);
+  return x;
+}
+
+bool read_bool(const json& v, const std::string& context) {
+  if (!v.is_boolean()) bad(context, "true or false", v);
+  return v.get<bool>();
+}
+
+std::string read_string(const json& v, bool nonempty, const std::string& context) {
+  if (!v.is_string() || (nonempty && v.get<std::string>().empty())) bad(context, "a non-empty string", v);
+  return v.get<std::string>();
+}
+
+std::string read_choice(const json& v, const std::vector<std::string>& allowed, const std::string& context) {
+  if (!v.is_string() || std::find(allowed.begin(), allowed.end(), v.get<std::string>()) == allowed.end())
+    bad(context, "one of " + quoted_list(allowed), v);
+  return v.get<std::string>();
+}
+
+constexpr double kInf = HUGE_VAL;
+
+// ---- field builders: each ties a name to a member and its rule ----
+
+template <typename M>
+Field boolean(const char* name, M TrainingArguments::*m, const char* help) {
+  return {name, Kind::boolean, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+          [m](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_bool(v, c); }};
+}
+
+Field integer(const char* name, int64_t TrainingArguments::*m, int64_t min, const char* help) {
+  return {name, Kind::integer, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+          [m, min](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_int(v, min, c); }};
+}
+
+Field optional_integer(const char* name, std::optional<int64_t> TrainingArguments::*m, int64_t min,
+                       const char* help) {
+  return {name, Kind::integer, true, help,
+          [m](const TrainingArguments& a) { return (a.*m).has_value() ? json(*(a.*m)) : json(nullptr); },
+          [m, min](TrainingArguments& a, const json& v, const std::string& c) {
+            if (v.is_null()) {
+              a.*m = std::nullopt;
+            } else {
+              a.*m = read_int(v, min, c);
+            }
+          }};
+}
+
+Field number(const char* name, double TrainingArguments::*m, double lo, double hi, bool hi_open, const char* help) {
+  return {name, Kind::number, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+          [=](TrainingArguments& a, const json& v, const std::string& c) {
+            a.*m = read_number(v, lo, hi, hi_open, c);
+          }};
+}
+
+Field choice(const char* name, std::string TrainingArguments::*m, std::vector<std::string> allowed,
+             const char* help) {
+  return {name, Kind::string, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+          [m, allowed](TrainingArguments& a, const json& v, const std::string& c) {
+            a.*m = read_choice(v, allowed, c);
+          }};
+}
+
+Field string(const char* name, std::string TrainingArguments::*m, const char* help) {
+  return {name, Kind::string, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+          [m](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_string(v, true, c); }};
+}
+
+Field optional_string(const char* name, std::optional<std::string> TrainingArguments::*m, const char* help) {
+  return {name, Kind::string, true, help,
+          [m](const TrainingArguments& a) { return (a.*m).has_value() ? json(*(a.*m)) : json(nullptr); },
+          [m](TrainingArguments& a, const json& v, const std::string& c) {
+            if (v.is_null()) {
+              a.*m = std::nullopt;
+            } else {
+              a.*m = read_string(v, true, c);
+            }
+          }};
+}
+
+Field optional_boolean(const char* name, std::optional<bool> TrainingArguments::*m, const char* help) {
+  return {name, Kind::boolean, true, help,
+          [m](const TrainingArguments& a) { return (a.*m).has_value() ? json(*(a.*m)) : json(nullptr); },
+          [m](TrainingArguments& a, const json& v, const std::string& c) {
+            if (v.is_null()) {
+              a.*m = std::nullopt;
+            } else {
+              a.*m = read_bool(v, c);
+            }
+          }};
+}
+
+const std::vector<std::string> kReportTo = {"all", "jsonl", "none"};
+
+Field report_to() {
+  return {"report_to", Kind::string_list, false,
+          "where logs go besides the console: \"all\" or \"jsonl\" (output_dir/metrics.jsonl), or \"none\"",
+          [](const TrainingArguments& a) { return json(a.report_to); },
+          [](TrainingArguments& a, const json& v, const std::string& c) {
+            std::string expected = "one of " + quoted_list(kReportTo) + ", or a list of them";
+            std::vector<std::string> out;
+            if (v.is_string()) {
+              out.push_back(read_choice(v, kReportTo, c));
+            } else if (v.is_array() && !v.empty()) {
+              for (const json& e : v) {
+                if (!e.is_string() || std::find(kReportTo.begin(), kReportTo.end(), e.get<std::string>()) ==
+                                          kReportTo.end())
+                  bad(c, expected, v);
+                out.push_back(e.get<std::string>());
+              }
+            } else {
+              bad(c, expected, v);
+            }
+            a.report_to = std::move(out);
+          }};
+}
+
+std::vector<Field> make_fields() {
+  using A = TrainingArguments;
+  return {
+      string("output_dir", &A::output_dir, "where checkpoints, metrics.jsonl and the final model go"),
+      boolean("overwrite_output_dir", &A::overwrite_output_dir,
+              "train anew into an output_dir that holds checkpoints, deleting them"),
+      integer("per_device_train_batch_size", &A::per_device_train_batch_size, 1, "samples per training batch (>= 1)"),
+      integer("per_device_eval_batch_size", &A::per_device_eval_batch_size, 1,
+              "samples per evaluation batch (>= 1)"),
+      integer("gradient_accumulation_steps", &A::gradient_accumulation_steps, 1,
+              "batches whose gradients add up to one optimizer step (>= 1)"),
+      boolean("dataloader_drop_last", &A::dataloader_drop_last, "drop the last, smaller batch of each epoch"),
+      integer("dataloader_num_workers", &A::dataloader_num_workers, 0, "threads that build batches ahead (>= 0)"),
+      choice("optim", &A::optim, {"adamw_torch", "adam", "sgd"},
+             "optimizer: adamw_torch, adam or sgd (momentum 0.9)"),
+      number("learning_rate", &A::learning_rate, 0.0, kInf, false, "peak learning rate (>= 0)"),
+      number("weight_decay", &A::weight_decay, 0.0, kInf, false,
+             "weight decay (>= 0; not applied to biases and norm weights)"),
+      number("adam_beta1", &A::adam_beta1, 0.0, 1.0, true, "Adam's beta1, in [0, 1)"),
+      number("adam_beta2", &A::adam_beta2, 0.0, 1.0, true, "Adam's beta2, in [0, 1)"),
+      number("adam_epsilon", &A::adam_epsilon, 0.0, kInf, false, "Adam's epsilon (>= 0)"),
+      number("max_grad_norm", &A::max_grad_norm, 0.0, kInf, false, "clip the global gradient norm to this; 0: off"),
+      number("num_train_epochs", &A::num_train_epochs, 0.0, kInf, false,
+             "epochs to train (may be fractional); used when max_steps <= 0"),
+      integer("max_steps", &A::max_steps, -1, "optimizer steps to train; overrides num_train_epochs when > 0"),
+      choice("lr_scheduler_type", &A::lr_scheduler_type, {"linear", "cosine", "constant", "constant_with_warmup"},
+             "learning-rate schedule after warm-up: linear, cosine, constant, constant_with_warmup"),
+      integer("warmup_steps", &A::warmup_steps, 0, "linear warm-up steps; overrides warmup_ratio when > 0"),
+      number("warmup_ratio", &A::warmup_ratio, 0.0, 1.0, false, "warm-up as a fraction of the total steps, in [0, 1]"),
+      integer("seed", &A::seed, 0, "seed of the initialisation, dropout and data order (>= 0)"),
+      integer("logging_steps", &A::logging_steps, 1, "log the loss every this many optimizer steps (>= 1)"),
+      choice("eval_strategy", &A::eval_strategy, {"no", "steps", "epoch"}, "when to evaluate: no, steps, epoch"),
+      optional_integer("eval_steps", &A::eval_steps, 1, "evaluate every this many steps (default: logging_steps)"),
+      choice("save_strategy", &A::save_strategy, {"no", "steps", "epoch"},
+             "when to save a checkpoint: no, steps, epoch"),
+      integer("save_steps", &A::save_steps, 1, "save a checkpoint every this many steps (>= 1)"),
+      optional_integer("save_total_limit", &A::save_total_limit, 1,
+                       "keep at most this many checkpoints, never deleting the best (default: all)"),
+      boolean("load_best_model_at_end", &A::load_best_model_at_end,
+              "load the best checkpoint's weights when training ends"),
+      optional_string("metric_for_best_model", &A::metric_for_best_model,
+                      "metric that picks the best checkpoint: loss, accuracy, f1 (default: loss)"),
+      optional_boolean("greater_is_better", &A::greater_is_better,
+                       "whether a larger metric is better (default: false for losses, true otherwise)"),
+      optional_string("resume_from_checkpoint", &A::resume_from_checkpoint,
+                      "a checkpoint directory to continue from, or \"latest\""),
+      string("device", &A::device, "auto, cpu, cuda, cuda:N (auto: the best accelerator present, else the CPU)"),
+      boolean("use_cpu", &A::use_cpu, "train on the CPU whatever device says"),
+      choice("precision", &A::precision, {"fp32"}, "numeric precision of training: fp32"),
+      boolean("disable_tqdm", &A::disable_tqdm, "print plain periodic lines instead of a progress bar"),
+      report_to(),
+  };
+}
+
+bool ends_with(const std::string& s, const std::string& suffix) {
+  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// " (did you mean 'learning_rate'?)" for a near miss, else "".
+std::string suggestion(const std::string& name) {
+  const Field* best = nullptr;
+  size_t best_d = 4;
+  for (const Field& f : training_argument_fields()) {
+    size_t d = edit_distance(name, f.name);
+    if (d < best_d) {
+      best_d = d;
+      best = &f;
+    }
+  }
+  return best ? " (did you mean '" + best->name + "'?)" : "";
+}
+
+json text_to_json(const Field& f, const std::string& text) {
+  if (f.optional && (text == "none" || text == "null")) return nullptr;
+  switch (f.kind) {
+    case Kind::boolean: {
+      std::string t = text;
+      std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
+      if (t == "true" || t == "1" || t == "yes" || t == "on") return true;
+      if (t == "false" || t == "0" || t == "no" || t == "off") return false;
+      return text;
+    }
+    case Kind::integer: {
+      int64_t v = 0;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc() && end == text.data() + text.size()) return v;
+      return text;
+    }
+    case Kind::number: {
+      char* end = nullptr;
+      double v = std::strtod(text.c_str(), &end);
+      if (!text.empty() && end == text.c_str() + text.size()) return v;
+      return text;
+    }
+    case Kind::string: return text;
+    case Kind::string_list: {
+      json list = json::array();
+      std::stringstream ss(text);
+      std::string item;
+      while (std::getline(ss, item, ',')) list.push_back(item);
+      return list;
+    }
+  }
+  return text;
+}
+
+}  // namespace
+
+const std::vector<TrainingArgumentField>& training_argument_fields() {
+  static const std::vector<TrainingArgumentField> fields = make_fields();
+  return fields;
+}
+
+const TrainingArgumentField* find_training_argument_field(const std::string& name) {
+  for (const Field& f : training_argument_fields())
+    if (f.name == name) return &f;
+  return nullptr;
+}
+
+void set_training_argument(TrainingArguments& args, const std::string& name, const std::string& text,
+                           const std::string& context) {
+  const Field* f = find_training_argument_field(name);
+  HEARTH_CHECK(f != nullptr, ValueError, "[trainer] ", context, ": unknown training argument '", name, "'",
+               suggestion(name));
+  f->set(args, text_to_json(*f, text), context);
+}
+
+std::string TrainingArguments::best_metric_key() const {
+  std::string m = metric_for_best_model.value_or("loss");
+  return m.rfind("eval_", 0) == 0 ? m : "eval_" + m;
+}
+
+bool TrainingArguments::best_metric_greater_is_better() const {
+  return greater_is_better.value_or(!ends_with(best_metric_key(), "loss"));
+}
+
+bool TrainingArguments::writes_jsonl() const {
+  return std::find(report_to.begin(), report_to.end(), "all") != report_to.end() ||
+         std::find(report_to.begin(), report_to.end(), "jsonl") != report_to.end();
+}
+
+void TrainingArguments::validate(const std::string& where) const {
+  HEARTH_CHECK(max_steps > 0 || num_train_epochs > 0, ValueError, "[trainer] ", where,
+               ": nothing to train: max_steps is ", max_steps, " and num_train_epochs is ", num_train_epochs,
+               "; set one of them above 0");
+  if (load_best_model_at_end) {
+    HEARTH_CHECK(eval_strategy != "no", ValueError, "[trainer] ", where,
+                 ": load_best_model_at_end needs evaluations to pick the best model, but eval_strategy is \"no\"; "
+                 "set eval_strategy to \"steps\" or \"epoch\"");
+    HEARTH_CHECK(save_strategy == eval_strategy, ValueError, "[trainer] ", where,
+                 ": load_best_model_at_end needs save_strategy to match eval_strategy (so every evaluated model is "
+                 "saved), got save_strategy \"",
+                 save_strategy, "\" and eval_strategy \"", eval_strategy, "\"");
+    HEARTH_CHECK(eval_strategy != "steps" || save_steps % effective_eval_steps() == 0, ValueError, "[trainer] ",
+                 where, ": load_best_model_at_end needs save_steps to be a multiple of eval_steps, got save_steps ",
+                 save_steps, " and eval_steps ", effective_eval_steps());
+  }
+  HEARTH_CHECK(!(report_to.size() > 1 && std::find(report_to.begin(), report_to.end(), "none") != report_to.end()),
+               ValueError, "[trainer] ", where, ": field 'report_to': \"none\" cannot be combined with other values");
+}
+
+nlohmann::json TrainingArguments::to_json() const {
+  json j = json::object();
+  for (const Field& f : training_argument_fields()) j[f.name] = f.get(*this);
+  return j;
+}
+
+TrainingArguments TrainingArguments::from_json(const nlohmann::json& j, const std::string& where,
+                                               const TrainingArguments& base) {
+  HEARTH_CHECK(j.is_object(), ValueError, "[trainer] ", where, ": expected a JSON object of training arguments, got ",
+               j.type_name());
+  TrainingArguments args = base;
+  for (const auto& [key, value] : j.items()) {
+    const Field* f = find_training_argument_field(key);
+    HEARTH_CHECK(f != nullptr, ValueError, "[trainer] ", where, ": field '", key, "': expected a TrainingArguments ",
+                 "name", suggestion(key), ", got an unknown field");
+    f->set(args, value, where + ": field '" + key + "'");
+  }
+  return args;
+}
+
+TrainingArguments TrainingArguments::from_json(const nlohmann::json& j, const std::string& where) {
+  return from_json(j, where, TrainingArguments());
+}
+
+TrainingArguments TrainingArguments::load(const std::string& path) { return load(path, TrainingArguments()); }
+
+TrainingArguments TrainingArguments::load(const std::string& path, const TrainingArguments& base) {
+  std::ifstream in(path);
+  HEARTH_CHECK(in.good(), IoError, "[trainer] ", path, ": cannot open the training arguments file");
+  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  HEARTH_CHECK(!j.is_discarded(), ValueError, "[trainer] ", path, ": not valid JSON");
+  TrainingArguments args = from_json(j, path, base);
+  args.validate(path);
+  return args;
+}
+
+void TrainingArguments::save(const std::string& path) const { io::write_file_atomic(path, to_json().dump(2) + "\n"); }
+
+}  // namespace hearth::train

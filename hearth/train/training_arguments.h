@@ -1,0 +1,131 @@
+// TrainingArguments: everything that shapes a training run, under the names
+// Hugging Face's TrainingArguments uses, with its defaults, so a
+// training_args.json written by either reads the same way to a person.
+//
+// The fields are also described by a table (training_argument_fields()), from
+// which the JSON reader, the JSON writer and the `hearth train` flags are all
+// generated, so the three can never disagree. Every value is checked as it is
+// set; a bad one is a ValueError
+//   "[trainer] <where>: field '<name>': expected <what is allowed>, got <value>"
+// where <where> is the config file or the command-line flag it came from.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace hearth::train {
+
+struct TrainingArguments {
+  // Where checkpoints, metrics.jsonl and the final model go.
+  std::string output_dir = "trainer_output";
+  // Train anew into an output_dir that holds checkpoints, deleting them first.
+  bool overwrite_output_dir = false;
+
+  int64_t per_device_train_batch_size = 8;
+  int64_t per_device_eval_batch_size = 8;
+  // Samples per optimizer step = per_device_train_batch_size * gradient_accumulation_steps;
+  // the loss is normalised so that this equals one large batch.
+  int64_t gradient_accumulation_steps = 1;
+  bool dataloader_drop_last = false;
+  int64_t dataloader_num_workers = 0;
+
+  // Optimizer: "adamw_torch" (AdamW), "adam" or "sgd" (momentum 0.9).
+  std::string optim = "adamw_torch";
+  double learning_rate = 5e-5;
+  double weight_decay = 0.0;
+  double adam_beta1 = 0.9;
+  double adam_beta2 = 0.999;
+  double adam_epsilon = 1e-8;
+  // Clip the global gradient norm to this; 0 turns clipping off.
+  double max_grad_norm = 1.0;
+
+  // Length: max_steps (optimizer steps) when > 0, else num_train_epochs (may be fractional).
+  double num_train_epochs = 3.0;
+  int64_t max_steps = -1;
+  // "linear", "cosine", "constant", "constant_with_warmup".
+  std::string lr_scheduler_type = "linear";
+  // Warm-up length: warmup_steps when > 0, else warmup_ratio of the total steps.
+  int64_t warmup_steps = 0;
+  double warmup_ratio = 0.0;
+
+  int64_t seed = 42;
+  int64_t logging_steps = 500;
+  // "no", "steps" (every eval_steps) or "epoch".
+  std::string eval_strategy = "no";
+  std::optional<int64_t> eval_steps;  // unset: logging_steps
+  std::string save_strategy = "steps";
+  int64_t save_steps = 500;
+  std::optional<int64_t> save_total_limit;  // unset: keep every checkpoint
+  bool load_best_model_at_end = false;
+  // A metric of evaluate(), with or without the "eval_" prefix; unset: "loss".
+  std::optional<std::string> metric_for_best_model;
+  // Unset: false for metrics ending in "loss", true otherwise.
+  std::optional<bool> greater_is_better;
+  // A checkpoint directory, or "latest" (the newest checkpoint-N in output_dir).
+  std::optional<std::string> resume_from_checkpoint;
+
+  // "auto" (the best accelerator present, else the CPU), "cpu", "cuda", "cuda:1"...
+  std::string device = "auto";
+  // Forces the CPU whatever `device` says.
+  bool use_cpu = false;
+  // "fp32" (the only precision the Trainer runs today; mixed precision needs autocast).
+  std::string precision = "fp32";
+  // Plain periodic lines instead of a progress bar, even on a terminal.
+  bool disable_tqdm = false;
+  // Where logs go besides the console: "all" or "jsonl" (output_dir/metrics.jsonl), or "none".
+  std::vector<std::string> report_to = {"all"};
+
+  // ---- derived values ----
+  int64_t effective_eval_steps() const { return eval_steps.value_or(logging_steps); }
+  // The metric name as evaluate() reports it ("eval_loss").
+  std::string best_metric_key() const;
+  bool best_metric_greater_is_better() const;
+  bool writes_jsonl() const;
+
+  // Checks the combinations single fields cannot (load_best_model_at_end needs
+  // matching eval and save strategies, ...). `where` prefixes the message.
+  void validate(const std::string& where = "arguments") const;
+
+  nlohmann::json to_json() const;
+  // Starts from `base` (the defaults unless given) and sets each key of `j`
+  // (an object). Unknown keys and bad values throw ValueError naming `where`
+  // and the field.
+  static TrainingArguments from_json(const nlohmann::json& j, const std::string& where, const TrainingArguments& base);
+  static TrainingArguments from_json(const nlohmann::json& j, const std::string& where = "config");
+  // Reads a JSON file over `base` (IoError when it cannot be read, ValueError
+  // when it is not a JSON object or a field is bad), then validate()s.
+  static TrainingArguments load(const std::string& path, const TrainingArguments& base);
+  static TrainingArguments load(const std::string& path);
+  // Writes to_json() atomically, pretty-printed.
+  void save(const std::string& path) const;
+};
+
+// One field of TrainingArguments: how it reads, writes and describes itself.
+struct TrainingArgumentField {
+  enum class Kind { boolean, integer, number, string, string_list };
+  std::string name;
+  Kind kind;
+  bool optional;     // may be null (unset)
+  std::string help;  // one line, with what is allowed
+  std::function<nlohmann::json(const TrainingArguments&)> get;
+  // Throws ValueError "[trainer] <context>: expected ..., got ...", where
+  // context names the source and the field ("a.json: field 'seed'", "--seed").
+  std::function<void(TrainingArguments&, const nlohmann::json&, const std::string& context)> set;
+};
+
+const std::vector<TrainingArgumentField>& training_argument_fields();
+// The field named `name`, or nullptr.
+const TrainingArgumentField* find_training_argument_field(const std::string& name);
+
+// Sets one field from command-line text (booleans take true/false/1/0/yes/no;
+// optional fields take "none" to unset). `context` names the source in
+// messages ("--seed"). Unknown names throw ValueError.
+void set_training_argument(TrainingArguments& args, const std::string& name, const std::string& text,
+                           const std::string& context);
+
+}  // namespace hearth::train
