@@ -43,10 +43,14 @@
 //                         outputs {grad_input [M, C] (T)}: -grad_loss * w[t] at t, zero elsewhere  NllLossAttrs
 //     Targets outside [0, C) other than ignore_index raise ValueError naming the
 //     value and C (the CPU kernels throw; data-dependent, so the ops layer cannot).
+//     Device kernels cannot raise without synchronising the host: they write NaN
+//     loss and target_weight for such a row, and a zero gradient row.
 //
 //   embedding             inputs {weight [V, D], indices [K] int64|int32} outputs {out [K, D]}
 //                         (dispatch key: weight's dtype, any). Indices outside [0, V)
-//                         raise ValueError naming the index and V.
+//                         raise ValueError naming the index and V (device kernels
+//                         write NaN rows, zero for integer tables, and drop their
+//                         gradient instead).
 //   embedding_backward    inputs {grad_out [K, D], indices [K]} outputs {grad_weight [V, D]}  EmbeddingAttrs
 //                         grad_weight[v] = sum of grad_out rows whose index is v; the
 //                         padding_idx row stays zero. The kernel writes every element.

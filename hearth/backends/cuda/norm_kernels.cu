@@ -1,0 +1,508 @@
+// Batch norm and layer norm on CUDA (contracts in hearth/dispatch/schemas/nn.h).
+//
+// Batch norm uses our own fused per-channel kernels, not cuDNN: cuDNN 9's
+// batch-norm entry points (cudnnBatchNormalizationForwardTraining and friends)
+// are deprecated, and they want weight, bias and running statistics all
+// present and all in float (double for float64 input), so optional affine
+// parameters and bfloat16/float16 parameters beside half activations would need
+// extra copies. Ours take every dtype combination the schema allows, update the
+// running statistics exactly as the CPU and PyTorch do (unbiased variance,
+// r = (1 - momentum) r + momentum batch) and sum in a fixed order, so results do
+// not change from run to run.
+//
+// Batch norm: a partial-sum kernel splits each channel's N x S elements between
+// blocks (shifted sums: x minus the channel's first element, so a large mean
+// does not swamp the variance), a per-channel kernel merges the partials in
+// double and turns them into mean, invstd, running statistics and an affine
+// map, and a row kernel applies it. Backward reuses the same partial-sum kernel
+// for sum(g) and sum(g (x - mean)).
+//
+// Layer norm: a group of threads per row keeps the row in registers (one read,
+// one write) with an exact two-pass variance; weight and bias gradients are
+// column sums over fixed row chunks, then summed in order.
+#include "hearth/backends/cuda/nn_util.cuh"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/nn.h"
+
+namespace hearth::cuda {
+namespace {
+
+using namespace nn;
+
+DeviceKind cuda_kind() { return register_device_kind("cuda"); }
+
+// ---- per-channel partial sums over x [N, C, S] (and a second tensor of that shape) ----
+
+// Sums of (x - pivot) and (x - pivot)^2, the pivot being the channel's first element.
+template <typename D>
+struct StatsTerms {
+  static constexpr bool kTwoInputs = false;
+  const D* x;
+  int64_t S;
+  __device__ acc_t<D> center(int64_t c) const { return to_acc(x[c * S]); }
+  __device__ void add(acc_t<D> ctr, acc_t<D> xv, acc_t<D>, acc_t<D>& s0, acc_t<D>& s1) const {
+    const acc_t<D> d = xv - ctr;
+    s0 += d;
+    s1 += d * d;
+  }
+};
+
+// Sums of g and g * (x - mean).
+template <typename D>
+struct GradTerms {
+  static constexpr bool kTwoInputs = true;
+  const acc_t<D>* mean;
+  __device__ acc_t<D> center(int64_t c) const { return mean[c]; }
+  __device__ void add(acc_t<D> ctr, acc_t<D> gv, acc_t<D> xv, acc_t<D>& s0, acc_t<D>& s1) const {
+    s0 += gv;
+    s1 += gv * (xv - ctr);
+  }
+};
+
+// S > 1. Block (split, channel) walks its units (row n, tile of S) with blockDim.x
+// threads along S and blockDim.y units at a time. Partials are [2][C][splits].
+template <typename D, typename Terms>
+__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, int64_t N, int64_t C,
+                                        int64_t S, int64_t tile, int64_t tiles, Terms terms, acc_t<D>* partials) {
+  using A = acc_t<D>;
+  __shared__ A smem[64];
+  const int64_t splits = gridDim.x, units = N * tiles;
+  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
+    const A ctr = terms.center(c);
+    A s[2] = {0, 0};
+    for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; u < units;
+         u += splits * blockDim.y) {
+      const int64_t n = u / tiles, i0 = (u % tiles) * tile;
+      const int64_t i1 = i0 + tile < S ? i0 + tile : S;
+      const int64_t row = (n * C + c) * S;
+      for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
+        const A bv = Terms::kTwoInputs ? to_acc(b[row + i]) : A(0);
+        terms.add(ctr, to_acc(a[row + i]), bv, s[0], s[1]);
+      }
+    }
+    block_reduce<2>(s, SumOp{}, smem);
+    if (threadIdx.x == 0 && threadIdx.y == 0) {
+      partials[c * splits + blockIdx.x] = s[0];
+      partials[(C + c) * splits + blockIdx.x] = s[1];
+    }
+  }
+}
+
+// S == 1 ([N, C] input): 32 adjacent channels per block, coalesced along C;
+// blockDim.y rows at a time, split over gridDim.y.
+template <typename D, typename Terms>
+__global__ void column_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, int64_t N, int64_t C,
+                                       Terms terms, acc_t<D>* partials) {
+  using A = acc_t<D>;
+  __shared__ A smem[256];
+  const int64_t splits = gridDim.y;
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  A s0 = 0, s1 = 0;
+  if (c < C) {
+    const A ctr = terms.center(c);
+    for (int64_t n = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; n < N; n += splits * blockDim.y) {
+      const A bv = Terms::kTwoInputs ? to_acc(b[n * C + c]) : A(0);
+      terms.add(ctr, to_acc(a[n * C + c]), bv, s0, s1);
+    }
+  }
+  s0 = column_reduce(s0, SumOp{}, smem);
+  s1 = column_reduce(s1, SumOp{}, smem);
+  if (threadIdx.y == 0 && c < C) {
+    partials[c * splits + blockIdx.y] = s0;
+    partials[(C + c) * splits + blockIdx.y] = s1;
+  }
+}
+
+// Launches the partial sums; returns the partials tensor [2, C, splits] (splits = size(2)).
+template <typename D, typename Terms>
+Tensor channel_partials(const D* a, const D* b, int64_t N, int64_t C, int64_t S, Terms terms, DType acc_dtype,
+                        Device dev, cudaStream_t s) {
+  const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
+  Tensor partials;
+  if (S == 1) {
+    const dim3 block(32, 8);
+    const int64_t col_tiles = (C + 31) / 32;
+    const int64_t max_splits = std::max<int64_t>(1, std::min<int64_t>((N + 7) / 8, 65535));
+    const int64_t splits = std::clamp<int64_t>((target_blocks + col_tiles - 1) / col_tiles, 1, max_splits);
+    partials = Tensor::empty({2, C, splits}, acc_dtype, dev);
+    column_partials_kernel<D, Terms><<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(splits)), block, 0,
+                                       s>>>(a, b, N, C, terms, static_cast<acc_t<D>*>(partials.data_ptr()));
+  } else {
+    const int bx = std::min(pow2_at_least(S), 256), by = 256 / bx;
+    // Rows are cut into tiles only when there are too few rows to share out.
+    const int64_t per_channel = std::max<int64_t>(1, (target_blocks + C - 1) / C);
+    const int64_t max_tiles = (S + bx - 1) / bx;
+    int64_t tiles = std::clamp<int64_t>((per_channel * by + N - 1) / std::max<int64_t>(N, 1), 1, max_tiles);
+    const int64_t tile = ((S + tiles - 1) / tiles + bx - 1) / bx * bx;
+    tiles = (S + tile - 1) / tile;
+    const int64_t units = N * tiles;
+    const int64_t splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
+    partials = Tensor::empty({2, C, splits}, acc_dtype, dev);
+    const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
+    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, N, C, S, tile, tiles, terms,
+                                                                    static_cast<acc_t<D>*>(partials.data_ptr()));
+  }
+  HEARTH_CUDA_CHECK_LAUNCH();
+  return partials;
+}
+
+__device__ inline void sum_partials(const float* p, int64_t c, int64_t C, int64_t splits, double& s0, double& s1) {
+  for (int64_t k = 0; k < splits; ++k) {
+    s0 += p[c * splits + k];
+    s1 += p[(C + c) * splits + k];
+  }
+}
+__device__ inline void sum_partials(const double* p, int64_t c, int64_t C, int64_t splits, double& s0, double& s1) {
+  for (int64_t k = 0; k < splits; ++k) {
+    s0 += p[c * splits + k];
+    s1 += p[(C + c) * splits + k];
+  }
+}
+
+struct BnFinalizeArgs {
+  int64_t C, S, splits;
+  double count, momentum, eps;
+  bool training;
+};
+
+// Per channel: batch (or running) statistics, running-statistic update, and the
+// affine map y = x * scale + shift, all in double.
+template <typename D>
+__global__ void batch_norm_finalize_kernel(const acc_t<D>* __restrict__ partials, const D* __restrict__ x,
+                                           BnFinalizeArgs a, Param<D> rm, Param<D> rv, Param<D> w, Param<D> b,
+                                           acc_t<D>* mean_out, acc_t<D>* invstd_out, acc_t<D>* affine) {
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < a.C;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double mean, invstd;
+    if (a.training) {
+      double s0 = 0, s1 = 0;
+      sum_partials(partials, c, a.C, a.splits, s0, s1);
+      const double shift = s0 / a.count;
+      const double var = fmax(s1 / a.count - shift * shift, 0.0);
+      mean = static_cast<double>(to_acc(x[c * a.S])) + shift;
+      invstd = 1.0 / sqrt(var + a.eps);
+      if (rm.p) rm.set(c, (1.0 - a.momentum) * static_cast<double>(rm.get(c, 0)) + a.momentum * mean);
+      if (rv.p)
+        rv.set(c, (1.0 - a.momentum) * static_cast<double>(rv.get(c, 0)) + a.momentum * var * a.count / (a.count - 1));
+    } else {
+      mean = static_cast<double>(rm.get(c, 0));
+      invstd = 1.0 / sqrt(static_cast<double>(rv.get(c, 0)) + a.eps);
+    }
+    mean_out[c] = static_cast<acc_t<D>>(mean);
+    invstd_out[c] = static_cast<acc_t<D>>(invstd);
+    const double scale = invstd * static_cast<double>(w.get(c, 1));
+    affine[c] = static_cast<acc_t<D>>(scale);
+    affine[a.C + c] = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - mean * scale);
+  }
+}
+
+// y = x * affine[c] + affine[C + c] over rows (n, c) of S elements.
+template <typename D, int VEC>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    batch_norm_apply_kernel(const D* __restrict__ x, D* __restrict__ y, const acc_t<D>* __restrict__ affine,
+                            int64_t R, int64_t C, int64_t S, int tpr) {
+  using A = acc_t<D>;
+  const GroupPos gp = group_pos(tpr);
+  const int rows_per_block = blockDim.x / tpr;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; row < R;
+       row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+    const int64_t c = row % C;
+    const A scale = affine[c], shift = affine[C + c];
+    const D* src[1] = {x + row * S};
+    Rows<D, VEC, false, 1> r(src, S, gp.t, tpr, true);
+    r.store(y + row * S, [&](int64_t, A(&v)[1]) { return v[0] * scale + shift; });
+  }
+}
+
+// Per channel: grad_weight, grad_bias and the map grad_x = k g + b (x - mean) + d,
+// stored as coef[0..3][C] = k, b, mean, d.
+template <typename D>
+__global__ void batch_norm_grad_finalize_kernel(const acc_t<D>* __restrict__ partials, int64_t splits, int64_t C,
+                                                double count, bool training, const acc_t<D>* __restrict__ mean,
+                                                const acc_t<D>* __restrict__ invstd, Param<D> w, Param<D> gw,
+                                                Param<D> gb, acc_t<D>* coef) {
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double sg = 0, sgx = 0;
+    if (partials) sum_partials(partials, c, C, splits, sg, sgx);
+    const double is = static_cast<double>(invstd[c]);
+    const double sum_gxhat = sgx * is;
+    if (gw.p) gw.set(c, sum_gxhat);
+    if (gb.p) gb.set(c, sg);
+    if (!coef) continue;
+    const double k = is * static_cast<double>(w.get(c, 1));
+    const double mg = training ? sg / count : 0.0, mgx = training ? sum_gxhat / count : 0.0;
+    coef[c] = static_cast<acc_t<D>>(k);
+    coef[C + c] = static_cast<acc_t<D>>(-k * is * mgx);
+    coef[2 * C + c] = mean[c];
+    coef[3 * C + c] = static_cast<acc_t<D>>(-k * mg);
+  }
+}
+
+template <typename D, int VEC>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, D* __restrict__ gx,
+                                 const acc_t<D>* __restrict__ coef, int64_t R, int64_t C, int64_t S, int tpr) {
+  using A = acc_t<D>;
+  const GroupPos gp = group_pos(tpr);
+  const int rows_per_block = blockDim.x / tpr;
+  for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; row < R;
+       row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+    const int64_t c = row % C;
+    const A k = coef[c], b = coef[C + c], m = coef[2 * C + c], d = coef[3 * C + c];
+    const D* src[2] = {g + row * S, x + row * S};
+    Rows<D, VEC, false, 2> r(src, S, gp.t, tpr, true);
+    r.store(gx + row * S, [&](int64_t, A(&v)[2]) { return k * v[0] + b * (v[1] - m) + d; });
+  }
+}
+
+unsigned channel_blocks(int64_t C) { return static_cast<unsigned>(std::min<int64_t>((C + 255) / 256, 4096)); }
+
+void batch_norm_forward(OpCall& call) {
+  const Tensor& x = call.in(0);
+  const BatchNormAttrs& at = call.attrs<BatchNormAttrs>();
+  const Tensor &y = call.out(0), &mean = call.out(1), &invstd = call.out(2);
+  const Device dev = x.device();
+  activate(dev.index);
+  const cudaStream_t s = stream(dev.index);
+  const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
+  if (C == 0) return;
+  HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "batch_norm", [&] {
+    using D = scalar_t;
+    using A = acc_t<D>;
+    const D* xp = static_cast<const D*>(x.data_ptr());
+    Tensor partials;
+    if (at.training)
+      partials = channel_partials<D>(xp, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
+    Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
+    const BnFinalizeArgs args{C, S, partials.defined() ? partials.size(2) : 0, static_cast<double>(N * S),
+                              at.momentum, at.eps, at.training};
+    batch_norm_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
+        partials.defined() ? static_cast<const A*>(partials.data_ptr()) : nullptr, xp, args, param<D>(call.in(1)),
+        param<D>(call.in(2)), param<D>(call.in(3)), param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()),
+        static_cast<A*>(invstd.data_ptr()), static_cast<A*>(affine.data_ptr()));
+    HEARTH_CUDA_CHECK_LAUNCH();
+    if (x.numel() == 0) return;
+    D* yp = static_cast<D*>(y.data_ptr());
+    const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {xp, yp}, dev.index, false);
+    const A* ap = static_cast<const A*>(affine.data_ptr());
+    if (p.vec) batch_norm_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr);
+    else batch_norm_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr);
+    HEARTH_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void batch_norm_backward(OpCall& call) {
+  const Tensor &g = call.in(0), &x = call.in(1), &mean = call.in(2), &invstd = call.in(3);
+  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
+  const bool training = call.attrs<BatchNormAttrs>().training;
+  const Device dev = x.device();
+  activate(dev.index);
+  const cudaStream_t s = stream(dev.index);
+  const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
+  if (C == 0) return;
+  HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "batch_norm_backward", [&] {
+    using D = scalar_t;
+    using A = acc_t<D>;
+    const D* gp = static_cast<const D*>(g.data_ptr());
+    const D* xp = static_cast<const D*>(x.data_ptr());
+    const A* mp = static_cast<const A*>(mean.data_ptr());
+    Tensor partials;
+    if (gw.defined() || gb.defined() || (gx.defined() && training))
+      partials = channel_partials<D>(gp, xp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
+    Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
+    batch_norm_grad_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
+        partials.defined() ? static_cast<const A*>(partials.data_ptr()) : nullptr,
+        partials.defined() ? partials.size(2) : 0, C, static_cast<double>(N * S), training, mp,
+        static_cast<const A*>(invstd.data_ptr()), param<D>(call.in(4)), param<D>(gw), param<D>(gb),
+        coef.defined() ? static_cast<A*>(coef.data_ptr()) : nullptr);
+    HEARTH_CUDA_CHECK_LAUNCH();
+    if (!gx.defined() || x.numel() == 0) return;
+    D* op = static_cast<D*>(gx.data_ptr());
+    const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, op}, dev.index, false);
+    const A* cp = static_cast<const A*>(coef.data_ptr());
+    if (p.vec)
+      batch_norm_grad_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(gp, xp, op, cp, N * C, C, S, p.tpr);
+    else batch_norm_grad_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(gp, xp, op, cp, N * C, C, S, p.tpr);
+    HEARTH_CUDA_CHECK_LAUNCH();
+  });
+}
+
+// ---- layer norm: x [M, K], statistics per row ----
+
+template <typename D, int VEC, bool kCached>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    layer_norm_kernel(const D* __restrict__ x, Param<D> w, Param<D> b, D* __restrict__ y, acc_t<D>* mean_out,
+                      acc_t<D>* rstd_out, int64_t M, int64_t K, acc_t<D> eps, int tpr) {
+  using A = acc_t<D>;
+  __shared__ A smem[32];
+  const GroupPos gp = group_pos(tpr);
+  const int rows_per_block = blockDim.x / tpr;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rows_per_block; base < M;
+       base += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+    const int64_t row = base + gp.group;
+    const bool active = row < M;
+    const int64_t off = (active ? row : 0) * K;
+    const D* src[1] = {x + off};
+    Rows<D, VEC, kCached, 1> r(src, K, gp.t, tpr, active);
+    A sum = 0;
+    r.each([&](int64_t, A(&v)[1]) { sum += v[0]; });
+    const A mean = group_reduce1(sum, SumOp{}, tpr, smem) / static_cast<A>(K);
+    A ss = 0;
+    r.each([&](int64_t, A(&v)[1]) {
+      const A d = v[0] - mean;
+      ss += d * d;
+    });
+    const A var = group_reduce1(ss, SumOp{}, tpr, smem) / static_cast<A>(K);
+    const A rstd = A(1) / dev_sqrt(var + eps);
+    if (active && gp.t == 0) {
+      mean_out[row] = mean;
+      rstd_out[row] = rstd;
+    }
+    r.store(y + off, [&](int64_t col, A(&v)[1]) { return (v[0] - mean) * rstd * w.get(col, 1) + b.get(col, 0); });
+  }
+}
+
+template <typename D, int VEC, bool kCached>
+__global__ void __launch_bounds__(kMaxRowThreads)
+    layer_norm_backward_kernel(const D* __restrict__ g, const D* __restrict__ x, const acc_t<D>* __restrict__ mean,
+                               const acc_t<D>* __restrict__ rstd, Param<D> w, D* __restrict__ gx, int64_t M,
+                               int64_t K, int tpr) {
+  using A = acc_t<D>;
+  __shared__ A smem[64];
+  const GroupPos gp = group_pos(tpr);
+  const int rows_per_block = blockDim.x / tpr;
+  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rows_per_block; base < M;
+       base += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+    const int64_t row = base + gp.group;
+    const bool active = row < M;
+    const int64_t off = (active ? row : 0) * K;
+    const A m = active ? mean[row] : A(0), rs = active ? rstd[row] : A(0);
+    const D* src[2] = {g + off, x + off};
+    Rows<D, VEC, kCached, 2> r(src, K, gp.t, tpr, active);
+    A sums[2] = {0, 0};  // of g w and g w xhat
+    r.each([&](int64_t col, A(&v)[2]) {
+      const A gw = v[0] * w.get(col, 1);
+      sums[0] += gw;
+      sums[1] += gw * ((v[1] - m) * rs);
+    });
+    group_reduce<2>(sums, SumOp{}, tpr, smem);
+    const A mean_gw = sums[0] / static_cast<A>(K), mean_gwx = sums[1] / static_cast<A>(K);
+    r.store(gx + off, [&](int64_t col, A(&v)[2]) {
+      return rs * (v[0] * w.get(col, 1) - mean_gw - (v[1] - m) * rs * mean_gwx);
+    });
+  }
+}
+
+// Column sums of g xhat and g over row chunk blockIdx.y (of gridDim.y), 32
+// columns per block: partials [2][chunks][K].
+template <typename D>
+__global__ void layer_norm_param_partials_kernel(const D* __restrict__ g, const D* __restrict__ x,
+                                                 const acc_t<D>* __restrict__ mean, const acc_t<D>* __restrict__ rstd,
+                                                 int64_t M, int64_t K, acc_t<D>* partials) {
+  using A = acc_t<D>;
+  __shared__ A smem[256];
+  const int64_t chunks = gridDim.y, chunk = blockIdx.y;
+  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  const int64_t r0 = M * chunk / chunks, r1 = M * (chunk + 1) / chunks;
+  A sw = 0, sb = 0;
+  if (j < K) {
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += blockDim.y) {
+      const A gv = to_acc(g[r * K + j]);
+      sw += gv * ((to_acc(x[r * K + j]) - mean[r]) * rstd[r]);
+      sb += gv;
+    }
+  }
+  sw = column_reduce(sw, SumOp{}, smem);
+  sb = column_reduce(sb, SumOp{}, smem);
+  if (threadIdx.y == 0 && j < K) {
+    partials[chunk * K + j] = sw;
+    partials[(chunks + chunk) * K + j] = sb;
+  }
+}
+
+template <typename D>
+__global__ void layer_norm_param_final_kernel(const acc_t<D>* __restrict__ partials, int64_t chunks, int64_t K,
+                                              Param<D> gw, Param<D> gb) {
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < K;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    double sw = 0, sb = 0;
+    for (int64_t k = 0; k < chunks; ++k) {
+      sw += partials[k * K + j];
+      sb += partials[(chunks + k) * K + j];
+    }
+    if (gw.p) gw.set(j, sw);
+    if (gb.p) gb.set(j, sb);
+  }
+}
+
+void layer_norm_forward(OpCall& call) {
+  const Tensor& x = call.in(0);
+  const Tensor &y = call.out(0), &mean = call.out(1), &rstd = call.out(2);
+  const double eps = call.attrs<LayerNormAttrs>().eps;
+  const int device = x.device().index;
+  activate(device);
+  const cudaStream_t s = stream(device);
+  const int64_t M = x.shape()[0], K = x.shape()[1];
+  if (M == 0 || K == 0) return;
+  HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "layer_norm", [&] {
+    using D = scalar_t;
+    using A = acc_t<D>;
+    const D* xp = static_cast<const D*>(x.data_ptr());
+    D* yp = static_cast<D*>(y.data_ptr());
+    const RowPlan p = plan_rows(M, K, sizeof(D), sizeof(A), {xp, yp}, device, true);
+    with_row_layout<D>(p, [&](auto vec, auto cached) {
+      layer_norm_kernel<D, decltype(vec)::value, decltype(cached)::value><<<p.blocks, p.threads, 0, s>>>(
+          xp, param<D>(call.in(1)), param<D>(call.in(2)), yp, static_cast<A*>(mean.data_ptr()),
+          static_cast<A*>(rstd.data_ptr()), M, K, static_cast<A>(eps), p.tpr);
+    });
+    HEARTH_CUDA_CHECK_LAUNCH();
+  });
+}
+
+void layer_norm_backward(OpCall& call) {
+  const Tensor &g = call.in(0), &x = call.in(1), &mean = call.in(2), &rstd = call.in(3);
+  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
+  const Device dev = x.device();
+  activate(dev.index);
+  const cudaStream_t s = stream(dev.index);
+  const int64_t M = x.shape()[0], K = x.shape()[1];
+  if (M == 0 || K == 0) return;
+  HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "layer_norm_backward", [&] {
+    using D = scalar_t;
+    using A = acc_t<D>;
+    const D* gp = static_cast<const D*>(g.data_ptr());
+    const D* xp = static_cast<const D*>(x.data_ptr());
+    const A* mp = static_cast<const A*>(mean.data_ptr());
+    const A* rp = static_cast<const A*>(rstd.data_ptr());
+    if (gx.defined()) {
+      D* op = static_cast<D*>(gx.data_ptr());
+      const RowPlan p = plan_rows(M, K, sizeof(D), sizeof(A), {gp, xp, op}, dev.index, true);
+      with_row_layout<D>(p, [&](auto vec, auto cached) {
+        layer_norm_backward_kernel<D, decltype(vec)::value, decltype(cached)::value>
+            <<<p.blocks, p.threads, 0, s>>>(gp, xp, mp, rp, param<D>(call.in(4)), op, M, K, p.tpr);
+      });
+      HEARTH_CUDA_CHECK_LAUNCH();
+    }
+    if (!gw.defined() && !gb.defined()) return;
+    const int64_t col_tiles = (K + 31) / 32;
+    const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
+    const int64_t chunks = std::clamp<int64_t>((target_blocks + col_tiles - 1) / col_tiles, 1,
+                                               std::min<int64_t>(1024, (M + 7) / 8));
+    Tensor partials = Tensor::empty({2, chunks, K}, mean.dtype(), dev);
+    A* pp = static_cast<A*>(partials.data_ptr());
+    layer_norm_param_partials_kernel<D><<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(chunks)),
+                                          dim3(32, 8), 0, s>>>(gp, xp, mp, rp, M, K, pp);
+    HEARTH_CUDA_CHECK_LAUNCH();
+    layer_norm_param_final_kernel<D><<<channel_blocks(K), 256, 0, s>>>(pp, chunks, K, param<D>(gw), param<D>(gb));
+    HEARTH_CUDA_CHECK_LAUNCH();
+  });
+}
+
+const KernelRegistrar reg_bn("batch_norm", cuda_kind(), batch_norm_forward, DTypeSet::floating());
+const KernelRegistrar reg_bn_bw("batch_norm_backward", cuda_kind(), batch_norm_backward, DTypeSet::floating());
+const KernelRegistrar reg_ln("layer_norm", cuda_kind(), layer_norm_forward, DTypeSet::floating());
+const KernelRegistrar reg_ln_bw("layer_norm_backward", cuda_kind(), layer_norm_backward, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cuda

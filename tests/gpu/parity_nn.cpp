@@ -1,0 +1,265 @@
+// Parity cases for the nn kernels: batch norm, layer norm, softmax/log_softmax,
+// cross_entropy, nll_loss, embedding and dropout, forward and backward. Shapes
+// reach every launch path of the CUDA kernels: rows kept in registers and rows
+// too long for them, 16-byte vector loads and odd widths that cannot use them,
+// reductions along the last dim and along strided dims, [N, C] and [N, C, S]
+// batch norm, half inputs beside float32 parameters.
+#include <cmath>
+
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/nn_functional.h"
+#include "hearth/ops/view.h"
+#include "tests/gpu/parity.h"
+
+namespace hearth::gpu_testing {
+namespace {
+
+const std::vector<DType> kFloat = {DType::float32, DType::float64, DType::bfloat16, DType::float16};
+const std::vector<DType> kHalf = {DType::bfloat16, DType::float16};
+const std::vector<DType> kEvery = {DType::float32, DType::float64, DType::bfloat16, DType::float16,
+                                   DType::int64,   DType::int32,   DType::uint8,    DType::bool_};
+
+// Values in [0.5, 1.5): variances and class weights.
+Tensor positive(const Shape& shape, DType dt) { return cast(add(mul(random_input(shape, DType::float64), 0.5), 1.0), dt); }
+
+// Class targets in [0, C) with every fifth one ignore_index (-100).
+Tensor targets(const Shape& shape, int64_t C) {
+  Tensor t = randint(0, C, shape, DType::int64);
+  int64_t* p = t.data<int64_t>();
+  for (int64_t i = 0; i < t.numel(); i += 5) p[i] = -100;
+  return t;
+}
+
+// ---- softmax / log_softmax ----
+
+const std::vector<std::string> kSoftmaxOps = {"softmax", "log_softmax", "softmax_backward", "log_softmax_backward"};
+
+const ParityRegistrar softmax_rows(
+    {"softmax last dim: odd, aligned, wide, masked",
+     kSoftmaxOps,
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({37, 129}, dt), random_input({16, 256}, dt),
+                                  random_input({3, 5000}, dt), random_input({2, 20000}, dt),
+                                  random_input({129, 37}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device d) {
+       // -inf on the first 5 columns and on all of row 2 (a fully masked row is NaN on both devices).
+       Tensor mask = zeros({37, 129}, in[0].dtype(), d);
+       fill_(slice(mask, 1, 0, 5), -INFINITY);
+       fill_(slice(mask, 0, 2, 3), -INFINITY);
+       Tensor masked = add(in[0], mask);
+       return std::vector<Tensor>{softmax(in[0], -1),
+                                  log_softmax(mul(in[0], 10.0), 1),
+                                  softmax(in[1], 1),
+                                  log_softmax(in[1], -1),
+                                  softmax(in[2], -1),
+                                  log_softmax(in[3], -1),
+                                  softmax(mul(in[3], 4.0), 1),
+                                  log_softmax(transpose(in[4], 0, 1), 1),
+                                  softmax(masked, 1),
+                                  log_softmax(masked, 1)};
+     }});
+
+const ParityRegistrar softmax_cols({"softmax strided dims: middle, first",
+                                    kSoftmaxOps,
+                                    kFloat,
+                                    [](DType dt) {
+                                      return std::vector<Tensor>{random_input({4, 33, 7}, dt),
+                                                                 random_input({5, 3, 70}, dt),
+                                                                 random_input({65, 130}, dt)};
+                                    },
+                                    [](const std::vector<Tensor>& in, Device) {
+                                      return std::vector<Tensor>{softmax(in[0], 1),      log_softmax(in[0], 1),
+                                                                 softmax(in[1], 1),      log_softmax(in[1], -2),
+                                                                 softmax(in[2], 0),      log_softmax(mul(in[2], 6.0), 0),
+                                                                 softmax(in[0], 0)};
+                                    }});
+
+// ---- layer norm ----
+
+const ParityRegistrar layer_norm_case(
+    {"layer_norm: affine, none, weight only, wide, transposed",
+     {"layer_norm", "layer_norm_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({37, 129}, dt), random_input({129}, dt),
+                                  random_input({129}, dt),     random_input({4, 8, 64}, dt),
+                                  random_input({3, 20000}, dt), random_input({20000}, dt),
+                                  random_input({129, 37}, dt),  random_input({300, 96}, dt),
+                                  random_input({96}, dt),       random_input({96}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       return std::vector<Tensor>{layer_norm(in[0], {129}, in[1], in[2]),
+                                  layer_norm(in[3], {8, 64}),
+                                  layer_norm(in[4], {20000}, in[5], Tensor()),
+                                  layer_norm(transpose(in[6], 0, 1), {129}, Tensor(), in[2], 1e-3),
+                                  layer_norm(add(in[7], 5.0), {96}, in[8], in[9])};
+     }});
+
+const ParityRegistrar layer_norm_mixed({"layer_norm half input, float32 weight and bias",
+                                        {"layer_norm", "layer_norm_backward"},
+                                        kHalf,
+                                        [](DType dt) {
+                                          return std::vector<Tensor>{random_input({33, 96}, dt),
+                                                                     random_input({96}, DType::float32),
+                                                                     random_input({96}, DType::float32)};
+                                        },
+                                        [](const std::vector<Tensor>& in, Device) {
+                                          return std::vector<Tensor>{layer_norm(in[0], {96}, in[1], in[2])};
+                                        }});
+
+// ---- batch norm ----
+
+const ParityRegistrar batch_norm_training(
+    {"batch_norm training: NCHW, [N,C], few rows, transposed",
+     {"batch_norm", "batch_norm_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({8, 6, 5, 7}, dt), random_input({6}, dt),       positive({6}, dt),
+                                  random_input({6}, dt),          random_input({6}, dt),       random_input({33, 10}, dt),
+                                  random_input({2, 3, 4099}, dt), random_input({3}, dt),       random_input({6, 9, 5}, dt),
+                                  random_input({300, 4}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device d) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor rm1 = zeros({10}, in[0].dtype(), d), rv1 = ones({10}, in[0].dtype(), d);
+       Tensor y0 = batch_norm(in[0], rm, rv, in[3], in[4], true, 0.3);
+       Tensor y1 = batch_norm(in[5], rm1, rv1, Tensor(), Tensor(), true);
+       Tensor y2 = batch_norm(in[6], Tensor(), Tensor(), in[7], Tensor(), true);
+       Tensor y3 = batch_norm(transpose(in[8], 0, 1), Tensor(), Tensor(), in[3], in[4], true);
+       Tensor y4 = batch_norm(add(in[9], 3.0), Tensor(), Tensor(), Tensor(), select(in[9], 0, 0), true);
+       return std::vector<Tensor>{y0, rm, rv, y1, rm1, rv1, y2, y3, y4};
+     }});
+
+const ParityRegistrar batch_norm_eval({"batch_norm eval with running statistics",
+                                       {"batch_norm", "batch_norm_backward"},
+                                       kFloat,
+                                       [](DType dt) {
+                                         return std::vector<Tensor>{random_input({5, 4, 11}, dt), random_input({4}, dt),
+                                                                    positive({4}, dt), random_input({4}, dt),
+                                                                    random_input({4}, dt), random_input({7, 4}, dt)};
+                                       },
+                                       [](const std::vector<Tensor>& in, Device) {
+                                         return std::vector<Tensor>{
+                                             batch_norm(in[0], in[1], in[2], in[3], in[4], false),
+                                             batch_norm(in[0], in[1], in[2], Tensor(), Tensor(), false, 0.1, 1e-3),
+                                             batch_norm(in[5], in[1], in[2], in[3], Tensor(), false)};
+                                       }});
+
+const ParityRegistrar batch_norm_mixed({"batch_norm half input, float32 parameters and statistics",
+                                        {"batch_norm", "batch_norm_backward"},
+                                        kHalf,
+                                        [](DType dt) {
+                                          return std::vector<Tensor>{
+                                              random_input({6, 5, 13}, dt), random_input({5}, DType::float32),
+                                              positive({5}, DType::float32), random_input({5}, DType::float32),
+                                              random_input({5}, DType::float32)};
+                                        },
+                                        [](const std::vector<Tensor>& in, Device) {
+                                          Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+                                          Tensor y = batch_norm(in[0], rm, rv, in[3], in[4], true);
+                                          Tensor e = batch_norm(in[0], in[1], in[2], in[3], in[4], false);
+                                          return std::vector<Tensor>{y, rm, rv, e};
+                                        }});
+
+// ---- losses (reduction "none": the per-row kernels alone) ----
+
+const ParityRegistrar cross_entropy_case(
+    {"cross_entropy: ignore, weight, smoothing, [N,C,d], wide",
+     {"cross_entropy", "cross_entropy_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({37, 11}, dt),   targets({37}, 11),  positive({11}, dt),
+                                  random_input({4, 7, 3}, dt),  targets({4, 3}, 7), random_input({5, 20000}, dt),
+                                  targets({5}, 20000),          random_input({64, 1000}, dt), targets({64}, 1000),
+                                  positive({1000}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       return std::vector<Tensor>{cross_entropy(in[0], in[1], Tensor(), -100, "none"),
+                                  cross_entropy(in[0], in[1], in[2], -100, "none", 0.1),
+                                  cross_entropy(mul(in[0], 8.0), in[1], Tensor(), -100, "none", 0.3),
+                                  cross_entropy(in[3], in[4], Tensor(), -100, "none"),
+                                  cross_entropy(in[5], in[6], Tensor(), -100, "none", 0.05),
+                                  cross_entropy(in[7], in[8], in[9], 3, "none")};
+     }});
+
+const ParityRegistrar nll_loss_case({"nll_loss: ignore, weight, [N,C,d]",
+                                     {"nll_loss", "nll_loss_backward"},
+                                     kFloat,
+                                     [](DType dt) {
+                                       return std::vector<Tensor>{random_input({37, 11}, dt), targets({37}, 11),
+                                                                  positive({11}, dt), random_input({3, 5, 4}, dt),
+                                                                  targets({3, 4}, 5)};
+                                     },
+                                     [](const std::vector<Tensor>& in, Device) {
+                                       return std::vector<Tensor>{nll_loss(in[0], in[1], Tensor(), -100, "none"),
+                                                                  nll_loss(in[0], in[1], in[2], -100, "none"),
+                                                                  nll_loss(in[3], in[4], Tensor(), 2, "none")};
+                                     }});
+
+const ParityRegistrar loss_mixed({"losses: half logits, float32 class weights",
+                                  {"cross_entropy", "cross_entropy_backward", "nll_loss", "nll_loss_backward"},
+                                  kHalf,
+                                  [](DType dt) {
+                                    return std::vector<Tensor>{random_input({29, 13}, dt), targets({29}, 13),
+                                                               positive({13}, DType::float32)};
+                                  },
+                                  [](const std::vector<Tensor>& in, Device) {
+                                    return std::vector<Tensor>{
+                                        cross_entropy(in[0], in[1], in[2], -100, "none", 0.2),
+                                        nll_loss(in[0], in[1], in[2], -100, "none")};
+                                  }});
+
+// ---- embedding ----
+
+const ParityRegistrar embedding_case(
+    {"embedding: repeats, padding_idx, int32 indices, aligned rows",
+     {"embedding", "embedding_backward"},
+     kFloat,
+     [](DType dt) {
+       Tensor idx = randint(0, 50, {7, 9}, DType::int64);
+       for (int64_t i = 0; i < idx.numel(); i += 4) idx.data<int64_t>()[i] = 3;  // many repeats of the padding row
+       return std::vector<Tensor>{random_input({50, 33}, dt), idx, random_input({20, 64}, dt),
+                                  randint(0, 20, {40}, DType::int32)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       return std::vector<Tensor>{embedding(in[1], in[0], 3), embedding(in[1], in[0]), embedding(in[3], in[2]),
+                                  embedding(in[3], in[2], 0)};
+     }});
+
+const ParityRegistrar embedding_every_dtype({"embedding lookup, every dtype",
+                                             {"embedding"},
+                                             kEvery,
+                                             [](DType dt) {
+                                               return std::vector<Tensor>{random_input({30, 7}, dt),
+                                                                          randint(0, 30, {12}, DType::int64),
+                                                                          random_input({9, 16}, dt),
+                                                                          randint(0, 9, {5, 2}, DType::int32)};
+                                             },
+                                             [](const std::vector<Tensor>& in, Device) {
+                                               return std::vector<Tensor>{embedding(in[1], in[0]),
+                                                                          embedding(in[3], in[2])};
+                                             },
+                                             false});
+
+// ---- dropout: the same Philox mask as the CPU ----
+
+const ParityRegistrar dropout_case({"dropout: odd length, 2-D, transposed, several p",
+                                    {"dropout", "dropout_backward"},
+                                    kFloat,
+                                    [](DType dt) {
+                                      return std::vector<Tensor>{random_input({1001}, dt), random_input({64, 33}, dt),
+                                                                 random_input({33, 64}, dt)};
+                                    },
+                                    [](const std::vector<Tensor>& in, Device) {
+                                      return std::vector<Tensor>{dropout(in[0], 0.3), dropout(in[1], 0.5),
+                                                                 dropout(transpose(in[2], 0, 1), 0.1),
+                                                                 dropout(in[1], 0.9), dropout(slice(in[0], 0, 3, 1001), 0.25)};
+                                    },
+                                    true,
+                                    1e-7});
+
+}  // namespace
+}  // namespace hearth::gpu_testing
