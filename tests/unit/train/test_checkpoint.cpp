@@ -1,0 +1,138 @@
+#include <filesystem>
+#include <stdexcept>
+
+#include <gtest/gtest.h>
+
+#include "hearth/core/errors.h"
+#include "hearth/io/atomic_file.h"
+#include "hearth/optim/adam.h"
+#include "hearth/train/checkpoint.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/train/train_testing.h"
+
+namespace hearth::train {
+namespace {
+
+namespace fs = std::filesystem;
+using hearth::testing::TempDir;
+using testing::toy_model;
+
+void expect_same_state(const nn::Module& a, const nn::Module& b) {
+  nn::StateDict sa = a.state_dict(), sb = b.state_dict();
+  ASSERT_EQ(sa.size(), sb.size());
+  for (const auto& [k, t] : sa) EXPECT_EQ(t.to_vector<float>(), sb.at(k).to_vector<float>()) << k;
+}
+
+TEST(Checkpoint, SavesTheHuggingFaceLayoutAndLoadsItBack) {
+  TempDir dir;
+  auto model = toy_model(1);
+  optim::AdamW opt(model->parameters(), {.lr = 0.1});
+  auto sched = optim::get_linear_schedule_with_warmup(opt, 1, 10);
+  for (Tensor& p : model->parameters()) p.set_grad(ones(p.shape()));
+  opt.step();
+  sched->step();
+  TrainingArguments args;
+  args.seed = 9;
+  CheckpointContents c;
+  c.model = model.get();
+  c.optimizer = &opt;
+  c.scheduler = sched.get();
+  c.trainer_state = {{"global_step", 1}};
+  c.args = &args;
+  c.extra_files = [](const std::string& d) { hearth::io::write_file_atomic(d + "/config.json", "{}"); };
+  std::string ckpt = dir.file(checkpoint_name(1));
+  save_checkpoint(ckpt, c);
+
+  std::vector<std::string> files;
+  for (const auto& e : fs::directory_iterator(ckpt)) files.push_back(e.path().filename().string());
+  std::sort(files.begin(), files.end());
+  EXPECT_EQ(files, (std::vector<std::string>{"config.json", "model.safetensors", "optimizer.safetensors",
+                                             "trainer_state.json", "training_args.json"}));
+  EXPECT_EQ(read_trainer_state(ckpt)["global_step"], 1);
+  EXPECT_EQ(TrainingArguments::load(ckpt + "/training_args.json").seed, 9);
+
+  auto other = toy_model(2);
+  optim::AdamW opt2(other->parameters(), {.lr = 0.1});
+  auto sched2 = optim::get_linear_schedule_with_warmup(opt2, 1, 10);
+  load_model_weights(ckpt, *other);
+  load_optimizer_state(ckpt, opt2, sched2.get());
+  expect_same_state(*model, *other);
+  EXPECT_EQ(sched2->last_epoch(), 1);
+  EXPECT_EQ(opt2.param_groups()[0].lr(), opt.param_groups()[0].lr());
+  EXPECT_EQ(opt2.state(other->parameters()[0])->step, 1);
+}
+
+TEST(Checkpoint, ASaveThatThrowsMidwayLeavesNoCheckpoint) {
+  TempDir dir;
+  auto model = toy_model();
+  CheckpointContents c;
+  c.model = model.get();
+  c.trainer_state = {{"global_step", 3}};
+  c.extra_files = [](const std::string& d) {
+    ASSERT_TRUE(fs::exists(d + "/model.safetensors"));  // half written
+    throw std::runtime_error("disk full");
+  };
+  EXPECT_THROW(save_checkpoint(dir.file("checkpoint-3"), c), std::runtime_error);
+  EXPECT_TRUE(dir.entries().empty()) << "left behind: " << (dir.entries().empty() ? "" : dir.entries()[0]);
+  EXPECT_TRUE(list_checkpoints(dir.path()).empty());
+  EXPECT_FALSE(latest_checkpoint(dir.path()).has_value());
+}
+
+TEST(Checkpoint, ListsOnlyCompleteCheckpointDirectoriesByStep) {
+  TempDir dir;
+  for (const char* d : {"checkpoint-10", "checkpoint-9", "checkpoint-100", "checkpoint-5.tmp-abc123", "checkpoint-",
+                        "checkpoint-x", "runs"})
+    fs::create_directories(dir.file(d));
+  dir.write("checkpoint-7", "a file, not a directory");
+  auto all = list_checkpoints(dir.path());
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].first, 9);
+  EXPECT_EQ(all[1].first, 10);
+  EXPECT_EQ(all[2].first, 100);
+  EXPECT_EQ(latest_checkpoint(dir.path()), dir.file("checkpoint-100"));
+  EXPECT_TRUE(list_checkpoints(dir.file("does-not-exist")).empty());
+}
+
+TEST(Checkpoint, RotationKeepsTheNewestAndNeverTheBest) {
+  TempDir dir;
+  for (int s : {1, 2, 3, 4, 5}) fs::create_directories(dir.file(checkpoint_name(s)));
+  auto deleted = rotate_checkpoints(dir.path(), 2, dir.file("checkpoint-2"));
+  EXPECT_EQ(deleted, (std::vector<std::string>{dir.file("checkpoint-1"), dir.file("checkpoint-3"),
+                                               dir.file("checkpoint-4")}));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-2", "checkpoint-5"}));
+
+  fs::create_directories(dir.file("checkpoint-6"));
+  // Limit 1 with an older best keeps two: the best, and the newest to resume from.
+  rotate_checkpoints(dir.path(), 1, dir.file("checkpoint-2"));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-2", "checkpoint-6"}));
+  rotate_checkpoints(dir.path(), 1, "");
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-6"}));
+  EXPECT_TRUE(rotate_checkpoints(dir.path(), 0, "").empty());
+}
+
+TEST(Checkpoint, ResolvesLatestAndRejectsIncompleteDirectories) {
+  TempDir dir;
+  EXPECT_THROW(resolve_checkpoint("latest", dir.path()), ValueError);
+  auto model = toy_model();
+  optim::AdamW opt(model->parameters());
+  CheckpointContents c;
+  c.model = model.get();
+  c.optimizer = &opt;
+  c.trainer_state = {{"global_step", 4}};
+  save_checkpoint(dir.file("checkpoint-4"), c);
+  EXPECT_EQ(resolve_checkpoint("latest", dir.path()), dir.file("checkpoint-4"));
+  EXPECT_EQ(resolve_checkpoint(dir.file("checkpoint-4"), "elsewhere"), dir.file("checkpoint-4"));
+  fs::create_directories(dir.file("half"));
+  try {
+    resolve_checkpoint(dir.file("half"), dir.path());
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a complete checkpoint: model.safetensors is missing"),
+              std::string::npos);
+  }
+  EXPECT_THROW(resolve_checkpoint(dir.file("nowhere"), dir.path()), ValueError);
+  EXPECT_THROW(load_model_weights(dir.file("half"), *model), IoError);
+}
+
+}  // namespace
+}  // namespace hearth::train

@@ -1,0 +1,197 @@
+#include <gtest/gtest.h>
+
+#include "hearth/core/errors.h"
+#include "hearth/train/training_arguments.h"
+#include "tests/support/temp_dir.h"
+
+namespace hearth::train {
+namespace {
+
+using hearth::testing::TempDir;
+using json = nlohmann::json;
+
+// The message of the ValueError `fn` throws ("" when it does not throw).
+template <typename F>
+std::string value_error(F fn) {
+  try {
+    fn();
+  } catch (const ValueError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TrainingArguments, DefaultsAreHuggingFaces) {
+  TrainingArguments a;
+  EXPECT_EQ(a.per_device_train_batch_size, 8);
+  EXPECT_EQ(a.per_device_eval_batch_size, 8);
+  EXPECT_DOUBLE_EQ(a.learning_rate, 5e-5);
+  EXPECT_DOUBLE_EQ(a.weight_decay, 0.0);
+  EXPECT_DOUBLE_EQ(a.adam_beta1, 0.9);
+  EXPECT_DOUBLE_EQ(a.adam_beta2, 0.999);
+  EXPECT_DOUBLE_EQ(a.adam_epsilon, 1e-8);
+  EXPECT_DOUBLE_EQ(a.max_grad_norm, 1.0);
+  EXPECT_DOUBLE_EQ(a.num_train_epochs, 3.0);
+  EXPECT_EQ(a.max_steps, -1);
+  EXPECT_EQ(a.lr_scheduler_type, "linear");
+  EXPECT_EQ(a.seed, 42);
+  EXPECT_EQ(a.logging_steps, 500);
+  EXPECT_EQ(a.eval_strategy, "no");
+  EXPECT_EQ(a.save_strategy, "steps");
+  EXPECT_EQ(a.save_steps, 500);
+  EXPECT_FALSE(a.save_total_limit.has_value());
+  EXPECT_EQ(a.device, "auto");
+  EXPECT_EQ(a.effective_eval_steps(), 500);
+  EXPECT_EQ(a.best_metric_key(), "eval_loss");
+  EXPECT_FALSE(a.best_metric_greater_is_better());
+  EXPECT_TRUE(a.writes_jsonl());
+  EXPECT_NO_THROW(a.validate());
+}
+
+TEST(TrainingArguments, EveryFieldIsInTheTableAndRoundTripsThroughJson) {
+  TrainingArguments a;
+  a.output_dir = "runs/x";
+  a.learning_rate = 3e-4;
+  a.gradient_accumulation_steps = 4;
+  a.eval_strategy = "steps";
+  a.eval_steps = 50;
+  a.save_total_limit = 2;
+  a.metric_for_best_model = "accuracy";
+  a.greater_is_better = true;
+  a.resume_from_checkpoint = "latest";
+  a.report_to = {"jsonl"};
+  json j = a.to_json();
+  EXPECT_EQ(j.size(), training_argument_fields().size());
+  EXPECT_EQ(j["eval_steps"], 50);
+  EXPECT_TRUE(TrainingArguments().to_json()["eval_steps"].is_null());
+  TrainingArguments b = TrainingArguments::from_json(j);
+  EXPECT_EQ(b.to_json(), j);
+  EXPECT_EQ(b.best_metric_key(), "eval_accuracy");
+  EXPECT_TRUE(b.best_metric_greater_is_better());
+}
+
+TEST(TrainingArguments, FieldsNotSetKeepTheBase) {
+  TrainingArguments base;
+  base.learning_rate = 1e-3;
+  base.seed = 1;
+  TrainingArguments a = TrainingArguments::from_json(json{{"seed", 5}}, "cfg.json", base);
+  EXPECT_DOUBLE_EQ(a.learning_rate, 1e-3);
+  EXPECT_EQ(a.seed, 5);
+}
+
+TEST(TrainingArguments, BadValuesNameTheFileTheFieldAndWhatIsAllowed) {
+  auto from = [](json j) { return value_error([&] { TrainingArguments::from_json(j, "cfg.json"); }); };
+  EXPECT_EQ(from({{"learning_rate", -1}}),
+            "[trainer] cfg.json: field 'learning_rate': expected a number >= 0, got -1");
+  EXPECT_EQ(from({{"per_device_train_batch_size", 0}}),
+            "[trainer] cfg.json: field 'per_device_train_batch_size': expected an integer >= 1, got 0");
+  EXPECT_EQ(from({{"per_device_train_batch_size", 2.5}}),
+            "[trainer] cfg.json: field 'per_device_train_batch_size': expected an integer >= 1, got 2.5");
+  EXPECT_EQ(from({{"adam_beta1", 1.0}}), "[trainer] cfg.json: field 'adam_beta1': expected a number in [0, 1), got 1.0");
+  EXPECT_EQ(from({{"eval_strategy", "sometimes"}}),
+            "[trainer] cfg.json: field 'eval_strategy': expected one of \"no\", \"steps\" or \"epoch\", got "
+            "\"sometimes\"");
+  EXPECT_EQ(from({{"use_cpu", "yes"}}), "[trainer] cfg.json: field 'use_cpu': expected true or false, got \"yes\"");
+  EXPECT_EQ(from({{"output_dir", ""}}), "[trainer] cfg.json: field 'output_dir': expected a non-empty string, got \"\"");
+  EXPECT_NE(from({{"report_to", "wandb"}}).find("field 'report_to': expected one of \"all\", \"jsonl\" or \"none\""),
+            std::string::npos);
+  EXPECT_NE(from({{"lr_scheduler_type", "polynomial"}}).find("\"cosine\""), std::string::npos);
+}
+
+TEST(TrainingArguments, UnknownKeysAreRejectedWithASuggestion) {
+  std::string msg = value_error([] { TrainingArguments::from_json(json{{"learning_rat", 0.1}}, "cfg.json"); });
+  EXPECT_EQ(msg,
+            "[trainer] cfg.json: field 'learning_rat': expected a TrainingArguments name (did you mean "
+            "'learning_rate'?), got an unknown field");
+  msg = value_error([] { TrainingArguments::from_json(json{{"zzzzzzzz", 1}}, "cfg.json"); });
+  EXPECT_EQ(msg.find("did you mean"), std::string::npos);
+  EXPECT_NE(value_error([] { TrainingArguments::from_json(json::array(), "cfg.json"); }).find("JSON object"),
+            std::string::npos);
+}
+
+TEST(TrainingArguments, OptionalFieldsTakeNull) {
+  TrainingArguments a = TrainingArguments::from_json(
+      json{{"eval_steps", nullptr}, {"save_total_limit", 3}, {"greater_is_better", nullptr}}, "cfg.json");
+  EXPECT_FALSE(a.eval_steps.has_value());
+  EXPECT_EQ(a.save_total_limit, 3);
+  EXPECT_FALSE(a.greater_is_better.has_value());
+}
+
+TEST(TrainingArguments, ReportToTakesAStringOrAList) {
+  TrainingArguments a = TrainingArguments::from_json(json{{"report_to", "none"}}, "c");
+  EXPECT_FALSE(a.writes_jsonl());
+  a = TrainingArguments::from_json(json{{"report_to", json::array({"jsonl"})}}, "c");
+  EXPECT_TRUE(a.writes_jsonl());
+  a.report_to = {"jsonl", "none"};
+  EXPECT_NE(value_error([&] { a.validate("c"); }).find("\"none\" cannot be combined"), std::string::npos);
+}
+
+TEST(TrainingArguments, CommandLineTextIsParsedByTheFieldsKind) {
+  TrainingArguments a;
+  set_training_argument(a, "learning_rate", "1e-3", "--learning_rate");
+  set_training_argument(a, "seed", "7", "--seed");
+  set_training_argument(a, "use_cpu", "true", "--use_cpu");
+  set_training_argument(a, "disable_tqdm", "1", "--disable_tqdm");
+  set_training_argument(a, "save_total_limit", "2", "--save_total_limit");
+  set_training_argument(a, "report_to", "jsonl", "--report_to");
+  EXPECT_DOUBLE_EQ(a.learning_rate, 1e-3);
+  EXPECT_EQ(a.seed, 7);
+  EXPECT_TRUE(a.use_cpu);
+  EXPECT_TRUE(a.disable_tqdm);
+  EXPECT_EQ(a.save_total_limit, 2);
+  set_training_argument(a, "save_total_limit", "none", "--save_total_limit");
+  EXPECT_FALSE(a.save_total_limit.has_value());
+  set_training_argument(a, "use_cpu", "off", "--use_cpu");
+  EXPECT_FALSE(a.use_cpu);
+
+  EXPECT_EQ(value_error([&] { set_training_argument(a, "seed", "seven", "--seed"); }),
+            "[trainer] --seed: expected an integer >= 0, got \"seven\"");
+  EXPECT_EQ(value_error([&] { set_training_argument(a, "learning_rate", "fast", "--learning_rate"); }),
+            "[trainer] --learning_rate: expected a number >= 0, got \"fast\"");
+  EXPECT_EQ(value_error([&] { set_training_argument(a, "use_cpu", "maybe", "--use_cpu"); }),
+            "[trainer] --use_cpu: expected true or false, got \"maybe\"");
+  EXPECT_NE(value_error([&] { set_training_argument(a, "sed", "1", "--sed"); }).find("did you mean 'seed'"),
+            std::string::npos);
+}
+
+TEST(TrainingArguments, ValidateChecksCombinations) {
+  TrainingArguments a;
+  a.load_best_model_at_end = true;
+  EXPECT_NE(value_error([&] { a.validate("cfg"); }).find("eval_strategy is \"no\""), std::string::npos);
+  a.eval_strategy = "epoch";
+  EXPECT_NE(value_error([&] { a.validate("cfg"); }).find("save_strategy to match eval_strategy"), std::string::npos);
+  a.save_strategy = "epoch";
+  EXPECT_NO_THROW(a.validate("cfg"));
+  a.eval_strategy = a.save_strategy = "steps";
+  a.eval_steps = 30;
+  a.save_steps = 100;
+  EXPECT_NE(value_error([&] { a.validate("cfg"); }).find("multiple of eval_steps"), std::string::npos);
+  a.save_steps = 90;
+  EXPECT_NO_THROW(a.validate("cfg"));
+
+  TrainingArguments b;
+  b.num_train_epochs = 0;
+  EXPECT_NE(value_error([&] { b.validate("cfg"); }).find("nothing to train"), std::string::npos);
+  b.max_steps = 10;
+  EXPECT_NO_THROW(b.validate("cfg"));
+}
+
+TEST(TrainingArguments, SavesAndLoadsFiles) {
+  TempDir dir;
+  TrainingArguments a;
+  a.seed = 3;
+  a.lr_scheduler_type = "cosine";
+  a.save(dir.file("training_args.json"));
+  TrainingArguments b = TrainingArguments::load(dir.file("training_args.json"));
+  EXPECT_EQ(b.to_json(), a.to_json());
+
+  std::string bad = dir.write("bad.json", "{\"seed\": ");
+  EXPECT_NE(value_error([&] { TrainingArguments::load(bad); }).find("not valid JSON"), std::string::npos);
+  EXPECT_THROW(TrainingArguments::load(dir.file("missing.json")), IoError);
+  std::string combo = dir.write("combo.json", R"({"load_best_model_at_end": true})");
+  EXPECT_NE(value_error([&] { TrainingArguments::load(combo); }).find(combo + ": load_best_model_at_end"),
+            std::string::npos);
+}
+
+}  // namespace
+}  // namespace hearth::train
