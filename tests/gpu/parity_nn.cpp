@@ -182,7 +182,8 @@ const ParityRegistrar cross_entropy_case(
                                   cross_entropy(mul(in[0], 8.0), in[1], Tensor(), -100, "none", 0.3),
                                   cross_entropy(in[3], in[4], Tensor(), -100, "none"),
                                   cross_entropy(in[5], in[6], Tensor(), -100, "none", 0.05),
-                                  cross_entropy(in[7], in[8], in[9], 3, "none")};
+                                  // ignore_index 3: the -100 targets become 3 so they are ignored too
+                                  cross_entropy(in[7], where(ge(in[8], 0), in[8], 3), in[9], 3, "none")};
      }});
 
 const ParityRegistrar nll_loss_case({"nll_loss: ignore, weight, [N,C,d]",
@@ -196,7 +197,8 @@ const ParityRegistrar nll_loss_case({"nll_loss: ignore, weight, [N,C,d]",
                                      [](const std::vector<Tensor>& in, Device) {
                                        return std::vector<Tensor>{nll_loss(in[0], in[1], Tensor(), -100, "none"),
                                                                   nll_loss(in[0], in[1], in[2], -100, "none"),
-                                                                  nll_loss(in[3], in[4], Tensor(), 2, "none")};
+                                                                  nll_loss(in[3], where(ge(in[4], 0), in[4], 2), Tensor(),
+                                                                           2, "none")};
                                      }});
 
 const ParityRegistrar loss_mixed({"losses: half logits, float32 class weights",
