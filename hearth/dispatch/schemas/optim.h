@@ -1,0 +1,58 @@
+// Optimizer steps as backends see them: one op call updates one parameter
+// tensor and its state in place, so a backend can replace the whole update
+// with one fused kernel (and later a multi-tensor one). The functional layer
+// (hearth/optim/functional.cpp) checks everything and passes dense tensors:
+// param, grad and every state tensor are contiguous, of the same shape and
+// dtype T (floating), on one device. Arithmetic is in compute_t<T>; the
+// scalar coefficients are computed in double and rounded once.
+//
+//   sgd_step   inputs {param, grad, momentum_buffer?}   outputs {}       SgdStepAttrs
+//              mutates inputs 0 and 2. With g = maximize ? -grad : grad:
+//                d = g + weight_decay * param
+//                if momentum != 0:
+//                  buf = init_buffer ? d : momentum * buf + (1 - dampening) * d
+//                  d = nesterov ? d + momentum * buf : buf
+//                param -= lr * d
+//              (torch.optim.SGD). momentum_buffer is present iff momentum != 0.
+//
+//   adam_step  inputs {param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq?}  outputs {}  AdamStepAttrs
+//              mutates inputs 0, 2, 3 and 4. With g = maximize ? -grad : grad and
+//              `step` already counting this update (1 on the first):
+//                if decoupled_weight_decay: param *= 1 - lr * weight_decay      (AdamW)
+//                else:                      g += weight_decay * param           (Adam, L2)
+//                exp_avg    = beta1 * exp_avg    + (1 - beta1) * g
+//                exp_avg_sq = beta2 * exp_avg_sq + (1 - beta2) * g * g
+//                v = amsgrad ? (max_exp_avg_sq = max(max_exp_avg_sq, exp_avg_sq)) : exp_avg_sq
+//                denom = sqrt(v) / sqrt(1 - beta2^step) + eps
+//                param -= lr / (1 - beta1^step) * exp_avg / denom
+//              (torch.optim.Adam/AdamW, the non-capturable path). max_exp_avg_sq
+//              is present iff amsgrad.
+#pragma once
+
+#include <cstdint>
+
+namespace hearth {
+
+struct SgdStepAttrs {
+  double lr = 1e-3;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+  bool maximize = false;
+  bool init_buffer = false;  // the buffer's first step: it takes d as is
+};
+
+struct AdamStepAttrs {
+  double lr = 1e-3;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  int64_t step = 1;
+  bool amsgrad = false;
+  bool maximize = false;
+  bool decoupled_weight_decay = false;
+};
+
+}  // namespace hearth

@@ -1,0 +1,26 @@
+// One optimizer update of one parameter tensor, in place (torch.optim's
+// _single_tensor_sgd/_single_tensor_adam bodies). Each is a single dispatched
+// op ("sgd_step", "adam_step"; math in hearth/dispatch/schemas/optim.h), so a
+// backend replaces the whole update with one fused kernel. The optimizers
+// (sgd.h, adam.h) call these once per parameter; they are public for code that
+// manages its own state.
+//
+// param may be any floating tensor, grad and the state tensors must match its
+// shape, dtype and device. Tensors that are not contiguous are updated through
+// dense copies written back afterwards. Run them under NoGradGuard (the
+// optimizers do): parameters are leaves that require grad.
+#pragma once
+
+#include "hearth/core/tensor.h"
+#include "hearth/dispatch/schemas/optim.h"
+
+namespace hearth::optim {
+
+// momentum_buffer: required when attrs.momentum != 0, else undefined.
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepAttrs& attrs);
+// max_exp_avg_sq: required when attrs.amsgrad, else undefined. attrs.step
+// counts this update (1 on the first).
+void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                const Tensor& max_exp_avg_sq, const AdamStepAttrs& attrs);
+
+}  // namespace hearth::optim

@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+
+#include "hearth/nn/batchnorm.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/nn_functional.h"
+#include "hearth/ops/reduction.h"
+#include "tests/unit/nn/nn_testing.h"
+
+namespace hearth {
+namespace {
+
+using nn::BatchNorm1d;
+using nn::BatchNorm2d;
+using testing::expect_close;
+
+TEST(NnBatchNorm, StartsAtIdentityStatistics) {
+  BatchNorm2d bn(3);
+  EXPECT_EQ(bn.weight.to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(bn.bias.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(bn.running_mean.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(bn.running_var.to_vector<float>(), (std::vector<float>{1, 1, 1}));
+  EXPECT_EQ(bn.num_batches_tracked.dtype(), DType::int64);
+  EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 0);
+  EXPECT_EQ(bn.extra_repr(), "3, eps=1e-05, momentum=0.1, affine=true, track_running_stats=true");
+}
+
+TEST(NnBatchNorm, TrainingUsesBatchStatisticsAndUpdatesRunningOnes) {
+  BatchNorm2d bn(2);
+  Tensor x = add(mul(randn({4, 2, 3, 3}, DType::float32), 3.0), 2.0);
+  Tensor y = bn.forward(x);
+  // Same as the functional op with batch statistics.
+  Tensor rm = zeros({2}), rv = ones({2});
+  expect_close(y, batch_norm(x, rm, rv, bn.weight, bn.bias, true, 0.1, 1e-5), 0);
+  expect_close(bn.running_mean, rm, 0);
+  expect_close(bn.running_var, rv, 0);
+  // running = 0.9 * init + 0.1 * batch (unbiased variance).
+  expect_close(bn.running_mean, mul(mean(x, {0, 2, 3}), 0.1), 1e-6);
+  expect_close(bn.running_var, add(mul(var(x, {0, 2, 3}), 0.1), 0.9), 1e-5);
+  EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 1);
+  bn.forward(x);
+  EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 2);
+}
+
+TEST(NnBatchNorm, EvalUsesRunningStatisticsAndLeavesThem) {
+  BatchNorm2d bn(2);
+  bn.forward(randn({4, 2, 2, 2}));
+  bn.eval();
+  const std::vector<float> rm = bn.running_mean.to_vector<float>();
+  Tensor x = randn({3, 2, 2, 2});
+  Tensor y = bn.forward(x);
+  expect_close(y, batch_norm(x, bn.running_mean, bn.running_var, bn.weight, bn.bias, false), 0);
+  EXPECT_EQ(bn.running_mean.to_vector<float>(), rm);
+  EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 1);
+  // A single sample works in eval mode (no batch statistics needed).
+  EXPECT_EQ(bn.forward(randn({1, 2, 1, 1})).shape(), (Shape{1, 2, 1, 1}));
+}
+
+TEST(NnBatchNorm, CumulativeAverageWithoutMomentum) {
+  BatchNorm1d bn(1, 1e-5, std::nullopt);
+  Tensor a = tensor({1.0f, 3.0f}).view({2, 1}), b = tensor({5.0f, 7.0f}).view({2, 1});
+  bn.forward(a);  // factor 1: running_mean = 2
+  EXPECT_FLOAT_EQ(bn.running_mean.item<float>(), 2.0f);
+  bn.forward(b);  // factor 1/2: running_mean = (2 + 6) / 2
+  EXPECT_FLOAT_EQ(bn.running_mean.item<float>(), 4.0f);
+  EXPECT_EQ(bn.extra_repr(), "1, eps=1e-05, momentum=None, affine=true, track_running_stats=true");
+}
+
+TEST(NnBatchNorm, WithoutRunningStatsOrAffine) {
+  BatchNorm1d bn(3, 1e-5, 0.1, /*affine=*/false, /*track_running_stats=*/false);
+  EXPECT_TRUE(bn.parameters().empty());
+  EXPECT_TRUE(bn.buffers().empty());
+  EXPECT_TRUE(bn.state_dict().empty());
+  bn.eval();  // still normalises with the batch's statistics
+  Tensor x = randn({5, 3, 4});
+  expect_close(bn.forward(x), batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), 0);
+}
+
+TEST(NnBatchNorm, OneDimensionalInputsAndBackward) {
+  BatchNorm1d bn(4);
+  Tensor x = randn({8, 4});
+  x.requires_grad_(true);
+  Tensor y = bn.forward(x);
+  expect_close(mean(y, {0}), zeros({4}), 1e-6);
+  sum(mul(y, y)).backward();
+  EXPECT_TRUE(x.grad().defined());
+  EXPECT_EQ(bn.weight.grad().shape(), (Shape{4}));
+  EXPECT_EQ(bn.bias.grad().shape(), (Shape{4}));
+  EXPECT_EQ(bn.forward(randn({8, 4, 6})).shape(), (Shape{8, 4, 6}));
+}
+
+TEST(NnBatchNorm, BadInputs) {
+  BatchNorm2d bn2(3);
+  try {
+    bn2.forward(zeros({2, 3, 4}));
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_TRUE(testing::contains(e.what(), "[BatchNorm2d]")) << e.what();
+    EXPECT_TRUE(testing::contains(e.what(), "4-D")) << e.what();
+  }
+  EXPECT_THROW(bn2.forward(zeros({2, 4, 2, 2})), ShapeError);  // 4 channels, 3 expected
+  BatchNorm1d bn1(3);
+  EXPECT_THROW(bn1.forward(zeros({2, 3, 4, 5})), ShapeError);
+  EXPECT_THROW(bn1.forward(zeros({1, 3})), ValueError);  // one value per channel while training
+  EXPECT_THROW(BatchNorm2d(0), ValueError);
+  // The count must not move when the forward fails.
+  EXPECT_EQ(bn2.num_batches_tracked.item<int64_t>(), 0);
+}
+
+}  // namespace
+}  // namespace hearth
