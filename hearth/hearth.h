@@ -1,0 +1,35 @@
+// The one header a hearth user includes: tensors and their ops, autograd, the
+// CPU-fallback report, modules and models, optimizers and schedules, data
+// loading, safetensors, and the Trainer. Internals (dispatch registry, kernels,
+// backends) stay out.
+#pragma once
+
+#include "hearth/autograd/grad_mode.h"
+#include "hearth/autograd/gradcheck.h"
+#include "hearth/core/device.h"
+#include "hearth/core/device_runtime.h"
+#include "hearth/core/errors.h"
+#include "hearth/core/generator.h"
+#include "hearth/core/tensor.h"
+#include "hearth/data/dataloader.h"
+#include "hearth/data/dataset.h"
+#include "hearth/data/fashion_mnist.h"
+#include "hearth/data/transforms.h"
+#include "hearth/dispatch/dispatch.h"
+#include "hearth/io/safetensors.h"
+#include "hearth/nn/models/mlp.h"
+#include "hearth/nn/models/small_cnn.h"
+#include "hearth/nn/nn.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/indexing.h"
+#include "hearth/ops/linalg.h"
+#include "hearth/ops/nn_functional.h"
+#include "hearth/ops/reduction.h"
+#include "hearth/ops/view.h"
+#include "hearth/optim/adam.h"
+#include "hearth/optim/clip_grad.h"
+#include "hearth/optim/lr_scheduler.h"
+#include "hearth/optim/sgd.h"
+#include "hearth/train/trainer.h"
+#include "hearth/train/training_arguments.h"
