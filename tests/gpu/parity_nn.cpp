@@ -214,6 +214,22 @@ const ParityRegistrar loss_mixed({"losses: half logits, float32 class weights",
                                         nll_loss(in[0], in[1], in[2], -100, "none")};
                                   }});
 
+const ParityRegistrar loss_reductions({"losses reduced: mean (weighted), sum",
+                                       {"cross_entropy", "cross_entropy_backward", "nll_loss", "nll_loss_backward"},
+                                       kFloat,
+                                       [](DType dt) {
+                                         return std::vector<Tensor>{random_input({45, 17}, dt), targets({45}, 17),
+                                                                    positive({17}, dt)};
+                                       },
+                                       [](const std::vector<Tensor>& in, Device) {
+                                         return std::vector<Tensor>{
+                                             cross_entropy(in[0], in[1]),
+                                             cross_entropy(in[0], in[1], in[2], -100, "mean", 0.1),
+                                             cross_entropy(in[0], in[1], Tensor(), -100, "sum"),
+                                             nll_loss(in[0], in[1], in[2]),
+                                             nll_loss(in[0], in[1], Tensor(), -100, "sum")};
+                                       }});
+
 // ---- embedding ----
 
 const ParityRegistrar embedding_case(

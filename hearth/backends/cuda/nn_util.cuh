@@ -146,10 +146,13 @@ struct alignas(sizeof(D) * N) Pack {
   D v[N];
 };
 
-// Elements a thread keeps in registers per cached row input (fewer for double,
-// whose values take two registers each).
-template <typename A>
-inline constexpr int kCacheElems = sizeof(A) == 8 ? 16 : 32;
+// Chunks of `vec` elements a thread keeps in registers per cached row input:
+// 32 values (16 for double, whose values take two registers each), halved for
+// scalar loads, whose separate bounds checks and addresses cost registers too.
+constexpr int cache_chunks(size_t acc_size, int vec) {
+  const int elems = acc_size == 8 ? 16 : 32;
+  return vec == 1 ? elems / 2 : elems / vec;
+}
 
 // N dense input rows of K elements (all of dtype D), walked by the `tpr`
 // threads of a group: thread t owns chunks t, t + tpr, ... of VEC elements.
@@ -158,7 +161,7 @@ inline constexpr int kCacheElems = sizeof(A) == 8 ? 16 : 32;
 template <typename D, int VEC, bool kCached, int N>
 struct Rows {
   using A = acc_t<D>;
-  static constexpr int kSlots = kCached ? kCacheElems<A> / VEC : 1;
+  static constexpr int kSlots = kCached ? cache_chunks(sizeof(A), VEC) : 1;
   const D* in[N];
   int64_t K;
   int t, tpr;
@@ -214,6 +217,7 @@ struct Rows {
         }
       }
     } else {
+#pragma unroll 2
       for (int64_t c = t; c * VEC < K; c += tpr) {
         A x[N][VEC];
 #pragma unroll
@@ -246,6 +250,7 @@ struct Rows {
         write_chunk(out, c, x, f);
       }
     } else {
+#pragma unroll 2
       for (int64_t c = t; c * VEC < K; c += tpr) {
         A x[N][VEC];
 #pragma unroll
@@ -269,7 +274,6 @@ struct Rows {
     reinterpret_cast<Pack<D, VEC>*>(out)[c] = p;
   }
 };
-
 
 // Row kernels run at most this many threads per block, so a thread may keep
 // two cached rows in registers (128 per thread at 512 threads).
@@ -307,7 +311,7 @@ inline RowPlan plan_rows(int64_t M, int64_t K, size_t elem, size_t acc, std::ini
   for (const void* ptr : ptrs) p.vec = p.vec && aligned16(ptr);
   const int v = p.vec ? width : 1;
   const int64_t chunks = (K + v - 1) / v;
-  const int per_thread = cache ? (acc == 8 ? 16 : 32) / v : 4;
+  const int per_thread = cache ? cache_chunks(acc, v) : 4;
   p.tpr = pow2_at_least((chunks + per_thread - 1) / per_thread);
   p.cached = cache && p.tpr <= kMaxRowThreads;
   p.tpr = std::min(p.tpr, kMaxRowThreads);

@@ -113,7 +113,8 @@ __global__ void column_partials_kernel(const D* __restrict__ a, const D* __restr
   }
 }
 
-// Launches the partial sums; returns the partials tensor [2, C, splits] (splits = size(2)).
+// Launches the partial sums; returns the partials tensor [2, C, splits] (splits
+// = size(2)). N * S > 0.
 template <typename D, typename Terms>
 Tensor channel_partials(const D* a, const D* b, int64_t N, int64_t C, int64_t S, Terms terms, DType acc_dtype,
                         Device dev, cudaStream_t s) {
@@ -308,7 +309,7 @@ void batch_norm_backward(OpCall& call) {
     const D* xp = static_cast<const D*>(x.data_ptr());
     const A* mp = static_cast<const A*>(mean.data_ptr());
     Tensor partials;
-    if (gw.defined() || gb.defined() || (gx.defined() && training))
+    if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training)))
       partials = channel_partials<D>(gp, xp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
     Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
     batch_norm_grad_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
