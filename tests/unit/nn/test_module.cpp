@@ -256,7 +256,7 @@ TEST(NnModule, StrictLoadingListsMissingAndUnexpectedKeys) {
     net->load_state_dict(sd);
     FAIL() << "expected ValueError";
   } catch (const ValueError& e) {
-    EXPECT_TRUE(contains(e.what(), "missing key(s): \"fc.bias\", \"layer1.0.bn1.running_var\"")) << e.what();
+    EXPECT_TRUE(contains(e.what(), "missing key(s): \"layer1.0.bn1.running_var\", \"fc.bias\"")) << e.what();
     EXPECT_TRUE(contains(e.what(), "unexpected key(s): \"fc.extra\"")) << e.what();
   }
   EXPECT_EQ(net->fc->weight.to_vector<float>(), before);  // nothing written
