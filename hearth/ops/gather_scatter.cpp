@@ -1,8 +1,14 @@
 // index_select, gather, scatter_add(_) and one_hot. Index values are checked
-// here, once, through amin/amax on the index's own device, so kernels may trust
-// them. Gradients pair up: gather's is scatter_add, scatter_add's is gather,
-// and index_select's is a scatter_add of the index broadcast along the rows.
+// here on the host when the index lives on the CPU, where reading it is free,
+// so CPU kernels see only valid indices from CPU callers. On other devices
+// reading the index back would stall the device on every call, so the kernels
+// guard every index themselves (an out-of-range one is skipped and reported,
+// never used to touch memory); HEARTH_CHECK_INDICES=1 turns the host check on
+// for every device, to raise at the call that passes a bad index. Gradients
+// pair up: gather's is scatter_add, scatter_add's is gather, and
+// index_select's is a scatter_add of the index broadcast along the rows.
 #include "hearth/autograd/function.h"
+#include "hearth/core/env.h"
 #include "hearth/dispatch/schemas/indexing.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -23,9 +29,12 @@ void check_index_dtype(const char* op, const Tensor& index) {
                dtype_name(index.dtype()));
 }
 
+// Whether index values are checked here (see the top of the file).
+bool check_on_host(const Tensor& index) { return index.device().is_cpu() || env_flag("HEARTH_CHECK_INDICES"); }
+
 // Every index value must lie in [0, size); names the first bad value found.
 void check_index_range(const char* op, const Tensor& index, int64_t size, int64_t dim) {
-  if (index.numel() == 0) return;
+  if (index.numel() == 0 || !check_on_host(index)) return;
   const int64_t lo = amin(index).item<int64_t>();
   const int64_t hi = amax(index).item<int64_t>();
   const int64_t bad = lo < 0 ? lo : hi;
@@ -109,7 +118,7 @@ Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
   Tensor out = Tensor::empty(out_shape, a.dtype(), a.device());
   if (out.numel() > 0) {
     Tensor x = contiguous(a.detach()).view({outer, a.shape()[d], inner});
-    detail::run(op, {x, idx}, {out.view({outer, k, inner})});
+    detail::run(op, {x, idx}, {out.view({outer, k, inner})}, IndexDimAttrs{d});
   }
   if (autograd::any_requires_grad({a})) {
     autograd::record("IndexSelectBackward", {a}, {out},
@@ -186,7 +195,8 @@ Tensor one_hot(const Tensor& index, int64_t num_classes) {
   HEARTH_CHECK(num_classes >= -1, ValueError, "[one_hot] num_classes must be -1 (infer) or >= 0, got ", num_classes);
   HEARTH_CHECK(num_classes >= 0 || index.numel() > 0, ValueError,
                "[one_hot] cannot infer num_classes from an empty index; pass num_classes explicitly");
-  if (index.numel() > 0) {
+  // Inferring the class count reads the index anyway, so then it is checked too.
+  if (index.numel() > 0 && (num_classes == -1 || check_on_host(index))) {
     const int64_t lo = amin(index).item<int64_t>(), hi = amax(index).item<int64_t>();
     HEARTH_CHECK(lo >= 0, ValueError, "[one_hot] class values must be non-negative, got ", lo);
     if (num_classes == -1) num_classes = hi + 1;

@@ -2,8 +2,11 @@
 // the index's shape in tasks that each own a block of positions across every
 // coordinate except `dim`: positions that may hit the same destination differ
 // only along `dim`, so one task sees all of them and accumulation needs no locks
-// and happens in a fixed order.
+// and happens in a fixed order. Indices from CPU callers arrive checked, but
+// the CPU fallback of other devices passes theirs unchecked, so every index is
+// tested before use and a bad one raises the functional layer's error.
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <vector>
 
@@ -50,6 +53,25 @@ class OffsetWalker {
 
 constexpr int64_t kInnerBlock = 4096;
 
+bool in_range(int64_t v, int64_t size) { return static_cast<uint64_t>(v) < static_cast<uint64_t>(size); }
+
+// The first out-of-range index seen by any thread; raised once the loop is over.
+class BadIndex {
+ public:
+  void note(int64_t v) {
+    bool expected = false;
+    if (seen_.compare_exchange_strong(expected, true)) value_ = v;
+  }
+  void raise_if_seen(const char* op, int64_t dim, int64_t size) const {
+    HEARTH_CHECK(!seen_.load(), ValueError, "[", op, "] index ", value_, " is out of bounds for dimension ", dim,
+                 " with size ", size);
+  }
+
+ private:
+  std::atomic<bool> seen_{false};
+  int64_t value_ = 0;
+};
+
 // Calls f(offsets, j) for every position of `shape`, where j is the coordinate
 // along `dim` and offsets[k] counts every other coordinate in tensor k's strides.
 template <size_t N, typename F>
@@ -92,6 +114,9 @@ void index_select_kernel(OpCall& call) {
   const char* src = static_cast<const char*>(x.data_ptr());
   char* dst = static_cast<char*>(out.data_ptr());
   const int64_t* idx = static_cast<const int64_t*>(index.data_ptr());
+  for (int64_t j = 0; j < k; ++j)
+    HEARTH_CHECK(in_range(idx[j], n), ValueError, "[index_select] index ", idx[j], " is out of bounds for dimension ",
+                 call.attrs<IndexDimAttrs>().dim, " with size ", n);
   parallel_for(outer * k, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(inner, 1)),
                [&](int64_t b, int64_t e) {
                  for (int64_t t = b; t < e; ++t) {
@@ -112,10 +137,15 @@ void gather_kernel(OpCall& call) {
     const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
     T* op = static_cast<T*>(out.data_ptr());
     const int64_t xs = x.strides()[dim], is = index.strides()[dim], os = out.strides()[dim];
+    const int64_t size = x.shape()[dim];
+    BadIndex bad;
     for_each_along_dim<3>(index.shape(), dim, {&out.strides(), &index.strides(), &x.strides()},
                           [&](const std::array<int64_t, 3>& off, int64_t j) {
-                            op[off[0] + j * os] = xp[off[2] + ip[off[1] + j * is] * xs];
+                            const int64_t v = ip[off[1] + j * is];
+                            if (in_range(v, size)) op[off[0] + j * os] = xp[off[2] + v * xs];
+                            else bad.note(v);
                           });
+    bad.raise_if_seen("gather", dim, size);
   });
 }
 
@@ -134,9 +164,16 @@ void scatter_add_kernel(OpCall& call) {
     const int64_t* ip = static_cast<const int64_t*>(index.data_ptr());
     T* op = static_cast<T*>(out.data_ptr());
     const int64_t ss = src.strides()[dim], is = index.strides()[dim], os = out.strides()[dim];
+    const int64_t size = out.shape()[dim];
+    BadIndex bad;
     for_each_along_dim<3>(index.shape(), dim, {&src.strides(), &index.strides(), &out.strides()},
                           [&](const std::array<int64_t, 3>& off, int64_t j) {
-                            T& dst = op[off[2] + ip[off[1] + j * is] * os];
+                            const int64_t v = ip[off[1] + j * is];
+                            if (!in_range(v, size)) {
+                              bad.note(v);
+                              return;
+                            }
+                            T& dst = op[off[2] + v * os];
                             if constexpr (std::is_same_v<T, bool>) {
                               dst = dst || sp[off[0] + j * ss];
                             } else {
@@ -144,6 +181,7 @@ void scatter_add_kernel(OpCall& call) {
                                                                   static_cast<C>(sp[off[0] + j * ss])));
                             }
                           });
+    bad.raise_if_seen("scatter_add", dim, size);
   });
 }
 

@@ -1,7 +1,12 @@
-// Index-based gathering and scattering as backends see them. Indices are int64
-// and already checked to be in range by the functional layer.
+// Index-based gathering and scattering as backends see them. Indices are int64.
+// The functional layer checks their range only when the index is on the CPU
+// (or HEARTH_CHECK_INDICES=1), so a kernel must test every index before using
+// it: an out-of-range one never touches memory. CPU kernels then raise the
+// functional layer's ValueError; device kernels, which cannot raise without a
+// synchronisation, skip the entry (a read yields NaN for floating dtypes, 0
+// otherwise; an addition is dropped) and record it for a later call to raise.
 //   index_select   inputs {x [outer, n, inner] contiguous, index [k] contiguous}
-//                  outputs {out [outer, k, inner] contiguous}
+//                  outputs {out [outer, k, inner] contiguous}   IndexDimAttrs (the user's dim, for messages)
 //                  out[o, j, i] = x[o, index[j], i]
 //   gather         inputs {x, index} outputs {out (index's shape, contiguous)}   IndexDimAttrs
 //                  x and index have the same rank and may be strided (index may be expanded);

@@ -1,8 +1,15 @@
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <optional>
+#include <string>
+
+#include "hearth/dispatch/dispatch.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/reduction.h"
+#include "tests/support/test_device.h"
 #include "tests/unit/ops/reduction_testing.h"
 
 namespace hearth {
@@ -175,6 +182,86 @@ TEST(OneHot, BadInput) {
   EXPECT_TRUE(throws_with<ValueError>([] { one_hot(idx({-1})); }, "non-negative"));
   EXPECT_TRUE(throws_with<ValueError>([] { one_hot(idx({}, {0})); }, "cannot infer"));
   EXPECT_TRUE(throws_with<TypeError>([] { one_hot(tensor({1.f})); }, "int64"));
+}
+
+// ---- where index ranges are checked ----
+// An index off the CPU is not read back by the ops layer; the kernels guard it.
+// The host-backed "testdev" kind stands in for an accelerator: it has no
+// indexing kernels, so with the CPU fallback its calls reach the CPU kernels
+// with unchecked indices, which must still raise the ops layer's error.
+
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = std::string(old);
+    if (value) setenv(name, value, 1);
+    else unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_) setenv(name_, old_->c_str(), 1);
+    else unsetenv(name_);
+  }
+  ScopedEnv(const ScopedEnv&) = delete;
+  ScopedEnv& operator=(const ScopedEnv&) = delete;
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+class IndexChecks : public ::testing::Test {
+ protected:
+  void SetUp() override { reset_fallback_stats(); }
+  void TearDown() override { reset_fallback_stats(); }
+  static Tensor on_dev(const Tensor& t) { return t.to(testing::test_device()); }
+  // Whether the ops layer read the index back (amin runs only for that).
+  static bool host_checked() { return fallback_stats().count("amin") > 0; }
+  ScopedEnv fallback_{"HEARTH_ENABLE_CPU_FALLBACK", "1"};
+  ScopedEnv check_{"HEARTH_CHECK_INDICES", nullptr};
+};
+
+TEST_F(IndexChecks, OffTheCpuTheKernelsRaiseWithoutAHostCheck) {
+  Tensor x = on_dev(sample());
+  EXPECT_TRUE(throws_with<ValueError>([&] { gather(x, 1, on_dev(idx({0, 5}, {2, 1}))); },
+                                      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>([&] { index_select(x, 1, on_dev(idx({0, 3}))); },
+                                      "[index_select] index 3 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>([&] { scatter_add(x, 0, on_dev(idx({0, -1}, {1, 2})), x); },
+                                      "[scatter_add] index -1 is out of bounds for dimension 0 with size 2"));
+  EXPECT_TRUE(throws_with<ValueError>([&] { one_hot(on_dev(idx({0, 3})), 3); },
+                                      "[scatter_add] index 3 is out of bounds for dimension 1 with size 3"));
+  EXPECT_FALSE(host_checked());
+  // Valid indices still work, and still without reading them back.
+  EXPECT_TRUE(near(gather(x, 1, on_dev(idx({2, 0}, {2, 1}))).cpu(), {2, 3}));
+  EXPECT_TRUE(near(index_select(x, 0, on_dev(idx({1}))).cpu(), {3, 4, 5}));
+  EXPECT_EQ(ints(one_hot(on_dev(idx({2, 0})), 3).cpu()), (std::vector<int64_t>{0, 0, 1, 1, 0, 0}));
+  EXPECT_FALSE(host_checked());
+}
+
+TEST_F(IndexChecks, CheckIndicesChecksOnTheHostForEveryDevice) {
+  ScopedEnv on("HEARTH_CHECK_INDICES", "1");
+  Tensor x = on_dev(sample());
+  EXPECT_TRUE(throws_with<ValueError>([&] { gather(x, 1, on_dev(idx({0, 5}, {2, 1}))); },
+                                      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(host_checked());
+  EXPECT_EQ(fallback_stats().count("gather"), 0u);  // raised before the kernel ran
+  EXPECT_TRUE(throws_with<ValueError>([&] { one_hot(on_dev(idx({0, 3})), 3); },
+                                      "[one_hot] class value 3 is out of range for num_classes 3"));
+  EXPECT_TRUE(throws_with<ValueError>([&] { scatter_add_(x, 0, on_dev(idx({2}, {1, 1})), x); },
+                                      "[scatter_add_] index 2 is out of bounds for dimension 0 with size 2"));
+}
+
+TEST_F(IndexChecks, CpuIndicesAreCheckedOnTheHostAlways) {
+  EXPECT_TRUE(throws_with<ValueError>([] { gather(sample(), 1, idx({0, 5}, {2, 1})); },
+                                      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>([] { scatter_add_(zeros({2}), 0, idx({7}), ones({1})); },
+                                      "[scatter_add_] index 7 is out of bounds"));
+}
+
+TEST_F(IndexChecks, InferringOneHotClassesReadsTheIndexOnAnyDevice) {
+  EXPECT_TRUE(throws_with<ValueError>([&] { one_hot(on_dev(idx({1, -1}))); }, "[one_hot] class values must be "
+                                                                               "non-negative, got -1"));
+  EXPECT_EQ(ints(one_hot(on_dev(idx({1, 0}))).cpu()), (std::vector<int64_t>{0, 1, 1, 0}));
 }
 
 }  // namespace
