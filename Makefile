@@ -1,6 +1,8 @@
 # The user's entry points. CMake does the building; this file only strings the
 # steps together so that one command works on a fresh Debian machine.
 #
+#   make run               install missing packages, build the CLI in Release, train the small CNN
+#                          on Fashion-MNIST (the accelerator when present, else the CPU)
 #   make test              install missing packages, configure, build, run every test
 #   make test CUDA=OFF     the same, CPU only even where the CUDA toolkit is installed
 #   make build             install missing packages, configure, build
@@ -9,7 +11,9 @@
 #
 # Variables: CUDA (AUTO|ON|OFF), PRESET (a configure preset from
 # CMakePresets.json, default release), BUILD_DIR (default build), JOBS (default:
-# all cores), CMAKE_ARGS (extra -D options for the configure step).
+# all cores), CMAKE_ARGS (extra -D options for the configure step), RUN_DIR
+# (where `make run` writes, default runs/fashion_mnist), RUN_ARGS (more
+# `hearth train` flags for `make run`).
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := build
@@ -20,6 +24,18 @@ BUILD_DIR  ?= build
 ASAN_DIR   ?= build-asan
 JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
+RUN_DIR    ?= runs/fashion_mnist
+RUN_ARGS   ?=
+
+# `make run`: 3 epochs reach about 91.5% test accuracy (measured on the 2-core
+# CPU machine: about 4 minutes with other jobs running). Idle OpenMP threads
+# that spin starve everything else on a busy machine (10x slower there), so
+# they sleep unless the caller chose otherwise.
+RUN_FLAGS := --model small_cnn --dataset fashion_mnist --output_dir $(RUN_DIR) --overwrite_output_dir \
+             --num_train_epochs 3 --per_device_train_batch_size 64 --per_device_eval_batch_size 256 \
+             --learning_rate 2e-3 --weight_decay 0.01 --warmup_ratio 0.02 --lr_scheduler_type linear \
+             --logging_steps 100 --eval_strategy epoch --save_strategy epoch --save_total_limit 2 --seed 42
+OMP_WAIT_POLICY ?= passive
 
 # Leak checking needs ptrace-like access to the process; .ci/run probes for it
 # and overrides this where the container forbids it.
@@ -27,7 +43,7 @@ ASAN_OPTIONS  ?= detect_leaks=1:strict_string_checks=1:detect_stack_use_after_re
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 
-.PHONY: deps configure build test asan asan-build clean
+.PHONY: deps configure build run test asan asan-build clean
 
 deps:
 	scripts/install_deps.sh
@@ -37,6 +53,10 @@ configure: deps
 
 build: configure
 	cmake --build $(BUILD_DIR) -j $(JOBS)
+
+run: configure
+	cmake --build $(BUILD_DIR) -j $(JOBS) --target hearth_cli
+	OMP_WAIT_POLICY=$(OMP_WAIT_POLICY) $(BUILD_DIR)/bin/hearth train $(RUN_FLAGS) $(RUN_ARGS)
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)

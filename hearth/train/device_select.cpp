@@ -1,6 +1,7 @@
 #include "hearth/train/device_select.h"
 
 #include <cstdio>
+#include <utility>
 #include <vector>
 
 #include "hearth/core/device_runtime.h"
@@ -10,13 +11,14 @@
 namespace hearth::train {
 namespace {
 
-// Accelerator kinds device=auto may pick (test kinds declare a priority <= 0).
+// Accelerator kinds, built or not (a build without one registers a runtime
+// that says why); kinds for tests declare a negative priority and are left out.
 std::vector<DeviceKind> accelerator_kinds() {
   std::vector<DeviceKind> out;
   for (int i = 0; i < num_device_kinds(); ++i) {
     DeviceKind k{static_cast<uint8_t>(i)};
     if (k == kCpu || !has_device_runtime(k)) continue;
-    if (device_runtime(k).auto_priority() > 0) out.push_back(k);
+    if (device_runtime(k).auto_priority() >= 0) out.push_back(k);
   }
   return out;
 }
@@ -50,14 +52,24 @@ std::string available_devices() {
 }
 
 std::string no_accelerator_reason() {
-  std::string s;
+  std::vector<std::pair<std::string, std::string>> reasons;
   for (DeviceKind k : accelerator_kinds()) {
     DeviceRuntime& rt = device_runtime(k);
-    std::string why = rt.is_available() ? "no device found" : rt.unavailable_reason();
     if (rt.is_available() && rt.device_count() > 0) continue;
-    s += (s.empty() ? "" : "; ") + device_kind_name(k) + ": " + why;
+    std::string why = rt.is_available() ? "no " + device_kind_name(k) + " device found" : rt.unavailable_reason();
+    while (!why.empty() && (why.back() == '.' || why.back() == ' ')) why.pop_back();
+    reasons.emplace_back(device_kind_name(k), why);
   }
-  return s.empty() ? "hearth was built without an accelerator backend" : s;
+  if (reasons.empty()) return "hearth has no accelerator backend";
+  if (reasons.size() == 1) return reasons[0].second;
+  std::string s;
+  for (const auto& [kind, why] : reasons) {
+    if (!s.empty()) s += "; ";
+    s += kind;
+    s += ": ";
+    s += why;
+  }
+  return s;
 }
 
 std::string describe_device(const Device& device) {

@@ -368,7 +368,8 @@ void Trainer::after_step(bool epoch_done) {
   const int64_t step = state_.global_step;
   if (epoch_done)
     for (CallbackPtr& cb : callbacks_) cb->on_epoch_end(args_, state_, control_);
-  if (control_.should_log || step % args_.logging_steps == 0) log_training_loss();
+  // The last step is logged too, so the final loss precedes the final evaluation.
+  if (control_.should_log || step % args_.logging_steps == 0 || step == state_.max_steps) log_training_loss();
   const bool eval = control_.should_evaluate ||
                     (args_.eval_strategy == "steps" && step % args_.effective_eval_steps() == 0) ||
                     (args_.eval_strategy == "epoch" && epoch_done);

@@ -12,11 +12,13 @@ endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 
-# 2000 samples in batches of 32: 63 steps, a checkpoint every 25.
+# 2000 samples in batches of 32: 63 steps, a checkpoint every 25. Some settings
+# come from a config file, one of which (learning_rate) a flag overrides.
+file(WRITE "${WORK_DIR}/args.json"
+     "{\"per_device_train_batch_size\": 32, \"learning_rate\": 0.5, \"warmup_steps\": 5, \"logging_steps\": 1}\n")
 set(common train --model small_cnn --dataset fashion_mnist --seed 1 --max_train_samples 2000
-    --max_eval_samples 1000 --num_train_epochs 1 --per_device_train_batch_size 32 --learning_rate 3e-3
-    --warmup_steps 5 --logging_steps 1 --eval_strategy epoch --save_strategy steps --save_steps 25
-    --disable_tqdm)
+    --max_eval_samples 1000 --num_train_epochs 1 --config "${WORK_DIR}/args.json" --learning_rate 3e-3
+    --eval_strategy epoch --save_strategy steps --save_steps 25 --disable_tqdm)
 
 function(run_hearth out_var)
   execute_process(COMMAND "${HEARTH}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -56,6 +58,13 @@ foreach(f model.safetensors optimizer.safetensors trainer_state.json training_ar
     endif()
   endforeach()
 endforeach()
+file(READ "${WORK_DIR}/full/checkpoint-63/training_args.json" saved_args)
+string(JSON saved_lr GET "${saved_args}" learning_rate)
+string(JSON saved_batch GET "${saved_args}" per_device_train_batch_size)
+if(NOT saved_lr EQUAL 0.003 OR NOT saved_batch EQUAL 32)
+  message(FATAL_ERROR "train_fashion_mnist: training_args.json has learning_rate ${saved_lr} and batch size "
+                      "${saved_batch}; expected the flag's 0.003 over the config's 0.5, and the config's 32")
+endif()
 loss_lines("${WORK_DIR}/full/metrics.jsonl" full_losses)
 list(LENGTH full_losses n)
 if(NOT n EQUAL 63)
@@ -83,6 +92,13 @@ if(NOT evaluated_rc STREQUAL "0" OR NOT evaluated MATCHES "eval_accuracy +([0-9.
 endif()
 if(NOT CMAKE_MATCH_1 STREQUAL accuracy)
   message(FATAL_ERROR "train_fashion_mnist: hearth eval reports accuracy ${CMAKE_MATCH_1}, training reported ${accuracy}")
+endif()
+
+# ---- a bad config value names the file and the field, exit code 2 ----
+file(WRITE "${WORK_DIR}/bad.json" "{\"learning_rat\": 0.1}\n")
+run_hearth(bad train --config "${WORK_DIR}/bad.json" --output_dir "${WORK_DIR}/bad")
+if(NOT bad_rc STREQUAL "2" OR NOT bad MATCHES "bad.json: field 'learning_rat': expected a TrainingArguments name \\(did you mean 'learning_rate'\\?\\)")
+  message(FATAL_ERROR "train_fashion_mnist: a config with an unknown key did not fail with exit code 2 and a message naming it")
 endif()
 
 # ---- an accelerator that cannot exist fails before training ----
