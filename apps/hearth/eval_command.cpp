@@ -48,7 +48,8 @@ int run_eval(const EvalFlags& f) {
   args.resume_from_checkpoint.reset();
   if (!f.device.empty()) args.device = f.device;
   if (f.cpu) args.use_cpu = true;
-  if (!f.batch_size.empty()) args.per_device_eval_batch_size = parse_int("--per_device_eval_batch_size", f.batch_size, 1);
+  if (!f.batch_size.empty())
+    args.per_device_eval_batch_size = parse_int("--per_device_eval_batch_size", f.batch_size, 1);
   try {
     train::select_device(args.device, args.use_cpu);
   } catch (const DeviceError& e) {
@@ -61,8 +62,8 @@ int run_eval(const EvalFlags& f) {
   train::TrainerOptions opts;
   opts.handle_signals = false;
   train::Trainer trainer(model, args, nullptr, eval_set, {}, opts);
-  std::cout << "hearth: evaluating " << f.checkpoint << " (" << task.model_type << " on " << task.dataset
-            << " test, " << eval_set->size() << " samples) on " << trainer.device_choice().description << "\n";
+  std::cout << "hearth: evaluating " << f.checkpoint << " (" << task.model_type << " on " << task.dataset << " test, "
+            << eval_set->size() << " samples) on " << trainer.device_choice().description << "\n";
   train::Metrics m = trainer.evaluate();
   for (const char* key : {"eval_loss", "eval_accuracy", "eval_f1"}) {
     auto it = m.find(key);

@@ -73,10 +73,9 @@ nlohmann::json TaskConfig::to_json() const {
     const auto& names = data::FashionMnist::class_names();
     for (size_t i = 0; i < names.size(); ++i) labels[std::to_string(i)] = names[i];
   }
-  return {{"model_type", model_type},         {"dataset", dataset},
-          {"num_labels", num_labels},         {"in_channels", in_channels},
-          {"image_size", image_size},         {"normalize_mean", normalize_mean},
-          {"normalize_std", normalize_std},   {"id2label", labels}};
+  return {{"model_type", model_type},       {"dataset", dataset},       {"num_labels", num_labels},
+          {"in_channels", in_channels},     {"image_size", image_size}, {"normalize_mean", normalize_mean},
+          {"normalize_std", normalize_std}, {"id2label", labels}};
 }
 
 TaskConfig TaskConfig::from_json(const nlohmann::json& j, const std::string& where) {

@@ -130,7 +130,8 @@ int run_train(const TrainFlags& f) {
     int64_t patience = parse_int_flag("--early_stopping_patience", f.early_stopping_patience, 1);
     double threshold = parse_number_flag("--early_stopping_threshold", f.early_stopping_threshold);
     if (args.eval_strategy == "no")
-      throw UsageError("--early_stopping_patience: early stopping needs evaluations; set --eval_strategy steps or epoch");
+      throw UsageError(
+          "--early_stopping_patience: early stopping needs evaluations; set --eval_strategy steps or epoch");
     callbacks.push_back(std::make_shared<train::EarlyStoppingCallback>(patience, threshold));
   }
   // The device before the data: an absent accelerator fails at once.
@@ -156,11 +157,12 @@ int run_train(const TrainFlags& f) {
   opts.checkpoint_extra_files = [task](const std::string& dir) { save_task_config(task, dir); };
   train::Trainer trainer(model, args, train_set, eval_set, callbacks, opts);
   train::TrainOutput out = trainer.train();
-  if (out.interrupted_by_signal != 0) return out.interrupted_by_signal == SIGINT ? 130 : 128 + out.interrupted_by_signal;
+  if (out.interrupted_by_signal != 0)
+    return out.interrupted_by_signal == SIGINT ? 130 : 128 + out.interrupted_by_signal;
 
   std::optional<train::Metrics> final_eval;
-  bool best_loaded = args.load_best_model_at_end && !out.best_checkpoint.empty() &&
-                     out.best_checkpoint != out.last_checkpoint;
+  bool best_loaded =
+      args.load_best_model_at_end && !out.best_checkpoint.empty() && out.best_checkpoint != out.last_checkpoint;
   if (!best_loaded) final_eval = final_eval_from_log(trainer.state());
   if (!final_eval) final_eval = trainer.evaluate();
 

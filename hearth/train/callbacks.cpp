@@ -18,8 +18,7 @@ double best_model_metric(const TrainingArguments& args, const Metrics& metrics) 
   return it->second;
 }
 
-bool metric_improves(const TrainingArguments& args, double value, const std::optional<double>& best,
-                     double threshold) {
+bool metric_improves(const TrainingArguments& args, double value, const std::optional<double>& best, double threshold) {
   if (std::isnan(value)) return false;
   if (!best.has_value()) return true;
   return args.best_metric_greater_is_better() ? value > *best + threshold : value < *best - threshold;

@@ -38,7 +38,7 @@ inline constexpr const char* kTrainingArgsFile = "training_args.json";
 std::string checkpoint_name(int64_t step);
 
 struct CheckpointContents {
-  const nn::Module* model = nullptr;          // required
+  const nn::Module* model = nullptr;            // required
   const optim::Optimizer* optimizer = nullptr;  // optional, with its scheduler
   const optim::LRScheduler* scheduler = nullptr;
   nlohmann::json trainer_state;  // written when not null

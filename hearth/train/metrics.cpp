@@ -31,11 +31,11 @@ void ClassificationMetrics::update(const Tensor& logits, const Tensor& labels) {
   HEARTH_CHECK(logits.defined() && logits.dim() == 2 && logits.is_floating_point(), ShapeError,
                "[metrics] expected floating logits [N, C], got ",
                logits.defined() ? "shape " + logits.shape_string() : std::string("an undefined tensor"));
-  HEARTH_CHECK(labels.defined() && labels.dim() == 1 && labels.size(0) == logits.size(0) &&
-                   labels.dtype() == DType::int64,
-               ShapeError, "[metrics] expected int64 labels [", logits.size(0), "], got ",
-               labels.defined() ? dtype_name(labels.dtype()) + std::string(" ") + labels.shape_string()
-                                : std::string("an undefined tensor"));
+  HEARTH_CHECK(
+      labels.defined() && labels.dim() == 1 && labels.size(0) == logits.size(0) && labels.dtype() == DType::int64,
+      ShapeError, "[metrics] expected int64 labels [", logits.size(0), "], got ",
+      labels.defined() ? dtype_name(labels.dtype()) + std::string(" ") + labels.shape_string()
+                       : std::string("an undefined tensor"));
   HEARTH_CHECK(num_classes_ == 0 || num_classes_ == logits.size(1), ShapeError, "[metrics] expected ", num_classes_,
                " classes as in the earlier batches, got logits ", logits.shape_string());
   num_classes_ = logits.size(1);

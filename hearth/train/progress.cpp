@@ -22,10 +22,10 @@ struct KeyFormat {
   const char* format;
 };
 constexpr KeyFormat kOrdered[] = {
-    {"epoch", "epoch", "%.2f"},          {"loss", "loss", "%.4f"},
-    {"eval_loss", "eval_loss", "%.4f"},  {"eval_accuracy", "accuracy", "%.4f"},
-    {"eval_f1", "f1", "%.4f"},           {"learning_rate", "lr", "%.3e"},
-    {"grad_norm", "grad_norm", "%.3f"},  {"eval_runtime", "eval time", "%.1f s"},
+    {"epoch", "epoch", "%.2f"},         {"loss", "loss", "%.4f"},
+    {"eval_loss", "eval_loss", "%.4f"}, {"eval_accuracy", "accuracy", "%.4f"},
+    {"eval_f1", "f1", "%.4f"},          {"learning_rate", "lr", "%.3e"},
+    {"grad_norm", "grad_norm", "%.3f"}, {"eval_runtime", "eval time", "%.1f s"},
 };
 
 }  // namespace
@@ -88,7 +88,8 @@ double ProgressCallback::samples_per_second(const TrainerState& state) const {
 std::string ProgressCallback::eta(const TrainerState& state) const {
   int64_t done = state.global_step - start_step_;
   if (done <= 0) return "?";
-  return format_duration(elapsed() / static_cast<double>(done) * static_cast<double>(state.max_steps - state.global_step));
+  return format_duration(elapsed() / static_cast<double>(done) *
+                         static_cast<double>(state.max_steps - state.global_step));
 }
 
 void ProgressCallback::on_train_begin(const TrainingArguments&, TrainerState& state, TrainerControl&) {

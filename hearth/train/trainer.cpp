@@ -46,10 +46,10 @@ std::unique_ptr<optim::Optimizer> make_optimizer(const TrainingArguments& a, con
   }
   if (a.optim == "adam") {
     return std::make_unique<optim::Adam>(groups, optim::AdamOptions{.lr = a.learning_rate,
-                                                                     .beta1 = a.adam_beta1,
-                                                                     .beta2 = a.adam_beta2,
-                                                                     .eps = a.adam_epsilon,
-                                                                     .weight_decay = a.weight_decay});
+                                                                    .beta1 = a.adam_beta1,
+                                                                    .beta2 = a.adam_beta2,
+                                                                    .eps = a.adam_epsilon,
+                                                                    .weight_decay = a.weight_decay});
   }
   return std::make_unique<optim::AdamW>(groups, optim::AdamWOptions{.lr = a.learning_rate,
                                                                     .beta1 = a.adam_beta1,
@@ -87,8 +87,8 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   model_->to(device_.device);
   if (args_.writes_jsonl()) callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
   if (options_.console != nullptr) {
-    bool bar = options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() &&
-                                              !args_.disable_tqdm);
+    bool bar =
+        options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() && !args_.disable_tqdm);
     progress_ = std::make_shared<ProgressCallback>(*options_.console, bar);
     callbacks_.push_back(progress_);
   }
@@ -143,21 +143,22 @@ void Trainer::setup_training() {
   const int64_t ga = args_.gradient_accumulation_steps;
   state_ = TrainerState{};
   state_.steps_per_epoch = (batches + ga - 1) / ga;
-  state_.max_steps = args_.max_steps > 0
-                         ? args_.max_steps
-                         : std::max<int64_t>(1, static_cast<int64_t>(std::ceil(
-                                                    args_.num_train_epochs * static_cast<double>(state_.steps_per_epoch))));
-  state_.num_train_epochs =
-      static_cast<double>(state_.max_steps) / static_cast<double>(state_.steps_per_epoch);
+  state_.max_steps =
+      args_.max_steps > 0
+          ? args_.max_steps
+          : std::max<int64_t>(1, static_cast<int64_t>(
+                                     std::ceil(args_.num_train_epochs * static_cast<double>(state_.steps_per_epoch))));
+  state_.num_train_epochs = static_cast<double>(state_.max_steps) / static_cast<double>(state_.steps_per_epoch);
   state_.train_batch_size = args_.per_device_train_batch_size * ga;
   state_.logging_steps = args_.logging_steps;
   state_.eval_steps = args_.effective_eval_steps();
   state_.save_steps = args_.save_steps;
 
   optimizer_ = make_optimizer(args_, params_);
-  const int64_t warmup = args_.warmup_steps > 0
-                             ? args_.warmup_steps
-                             : static_cast<int64_t>(std::ceil(args_.warmup_ratio * static_cast<double>(state_.max_steps)));
+  const int64_t warmup =
+      args_.warmup_steps > 0
+          ? args_.warmup_steps
+          : static_cast<int64_t>(std::ceil(args_.warmup_ratio * static_cast<double>(state_.max_steps)));
   scheduler_ = optim::get_scheduler(args_.lr_scheduler_type, *optimizer_, warmup, state_.max_steps);
 
   loss_window_ = Tensor();
@@ -170,9 +171,8 @@ void Trainer::setup_training() {
   std::ostringstream os;
   os << "hearth: " << train_dataset_->size() << " training samples; " << state_.max_steps << " steps of "
      << state_.train_batch_size << " samples (batch " << args_.per_device_train_batch_size << " x " << ga
-     << " accumulation), " << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim)
-     << " lr " << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, " << warmup
-     << " warm-up steps";
+     << " accumulation), " << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim) << " lr "
+     << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, " << warmup << " warm-up steps";
   say(os.str());
 }
 
@@ -210,8 +210,7 @@ void Trainer::resume(const std::string& dir) {
   fs::create_directories(args_.output_dir);
   last_checkpoint_ = dir;
   std::ostringstream os;
-  os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch)
-     << ")";
+  os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch) << ")";
   say(os.str());
 }
 
@@ -250,11 +249,12 @@ TrainOutput Trainer::train() {
   out.training_loss = state_.global_step > 0 ? state_.total_loss / static_cast<double>(state_.global_step) : 0.0;
   const double runtime = seconds_since(t0);
   const double steps = static_cast<double>(state_.global_step - start_step_);
-  out.metrics = {{"train_runtime", runtime},
-                 {"train_samples_per_second", runtime > 0 ? steps * static_cast<double>(state_.train_batch_size) / runtime : 0.0},
-                 {"train_steps_per_second", runtime > 0 ? steps / runtime : 0.0},
-                 {"train_loss", out.training_loss},
-                 {"epoch", state_.epoch}};
+  out.metrics = {
+      {"train_runtime", runtime},
+      {"train_samples_per_second", runtime > 0 ? steps * static_cast<double>(state_.train_batch_size) / runtime : 0.0},
+      {"train_steps_per_second", runtime > 0 ? steps / runtime : 0.0},
+      {"train_loss", out.training_loss},
+      {"epoch", state_.epoch}};
   if (stop_signal_ == 0) {
     json summary = json(out.metrics);
     summary["step"] = state_.global_step;
@@ -403,8 +403,8 @@ void Trainer::end_of_training() {
   if (args_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) {
     load_model_weights(state_.best_model_checkpoint, *model_);
     std::ostringstream os;
-    os << "hearth: loaded the best model (" << args_.best_metric_key() << " " << num(*state_.best_metric)
-       << " at step " << state_.best_global_step << ") from " << state_.best_model_checkpoint;
+    os << "hearth: loaded the best model (" << args_.best_metric_key() << " " << num(*state_.best_metric) << " at step "
+       << state_.best_global_step << ") from " << state_.best_model_checkpoint;
     say(os.str());
   }
 }

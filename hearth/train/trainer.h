@@ -75,8 +75,7 @@ struct TrainOutput {
 
 class Trainer {
  public:
-  Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
-          std::shared_ptr<const data::Dataset> train_dataset,
+  Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args, std::shared_ptr<const data::Dataset> train_dataset,
           std::shared_ptr<const data::Dataset> eval_dataset = nullptr, std::vector<CallbackPtr> callbacks = {},
           TrainerOptions options = {});
   ~Trainer();

@@ -74,18 +74,28 @@ constexpr double kInf = HUGE_VAL;
 
 template <typename M>
 Field boolean(const char* name, M TrainingArguments::*m, const char* help) {
-  return {name, Kind::boolean, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+  return {name,
+          Kind::boolean,
+          false,
+          help,
+          [m](const TrainingArguments& a) { return json(a.*m); },
           [m](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_bool(v, c); }};
 }
 
 Field integer(const char* name, int64_t TrainingArguments::*m, int64_t min, const char* help) {
-  return {name, Kind::integer, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+  return {name,
+          Kind::integer,
+          false,
+          help,
+          [m](const TrainingArguments& a) { return json(a.*m); },
           [m, min](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_int(v, min, c); }};
 }
 
-Field optional_integer(const char* name, std::optional<int64_t> TrainingArguments::*m, int64_t min,
-                       const char* help) {
-  return {name, Kind::integer, true, help,
+Field optional_integer(const char* name, std::optional<int64_t> TrainingArguments::*m, int64_t min, const char* help) {
+  return {name,
+          Kind::integer,
+          true,
+          help,
           [m](const TrainingArguments& a) { return (a.*m).has_value() ? json(*(a.*m)) : json(nullptr); },
           [m, min](TrainingArguments& a, const json& v, const std::string& c) {
             if (v.is_null()) {
@@ -97,27 +107,39 @@ Field optional_integer(const char* name, std::optional<int64_t> TrainingArgument
 }
 
 Field number(const char* name, double TrainingArguments::*m, double lo, double hi, bool hi_open, const char* help) {
-  return {name, Kind::number, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
-          [=](TrainingArguments& a, const json& v, const std::string& c) {
-            a.*m = read_number(v, lo, hi, hi_open, c);
-          }};
+  return {
+      name,
+      Kind::number,
+      false,
+      help,
+      [m](const TrainingArguments& a) { return json(a.*m); },
+      [=](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_number(v, lo, hi, hi_open, c); }};
 }
 
-Field choice(const char* name, std::string TrainingArguments::*m, std::vector<std::string> allowed,
-             const char* help) {
-  return {name, Kind::string, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
-          [m, allowed](TrainingArguments& a, const json& v, const std::string& c) {
-            a.*m = read_choice(v, allowed, c);
-          }};
+Field choice(const char* name, std::string TrainingArguments::*m, std::vector<std::string> allowed, const char* help) {
+  return {
+      name,
+      Kind::string,
+      false,
+      help,
+      [m](const TrainingArguments& a) { return json(a.*m); },
+      [m, allowed](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_choice(v, allowed, c); }};
 }
 
 Field string(const char* name, std::string TrainingArguments::*m, const char* help) {
-  return {name, Kind::string, false, help, [m](const TrainingArguments& a) { return json(a.*m); },
+  return {name,
+          Kind::string,
+          false,
+          help,
+          [m](const TrainingArguments& a) { return json(a.*m); },
           [m](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_string(v, true, c); }};
 }
 
 Field optional_string(const char* name, std::optional<std::string> TrainingArguments::*m, const char* help) {
-  return {name, Kind::string, true, help,
+  return {name,
+          Kind::string,
+          true,
+          help,
           [m](const TrainingArguments& a) { return (a.*m).has_value() ? json(*(a.*m)) : json(nullptr); },
           [m](TrainingArguments& a, const json& v, const std::string& c) {
             if (v.is_null()) {
@@ -129,7 +151,10 @@ Field optional_string(const char* name, std::optional<std::string> TrainingArgum
 }
 
 Field optional_boolean(const char* name, std::optional<bool> TrainingArguments::*m, const char* help) {
-  return {name, Kind::boolean, true, help,
+  return {name,
+          Kind::boolean,
+          true,
+          help,
           [m](const TrainingArguments& a) { return (a.*m).has_value() ? json(*(a.*m)) : json(nullptr); },
           [m](TrainingArguments& a, const json& v, const std::string& c) {
             if (v.is_null()) {
@@ -143,7 +168,9 @@ Field optional_boolean(const char* name, std::optional<bool> TrainingArguments::
 const std::vector<std::string> kReportTo = {"all", "jsonl", "none"};
 
 Field report_to() {
-  return {"report_to", Kind::string_list, false,
+  return {"report_to",
+          Kind::string_list,
+          false,
           "where logs go besides the console: \"all\" or \"jsonl\" (output_dir/metrics.jsonl), or \"none\"",
           [](const TrainingArguments& a) { return json(a.report_to); },
           [](TrainingArguments& a, const json& v, const std::string& c) {
@@ -153,8 +180,8 @@ Field report_to() {
               out.push_back(read_choice(v, kReportTo, c));
             } else if (v.is_array() && !v.empty()) {
               for (const json& e : v) {
-                if (!e.is_string() || std::find(kReportTo.begin(), kReportTo.end(), e.get<std::string>()) ==
-                                          kReportTo.end())
+                if (!e.is_string() ||
+                    std::find(kReportTo.begin(), kReportTo.end(), e.get<std::string>()) == kReportTo.end())
                   bad(c, expected, v);
                 out.push_back(e.get<std::string>());
               }
@@ -172,14 +199,12 @@ std::vector<Field> make_fields() {
       boolean("overwrite_output_dir", &A::overwrite_output_dir,
               "train anew into an output_dir that holds checkpoints, deleting them"),
       integer("per_device_train_batch_size", &A::per_device_train_batch_size, 1, "samples per training batch (>= 1)"),
-      integer("per_device_eval_batch_size", &A::per_device_eval_batch_size, 1,
-              "samples per evaluation batch (>= 1)"),
+      integer("per_device_eval_batch_size", &A::per_device_eval_batch_size, 1, "samples per evaluation batch (>= 1)"),
       integer("gradient_accumulation_steps", &A::gradient_accumulation_steps, 1,
               "batches whose gradients add up to one optimizer step (>= 1)"),
       boolean("dataloader_drop_last", &A::dataloader_drop_last, "drop the last, smaller batch of each epoch"),
       integer("dataloader_num_workers", &A::dataloader_num_workers, 0, "threads that build batches ahead (>= 0)"),
-      choice("optim", &A::optim, {"adamw_torch", "adam", "sgd"},
-             "optimizer: adamw_torch, adam or sgd (momentum 0.9)"),
+      choice("optim", &A::optim, {"adamw_torch", "adam", "sgd"}, "optimizer: adamw_torch, adam or sgd (momentum 0.9)"),
       number("learning_rate", &A::learning_rate, 0.0, kInf, false, "peak learning rate (>= 0)"),
       number("weight_decay", &A::weight_decay, 0.0, kInf, false,
              "weight decay (>= 0; not applied to biases and norm weights)"),
@@ -274,7 +299,8 @@ json text_to_json(const Field& f, const std::string& text) {
       if (!text.empty() && end == text.c_str() + text.size()) return v;
       return text;
     }
-    case Kind::string: return text;
+    case Kind::string:
+      return text;
     case Kind::string_list: {
       json list = json::array();
       std::stringstream ss(text);
@@ -333,8 +359,8 @@ void TrainingArguments::validate(const std::string& where) const {
                  ": load_best_model_at_end needs save_strategy to match eval_strategy (so every evaluated model is "
                  "saved), got save_strategy \"",
                  save_strategy, "\" and eval_strategy \"", eval_strategy, "\"");
-    HEARTH_CHECK(eval_strategy != "steps" || save_steps % effective_eval_steps() == 0, ValueError, "[trainer] ",
-                 where, ": load_best_model_at_end needs save_steps to be a multiple of eval_steps, got save_steps ",
+    HEARTH_CHECK(eval_strategy != "steps" || save_steps % effective_eval_steps() == 0, ValueError, "[trainer] ", where,
+                 ": load_best_model_at_end needs save_steps to be a multiple of eval_steps, got save_steps ",
                  save_steps, " and eval_steps ", effective_eval_steps());
   }
   HEARTH_CHECK(!(report_to.size() > 1 && std::find(report_to.begin(), report_to.end(), "none") != report_to.end()),

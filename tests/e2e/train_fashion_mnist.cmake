@@ -9,6 +9,11 @@
 if(NOT HEARTH OR NOT EXISTS "${HEARTH}")
   message(FATAL_ERROR "train_fashion_mnist: the hearth binary '${HEARTH}' does not exist; build the hearth_cli target")
 endif()
+# ctest runs other tests beside this one: idle OpenMP threads that spin would
+# starve them and this test (ten times slower on a busy machine).
+if(NOT DEFINED ENV{OMP_WAIT_POLICY})
+  set(ENV{OMP_WAIT_POLICY} passive)
+endif()
 file(REMOVE_RECURSE "${WORK_DIR}")
 file(MAKE_DIRECTORY "${WORK_DIR}")
 

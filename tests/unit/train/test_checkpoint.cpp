@@ -97,8 +97,8 @@ TEST(Checkpoint, RotationKeepsTheNewestAndNeverTheBest) {
   TempDir dir;
   for (int s : {1, 2, 3, 4, 5}) fs::create_directories(dir.file(checkpoint_name(s)));
   auto deleted = rotate_checkpoints(dir.path(), 2, dir.file("checkpoint-2"));
-  EXPECT_EQ(deleted, (std::vector<std::string>{dir.file("checkpoint-1"), dir.file("checkpoint-3"),
-                                               dir.file("checkpoint-4")}));
+  EXPECT_EQ(deleted,
+            (std::vector<std::string>{dir.file("checkpoint-1"), dir.file("checkpoint-3"), dir.file("checkpoint-4")}));
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-2", "checkpoint-5"}));
 
   fs::create_directories(dir.file("checkpoint-6"));

@@ -27,7 +27,8 @@ TEST(MetricsJsonl, WritesOneObjectPerLine) {
 
 TEST(MetricsJsonl, AResumedRunRewritesTheFileFromTheCheckpointsHistory) {
   TempDir dir;
-  std::string path = dir.write("metrics.jsonl", "{\"loss\":1,\"step\":1}\n{\"loss\":2,\"step\":2}\n{\"loss\":3,\"step\":3}\n");
+  std::string path =
+      dir.write("metrics.jsonl", "{\"loss\":1,\"step\":1}\n{\"loss\":2,\"step\":2}\n{\"loss\":3,\"step\":3}\n");
   MetricsJsonlCallback cb(path);
   TrainingArguments args;
   TrainerState state;

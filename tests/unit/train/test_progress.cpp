@@ -16,12 +16,12 @@ TEST(Progress, FormatsDurations) {
 }
 
 TEST(Progress, FormatsLogEntriesKnownKeysFirst) {
-  nlohmann::json train = {{"loss", 0.41234}, {"learning_rate", 8.06e-4}, {"grad_norm", 1.5}, {"epoch", 0.53},
-                          {"step", 500}};
-  EXPECT_EQ(format_log_entry(train, 4690),
-            "step 500/4690 | epoch 0.53 | loss 0.4123 | lr 8.060e-04 | grad_norm 1.500");
-  nlohmann::json eval = {{"eval_loss", 0.3312}, {"eval_accuracy", 0.88011}, {"eval_runtime", 12.34},
-                         {"eval_samples_per_second", 810.2}, {"epoch", 1.0}, {"step", 938}};
+  nlohmann::json train = {
+      {"loss", 0.41234}, {"learning_rate", 8.06e-4}, {"grad_norm", 1.5}, {"epoch", 0.53}, {"step", 500}};
+  EXPECT_EQ(format_log_entry(train, 4690), "step 500/4690 | epoch 0.53 | loss 0.4123 | lr 8.060e-04 | grad_norm 1.500");
+  nlohmann::json eval = {{"eval_loss", 0.3312},   {"eval_accuracy", 0.88011},
+                         {"eval_runtime", 12.34}, {"eval_samples_per_second", 810.2},
+                         {"epoch", 1.0},          {"step", 938}};
   EXPECT_EQ(format_log_entry(eval, 4690),
             "eval at step 938 | epoch 1.00 | eval_loss 0.3312 | accuracy 0.8801 | eval time 12.3 s | "
             "eval_samples_per_second 810.2");

@@ -172,8 +172,7 @@ TEST(TrainerResume, EarlyStoppingEndsTrainingAndItsStateIsSaved) {
   Trainer t(toy_model(), args, toy_dataset(64), toy_dataset(16, 8), {stopper});
   TrainOutput out = t.train();
   EXPECT_EQ(out.global_step, 3);  // best at 1, then two evaluations without improvement
-  EXPECT_NE(out.stop_reason.find("early stopping: eval_loss has not improved"), std::string::npos)
-      << out.stop_reason;
+  EXPECT_NE(out.stop_reason.find("early stopping: eval_loss has not improved"), std::string::npos) << out.stop_reason;
   nlohmann::json state = read_trainer_state(dir.file("run/checkpoint-2"));
   EXPECT_EQ(state["stateful_callbacks"]["EarlyStoppingCallback"]["patience_counter"], 1);
   EXPECT_EQ(state["global_step"], 2);
@@ -192,8 +191,7 @@ TEST(TrainerResume, ACheckpointThatFailsToSaveLeavesNothingBehind) {
   Trainer t(toy_model(), args, toy_dataset(32), nullptr, {}, opts);
   EXPECT_THROW(t.train(), IoError);
   EXPECT_TRUE(list_checkpoints(dir.file("run")).empty());
-  for (const auto& e : fs::directory_iterator(dir.file("run")))
-    ADD_FAILURE() << "left behind: " << e.path().filename();
+  for (const auto& e : fs::directory_iterator(dir.file("run"))) ADD_FAILURE() << "left behind: " << e.path().filename();
 }
 
 }  // namespace

@@ -81,18 +81,19 @@ TEST(TrainingArguments, FieldsNotSetKeepTheBase) {
 
 TEST(TrainingArguments, BadValuesNameTheFileTheFieldAndWhatIsAllowed) {
   auto from = [](json j) { return value_error([&] { TrainingArguments::from_json(j, "cfg.json"); }); };
-  EXPECT_EQ(from({{"learning_rate", -1}}),
-            "[trainer] cfg.json: field 'learning_rate': expected a number >= 0, got -1");
+  EXPECT_EQ(from({{"learning_rate", -1}}), "[trainer] cfg.json: field 'learning_rate': expected a number >= 0, got -1");
   EXPECT_EQ(from({{"per_device_train_batch_size", 0}}),
             "[trainer] cfg.json: field 'per_device_train_batch_size': expected an integer >= 1, got 0");
   EXPECT_EQ(from({{"per_device_train_batch_size", 2.5}}),
             "[trainer] cfg.json: field 'per_device_train_batch_size': expected an integer >= 1, got 2.5");
-  EXPECT_EQ(from({{"adam_beta1", 1.0}}), "[trainer] cfg.json: field 'adam_beta1': expected a number in [0, 1), got 1.0");
+  EXPECT_EQ(from({{"adam_beta1", 1.0}}),
+            "[trainer] cfg.json: field 'adam_beta1': expected a number in [0, 1), got 1.0");
   EXPECT_EQ(from({{"eval_strategy", "sometimes"}}),
             "[trainer] cfg.json: field 'eval_strategy': expected one of \"no\", \"steps\" or \"epoch\", got "
             "\"sometimes\"");
   EXPECT_EQ(from({{"use_cpu", "yes"}}), "[trainer] cfg.json: field 'use_cpu': expected true or false, got \"yes\"");
-  EXPECT_EQ(from({{"output_dir", ""}}), "[trainer] cfg.json: field 'output_dir': expected a non-empty string, got \"\"");
+  EXPECT_EQ(from({{"output_dir", ""}}),
+            "[trainer] cfg.json: field 'output_dir': expected a non-empty string, got \"\"");
   EXPECT_NE(from({{"report_to", "wandb"}}).find("field 'report_to': expected one of \"all\", \"jsonl\" or \"none\""),
             std::string::npos);
   EXPECT_NE(from({{"lr_scheduler_type", "polynomial"}}).find("\"cosine\""), std::string::npos);
