@@ -4,6 +4,8 @@
 // the same cases with PyTorch). A program, never a test: it prints, it asserts nothing.
 //
 //   bench_cpu_ops [--batch N] [--threads T] [--min-time S] [--csv] [--filter TEXT]
+#include <omp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -12,8 +14,6 @@
 #include <functional>
 #include <string>
 #include <vector>
-
-#include <omp.h>
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/elementwise.h"
@@ -42,9 +42,9 @@ struct ConvCase {
 
 // The distinct convolution shapes ResNet-50 spends its time in.
 const std::vector<ConvCase> kConvCases = {
-    {"conv1_7x7s2_3to64_224", 3, 64, 224, 7, 2, 3},   {"conv_3x3_64to64_56", 64, 64, 56, 3, 1, 1},
-    {"conv_1x1_256to64_56", 256, 64, 56, 1, 1, 0},    {"conv_3x3_128to128_28", 128, 128, 28, 3, 1, 1},
-    {"conv_3x3_256to256_14", 256, 256, 14, 3, 1, 1},  {"conv_3x3_512to512_7", 512, 512, 7, 3, 1, 1},
+    {"conv1_7x7s2_3to64_224", 3, 64, 224, 7, 2, 3},  {"conv_3x3_64to64_56", 64, 64, 56, 3, 1, 1},
+    {"conv_1x1_256to64_56", 256, 64, 56, 1, 1, 0},   {"conv_3x3_128to128_28", 128, 128, 28, 3, 1, 1},
+    {"conv_3x3_256to256_14", 256, 256, 14, 3, 1, 1}, {"conv_3x3_512to512_7", 512, 512, 7, 3, 1, 1},
 };
 
 double now_ms() {
@@ -159,14 +159,18 @@ Options parse(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (!std::strcmp(argv[i], "--batch")) o.batch = std::atoll(next());
-    else if (!std::strcmp(argv[i], "--threads")) o.threads = std::atoi(next());
-    else if (!std::strcmp(argv[i], "--min-time")) o.min_time = std::atof(next());
-    else if (!std::strcmp(argv[i], "--filter")) o.filter = next();
-    else if (!std::strcmp(argv[i], "--csv")) o.csv = true;
+    if (!std::strcmp(argv[i], "--batch"))
+      o.batch = std::atoll(next());
+    else if (!std::strcmp(argv[i], "--threads"))
+      o.threads = std::atoi(next());
+    else if (!std::strcmp(argv[i], "--min-time"))
+      o.min_time = std::atof(next());
+    else if (!std::strcmp(argv[i], "--filter"))
+      o.filter = next();
+    else if (!std::strcmp(argv[i], "--csv"))
+      o.csv = true;
     else {
-      std::fprintf(stderr,
-                   "usage: bench_cpu_ops [--batch N] [--threads T] [--min-time S] [--csv] [--filter TEXT]\n");
+      std::fprintf(stderr, "usage: bench_cpu_ops [--batch N] [--threads T] [--min-time S] [--csv] [--filter TEXT]\n");
       std::exit(2);
     }
   }
@@ -179,15 +183,20 @@ int main(int argc, char** argv) {
   const Options opt = parse(argc, argv);
   // hearth threads everything, GEMMs included, through OpenMP (hearth/backends/cpu/gemm.h).
   omp_set_num_threads(opt.threads);
-  auto wanted = [&](const std::string& name) { return opt.filter.empty() || name.find(opt.filter) != std::string::npos; };
+  auto wanted = [&](const std::string& name) {
+    return opt.filter.empty() || name.find(opt.filter) != std::string::npos;
+  };
 
-  if (opt.csv) std::printf("name,fwd_ms,fwd_bwd_ms\n");
+  if (opt.csv)
+    std::printf("name,fwd_ms,fwd_bwd_ms\n");
   else
     std::printf("hearth CPU ops, batch %lld, %d threads\n%-24s %10s %14s %10s\n", static_cast<long long>(opt.batch),
                 opt.threads, "case", "fwd ms", "fwd+bwd ms", "fwd GFLOP/s");
   auto emit = [&](const Row& r) {
-    if (opt.csv) std::printf("%s,%.3f,%.3f\n", r.name.c_str(), r.fwd_ms, r.fwd_bwd_ms);
-    else std::printf("%-24s %10.2f %14.2f %10.1f\n", r.name.c_str(), r.fwd_ms, r.fwd_bwd_ms, r.gflop / r.fwd_ms * 1e3);
+    if (opt.csv)
+      std::printf("%s,%.3f,%.3f\n", r.name.c_str(), r.fwd_ms, r.fwd_bwd_ms);
+    else
+      std::printf("%-24s %10.2f %14.2f %10.1f\n", r.name.c_str(), r.fwd_ms, r.fwd_bwd_ms, r.gflop / r.fwd_ms * 1e3);
     std::fflush(stdout);
   };
   for (const ConvCase& cc : kConvCases)

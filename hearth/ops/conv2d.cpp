@@ -18,7 +18,9 @@ void check_pair(const char* what, const Pair& p, int64_t min) {
                p[0], ", ", p[1], ")");
 }
 
-int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) { return (in + 2 * p - d * (k - 1) - 1) / s + 1; }
+int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
+  return (in + 2 * p - d * (k - 1) - 1) / s + 1;
+}
 
 // Backward ops; not themselves differentiable (no double backward through conv2d).
 Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& x_shape, const Conv2dAttrs& a) {
@@ -70,8 +72,8 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
   const Tensor x = unbatched ? unsqueeze(x_in, 0) : x_in;
   const int64_t n = x.size(0), c = x.size(1), h = x.size(2), w = x.size(3);
   const int64_t o = weight.size(0), kh = weight.size(2), kw = weight.size(3);
-  HEARTH_CHECK(o % groups == 0, ValueError, "[conv2d] weight has ", o, " output channels, not divisible by groups=",
-               groups);
+  HEARTH_CHECK(o % groups == 0, ValueError, "[conv2d] weight has ", o,
+               " output channels, not divisible by groups=", groups);
   HEARTH_CHECK(c == weight.size(1) * groups, ShapeError, "[conv2d] input has ", c, " channels (shape ",
                x_in.shape_string(), ") but weight ", weight.shape_string(), " with groups=", groups, " expects ",
                weight.size(1) * groups);
@@ -82,8 +84,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
                " has an empty kernel (kH and kW must be >= 1)");
   const int64_t ekh = dilation[0] * (kh - 1) + 1, ekw = dilation[1] * (kw - 1) + 1;
   HEARTH_CHECK(ekh <= h + 2 * padding[0] && ekw <= w + 2 * padding[1], ShapeError, "[conv2d] kernel size ", ekh, "x",
-               ekw, " (after dilation) is larger than the padded input ", h + 2 * padding[0], "x",
-               w + 2 * padding[1]);
+               ekw, " (after dilation) is larger than the padded input ", h + 2 * padding[0], "x", w + 2 * padding[1]);
 
   const Conv2dAttrs attrs{stride, padding, dilation, groups};
   const int64_t oh = out_extent(h, kh, stride[0], padding[0], dilation[0]);
@@ -95,8 +96,10 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
   if (out.numel() > 0) {
     if (wc.numel() == 0) {
       // No input channels: the output is the bias alone.
-      if (bc.defined()) copy_(out, bc.view({1, o, 1, 1}));
-      else fill_(out, 0);
+      if (bc.defined())
+        copy_(out, bc.view({1, o, 1, 1}));
+      else
+        fill_(out, 0);
     } else {
       detail::run(op, {xc, wc, bc}, {out}, attrs);
     }

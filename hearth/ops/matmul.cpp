@@ -40,8 +40,10 @@ Tensor batched_product(const Tensor& a, const Tensor& b) {
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
   Tensor out = Tensor::empty({batch, m, n}, a.dtype(), a.device());
   if (out.numel() > 0) {
-    if (k == 0) fill_(out, 0);
-    else detail::run(op, {blas_operand(a.detach()), blas_operand(b.detach())}, {out});
+    if (k == 0)
+      fill_(out, 0);
+    else
+      detail::run(op, {blas_operand(a.detach()), blas_operand(b.detach())}, {out});
   }
   if (autograd::any_requires_grad({a, b})) {
     autograd::record("BmmBackward", {a, b}, {out},
@@ -93,8 +95,8 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
   check_operands("bmm", a, b);
   detail::check_dim("bmm", a, 3, "input");
   detail::check_dim("bmm", b, 3, "other");
-  HEARTH_CHECK(a.size(0) == b.size(0), ShapeError, "[bmm] batch sizes differ: ", a.shape_string(), " has ",
-               a.size(0), " but ", b.shape_string(), " has ", b.size(0));
+  HEARTH_CHECK(a.size(0) == b.size(0), ShapeError, "[bmm] batch sizes differ: ", a.shape_string(), " has ", a.size(0),
+               " but ", b.shape_string(), " has ", b.size(0));
   check_inner("bmm", a, b, a.size(2), b.size(1));
   return batched_product(a, b);
 }
@@ -140,9 +142,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   check_operands("linear", x, weight);
   detail::check_dim("linear", weight, 2, "weight");
   HEARTH_CHECK(x.dim() >= 1, ShapeError, "[linear] input needs at least 1 dimension, got shape ", x.shape_string());
-  HEARTH_CHECK(x.size(-1) == weight.size(1), ShapeError, "[linear] input has ", x.size(-1),
-               " features (last dim of ", x.shape_string(), ") but weight ", weight.shape_string(), " expects ",
-               weight.size(1));
+  HEARTH_CHECK(x.size(-1) == weight.size(1), ShapeError, "[linear] input has ", x.size(-1), " features (last dim of ",
+               x.shape_string(), ") but weight ", weight.shape_string(), " expects ", weight.size(1));
   Tensor y = matmul(x, transpose(weight, 0, 1));
   if (!bias.defined()) return y;
   check_operands("linear", x, bias);

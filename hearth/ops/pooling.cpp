@@ -1,7 +1,8 @@
 // max_pool2d, avg_pool2d, adaptive_avg_pool2d: PyTorch's window and output-size
 // rules (ceil_mode, padding, dilation), autograd through dedicated backward ops.
-#include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/pooling.h"
+
+#include "hearth/autograd/function.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/op_utils.h"
@@ -24,8 +25,7 @@ PoolInput batched_input(const char* op, const Tensor& x) {
   HEARTH_CHECK(x.dim() == 3 || x.dim() == 4, ShapeError, "[", op,
                "] expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got shape ", x.shape_string());
   for (int64_t d = x.dim() - 2; d < x.dim(); ++d)
-    HEARTH_CHECK(x.size(d) > 0, ShapeError, "[", op, "] expected non-empty spatial dims, got shape ",
-                 x.shape_string());
+    HEARTH_CHECK(x.size(d) > 0, ShapeError, "[", op, "] expected non-empty spatial dims, got shape ", x.shape_string());
   return {x.dim() == 3 ? unsqueeze(x, 0) : x, x.dim() == 3};
 }
 
@@ -45,8 +45,8 @@ Pool2dAttrs pool_attrs(const char* op, Pair kernel, Pair stride, Pair padding, P
                ", ", kernel[1], ")");
   HEARTH_CHECK(stride[0] >= 1 && stride[1] >= 1, ValueError, "[", op, "] stride must be >= 1, got (", stride[0], ", ",
                stride[1], ")");
-  HEARTH_CHECK(dilation[0] >= 1 && dilation[1] >= 1, ValueError, "[", op, "] dilation must be >= 1, got (",
-               dilation[0], ", ", dilation[1], ")");
+  HEARTH_CHECK(dilation[0] >= 1 && dilation[1] >= 1, ValueError, "[", op, "] dilation must be >= 1, got (", dilation[0],
+               ", ", dilation[1], ")");
   HEARTH_CHECK(padding[0] >= 0 && padding[1] >= 0 && padding[0] <= kernel[0] / 2 && padding[1] <= kernel[1] / 2,
                ValueError, "[", op, "] padding must be between 0 and half the kernel size, got padding (", padding[0],
                ", ", padding[1], ") for kernel (", kernel[0], ", ", kernel[1], ")");
@@ -59,8 +59,8 @@ Shape pooled_shape(const char* op, const Tensor& x, const Pool2dAttrs& a, bool c
   const int64_t ow = pooled_extent(w, a.kernel[1], a.stride[1], a.padding[1], a.dilation[1], ceil_mode);
   HEARTH_CHECK(oh >= 1 && ow >= 1, ShapeError, "[", op, "] kernel (", a.kernel[0], ", ", a.kernel[1],
                ") with dilation (", a.dilation[0], ", ", a.dilation[1], ") is larger than the padded input ",
-               h + 2 * a.padding[0], "x", w + 2 * a.padding[1], " (input ", x.shape_string(),
-               "): the output would be ", oh, "x", ow);
+               h + 2 * a.padding[0], "x", w + 2 * a.padding[1], " (input ", x.shape_string(), "): the output would be ",
+               oh, "x", ow);
   return {x.size(0), x.size(1), oh, ow};
 }
 
@@ -81,15 +81,16 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
                      static OpHandle bop = detail::op_handle("max_pool2d_backward");
                      Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device());
                      Tensor idx = si.unpack(c.name());
-                     if (idx.numel() == 0) fill_(gx, 0);
-                     else detail::run(bop, {contiguous(c.grad(0)), idx}, {gx});
+                     if (idx.numel() == 0)
+                       fill_(gx, 0);
+                     else
+                       detail::run(bop, {contiguous(c.grad(0)), idx}, {gx});
                      return std::vector<Tensor>{gx};
                    });
   return finish(out, in.unbatched);
 }
 
-Tensor avg_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, bool ceil_mode,
-                  bool count_include_pad) {
+Tensor avg_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, bool ceil_mode, bool count_include_pad) {
   static OpHandle op = detail::op_handle("avg_pool2d");
   PoolInput in = batched_input("avg_pool2d", input);
   Pool2dAttrs attrs = pool_attrs("avg_pool2d", kernel, stride, padding, {1, 1});
@@ -100,8 +101,10 @@ Tensor avg_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, b
   autograd::record("AvgPool2dBackward", {in.x}, {out}, [attrs, x_shape = in.x.shape()](const BackwardContext& c) {
     static OpHandle bop = detail::op_handle("avg_pool2d_backward");
     Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device());
-    if (c.grad(0).numel() == 0) fill_(gx, 0);
-    else detail::run(bop, {contiguous(c.grad(0))}, {gx}, attrs);
+    if (c.grad(0).numel() == 0)
+      fill_(gx, 0);
+    else
+      detail::run(bop, {contiguous(c.grad(0))}, {gx}, attrs);
     return std::vector<Tensor>{gx};
   });
   return finish(out, in.unbatched);
@@ -113,14 +116,15 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Pair output_size) {
   HEARTH_CHECK(output_size[0] >= 1 && output_size[1] >= 1, ValueError,
                "[adaptive_avg_pool2d] output size must be >= 1 in both dims, got (", output_size[0], ", ",
                output_size[1], ")");
-  Tensor out = Tensor::empty({in.x.size(0), in.x.size(1), output_size[0], output_size[1]}, in.x.dtype(),
-                             in.x.device());
+  Tensor out = Tensor::empty({in.x.size(0), in.x.size(1), output_size[0], output_size[1]}, in.x.dtype(), in.x.device());
   if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach())}, {out});
   autograd::record("AdaptiveAvgPool2dBackward", {in.x}, {out}, [x_shape = in.x.shape()](const BackwardContext& c) {
     static OpHandle bop = detail::op_handle("adaptive_avg_pool2d_backward");
     Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device());
-    if (c.grad(0).numel() == 0) fill_(gx, 0);
-    else detail::run(bop, {contiguous(c.grad(0))}, {gx});
+    if (c.grad(0).numel() == 0)
+      fill_(gx, 0);
+    else
+      detail::run(bop, {contiguous(c.grad(0))}, {gx});
     return std::vector<Tensor>{gx};
   });
   return finish(out, in.unbatched);

@@ -188,8 +188,7 @@ void backward_bias(const T* gy, T* gb, int64_t n, int64_t o, int64_t p) {
 }
 
 void conv2d_kernel(OpCall& call) {
-  const ConvGeom g =
-      geometry(call.in(0).shape(), call.in(1).shape(), call.out(0).shape(), call.attrs<Conv2dAttrs>());
+  const ConvGeom g = geometry(call.in(0).shape(), call.in(1).shape(), call.out(0).shape(), call.attrs<Conv2dAttrs>());
   with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
     using T = typename decltype(tag)::type;
     forward(in[0].data<T>(), in[1].data<T>(), in[2].defined() ? in[2].data<T>() : nullptr, out[0].data<T>(), g);
@@ -197,8 +196,7 @@ void conv2d_kernel(OpCall& call) {
 }
 
 void conv2d_backward_input_kernel(OpCall& call) {
-  const ConvGeom g =
-      geometry(call.out(0).shape(), call.in(1).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
+  const ConvGeom g = geometry(call.out(0).shape(), call.in(1).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
   with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
     using T = typename decltype(tag)::type;
     backward_input(in[0].data<T>(), in[1].data<T>(), out[0].data<T>(), g);
@@ -206,8 +204,7 @@ void conv2d_backward_input_kernel(OpCall& call) {
 }
 
 void conv2d_backward_weight_kernel(OpCall& call) {
-  const ConvGeom g =
-      geometry(call.in(1).shape(), call.out(0).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
+  const ConvGeom g = geometry(call.in(1).shape(), call.out(0).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
   with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
     using T = typename decltype(tag)::type;
     backward_weight(in[0].data<T>(), in[1].data<T>(), out[0].data<T>(), g);
@@ -224,8 +221,7 @@ void conv2d_backward_bias_kernel(OpCall& call) {
 
 const KernelRegistrar reg_fwd("conv2d", kCpu, conv2d_kernel, DTypeSet::floating());
 const KernelRegistrar reg_bwd_in("conv2d_backward_input", kCpu, conv2d_backward_input_kernel, DTypeSet::floating());
-const KernelRegistrar reg_bwd_w("conv2d_backward_weight", kCpu, conv2d_backward_weight_kernel,
-                                DTypeSet::floating());
+const KernelRegistrar reg_bwd_w("conv2d_backward_weight", kCpu, conv2d_backward_weight_kernel, DTypeSet::floating());
 const KernelRegistrar reg_bwd_b("conv2d_backward_bias", kCpu, conv2d_backward_bias_kernel, DTypeSet::floating());
 
 }  // namespace

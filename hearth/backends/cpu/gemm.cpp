@@ -56,7 +56,7 @@ void threaded_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, c
   const int64_t len = by_cols ? n : m;
   const int64_t block = std::max<int64_t>(16, (len / threads + 15) / 16 * 16);
   const int64_t blocks = (len + block - 1) / block;
-#pragma omp parallel for num_threads(static_cast<int>(blocks)) schedule(static, 1)
+#pragma omp parallel for num_threads(static_cast <int>(blocks)) schedule(static, 1)
   for (int64_t i = 0; i < blocks; ++i) {
     const int64_t s = i * block, e = std::min(len, s + block);
     if (by_cols)

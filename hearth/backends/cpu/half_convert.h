@@ -25,8 +25,7 @@ inline Tensor widen_to_float(const Tensor& t) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<compute_t<T>>) {
       const T* src = static_cast<const T*>(t.data_ptr());
-      parallel_for(t.numel(), kGrainElementwise,
-                   [&](int64_t b, int64_t e) { to_float(src + b, dst + b, e - b); });
+      parallel_for(t.numel(), kGrainElementwise, [&](int64_t b, int64_t e) { to_float(src + b, dst + b, e - b); });
     }
   });
   return out;

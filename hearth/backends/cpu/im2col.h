@@ -15,14 +15,14 @@
 namespace hearth::cpu {
 
 struct ConvGeom {
-  int64_t n, c, h, w;     // input
-  int64_t o, kh, kw;      // weight
-  int64_t oh, ow;         // output plane
+  int64_t n, c, h, w;  // input
+  int64_t o, kh, kw;   // weight
+  int64_t oh, ow;      // output plane
   int64_t sh, sw, ph, pw, dh, dw, groups;
-  int64_t cg, og;         // channels per group, in and out
-  int64_t kk;             // rows of the column matrix of one group: cg * kh * kw
-  int64_t p;              // output pixels: oh * ow
-  bool pointwise;         // 1x1, stride 1, no padding: the input is its own column matrix
+  int64_t cg, og;  // channels per group, in and out
+  int64_t kk;      // rows of the column matrix of one group: cg * kh * kw
+  int64_t p;       // output pixels: oh * ow
+  bool pointwise;  // 1x1, stride 1, no padding: the input is its own column matrix
 };
 
 // Output columns [lo, hi) whose input column ow * s + off lies inside [0, w).
@@ -58,7 +58,8 @@ void im2col_row(const T* src, const ConvGeom& g, Band band, int64_t i, int64_t j
     }
     const T* row = src + ih * g.w;
     std::fill(dst, dst + lo, T(0));
-    if (g.sw == 1) std::memcpy(dst + lo, row + (off_w + lo), static_cast<size_t>(hi - lo) * sizeof(T));
+    if (g.sw == 1)
+      std::memcpy(dst + lo, row + (off_w + lo), static_cast<size_t>(hi - lo) * sizeof(T));
     else
       for (int64_t x = lo; x < hi; ++x) dst[x] = row[off_w + x * g.sw];
     std::fill(dst + hi, dst + g.ow, T(0));

@@ -171,8 +171,8 @@ void avg_pool2d_backward_kernel(OpCall& call) {
           for (int64_t ox = 0; ox < p.ow; ++ox) {
             const Window wx = avg_window(ox, p.w, a.kernel[1], a.stride[1], a.padding[1], a.count_include_pad);
             if (wy.begin >= wy.end || wx.begin >= wx.end) continue;
-            const C share = static_cast<C>(g[(pl * p.oh + oy) * p.ow + ox]) /
-                            static_cast<C>(wy.divisor_extent * wx.divisor_extent);
+            const C share =
+                static_cast<C>(g[(pl * p.oh + oy) * p.ow + ox]) / static_cast<C>(wy.divisor_extent * wx.divisor_extent);
             for (int64_t iy = wy.begin; iy < wy.end; ++iy)
               for (int64_t ix = wx.begin; ix < wx.end; ++ix) acc[iy * p.w + ix] += share;
           }

@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/gradcheck.h"
 #include "hearth/ops/elementwise.h"
@@ -16,8 +16,8 @@ namespace {
 std::vector<double> values(const Tensor& t) { return t.contiguous().to_vector<double>(); }
 
 struct Spec {
-  Shape x;   // [N, C, H, W]
-  Shape w;   // [O, C/groups, kH, kW]
+  Shape x;  // [N, C, H, W]
+  Shape w;  // [O, C/groups, kH, kW]
   Pair stride{1, 1}, padding{0, 0}, dilation{1, 1};
   int64_t groups = 1;
   bool bias = true;
@@ -54,8 +54,7 @@ std::vector<double> ref_conv(const Tensor& x, const Tensor& w, const Tensor& b, 
 void expect_close(const Tensor& t, const std::vector<double>& ref, double tol) {
   std::vector<double> v = values(t);
   ASSERT_EQ(v.size(), ref.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    ASSERT_NEAR(v[i], ref[i], tol * (1 + std::abs(ref[i]))) << "element " << i;
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_NEAR(v[i], ref[i], tol * (1 + std::abs(ref[i]))) << "element " << i;
 }
 
 Tensor run(const Tensor& x, const Tensor& w, const Tensor& b, const Spec& s) {
@@ -74,16 +73,16 @@ void check_spec(const Spec& s, DType dt = DType::float32, double tol = 1e-4) {
 
 const std::vector<Spec>& specs() {
   static const std::vector<Spec> all = {
-      {{2, 3, 7, 6}, {4, 3, 3, 3}},                                   // plain 3x3
-      {{2, 3, 7, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1}},                   // same padding
-      {{2, 4, 9, 8}, {6, 4, 3, 2}, {2, 3}, {1, 0}},                   // stride, rectangular kernel
-      {{1, 2, 9, 9}, {3, 2, 3, 3}, {1, 1}, {2, 2}, {2, 3}},           // dilation
-      {{2, 6, 5, 5}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 2},        // groups
-      {{2, 4, 6, 6}, {4, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 4, false},  // depthwise
-      {{3, 5, 4, 4}, {7, 5, 1, 1}},                                   // 1x1 pure GEMM
-      {{2, 5, 5, 5}, {3, 5, 1, 1}, {2, 2}},                           // 1x1 strided
+      {{2, 3, 7, 6}, {4, 3, 3, 3}},                                      // plain 3x3
+      {{2, 3, 7, 6}, {4, 3, 3, 3}, {1, 1}, {1, 1}},                      // same padding
+      {{2, 4, 9, 8}, {6, 4, 3, 2}, {2, 3}, {1, 0}},                      // stride, rectangular kernel
+      {{1, 2, 9, 9}, {3, 2, 3, 3}, {1, 1}, {2, 2}, {2, 3}},              // dilation
+      {{2, 6, 5, 5}, {4, 3, 3, 3}, {1, 1}, {1, 1}, {1, 1}, 2},           // groups
+      {{2, 4, 6, 6}, {4, 1, 3, 3}, {2, 2}, {1, 1}, {1, 1}, 4, false},    // depthwise
+      {{3, 5, 4, 4}, {7, 5, 1, 1}},                                      // 1x1 pure GEMM
+      {{2, 5, 5, 5}, {3, 5, 1, 1}, {2, 2}},                              // 1x1 strided
       {{1, 3, 11, 11}, {4, 3, 7, 7}, {2, 2}, {3, 3}, {1, 1}, 1, false},  // a 7x7/2 stem
-      {{2, 2, 3, 3}, {2, 2, 3, 3}, {1, 1}, {2, 2}},                   // padding wider than the taps reach
+      {{2, 2, 3, 3}, {2, 2, 3, 3}, {1, 1}, {2, 2}},                      // padding wider than the taps reach
   };
   return all;
 }
@@ -166,8 +165,8 @@ GradcheckResult grad_spec(const Spec& s, bool non_contiguous) {
   }
   std::vector<Tensor> in = {x.requires_grad_(), w.requires_grad_()};
   if (s.bias) in.push_back(randn({s.w[0]}, f64).requires_grad_());
-  return gradcheck(
-      [s](const std::vector<Tensor>& t) { return run(t[0], t[1], t.size() > 2 ? t[2] : Tensor(), s); }, in);
+  return gradcheck([s](const std::vector<Tensor>& t) { return run(t[0], t[1], t.size() > 2 ? t[2] : Tensor(), s); },
+                   in);
 }
 
 TEST(Conv2d, Gradcheck) {

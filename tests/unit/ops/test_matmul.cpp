@@ -1,7 +1,7 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/gradcheck.h"
 #include "hearth/ops/elementwise.h"
@@ -55,8 +55,7 @@ std::vector<double> ref_matmul(const Tensor& a, const Tensor& b, Shape* out_shap
 void expect_close(const Tensor& t, const std::vector<double>& ref, double tol) {
   std::vector<double> v = values(t);
   ASSERT_EQ(v.size(), ref.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    ASSERT_NEAR(v[i], ref[i], tol * (1 + std::abs(ref[i]))) << "element " << i;
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_NEAR(v[i], ref[i], tol * (1 + std::abs(ref[i]))) << "element " << i;
 }
 
 void check_matmul(const Tensor& a, const Tensor& b, double tol = 1e-5) {
@@ -105,11 +104,11 @@ TEST(Matmul, BroadcastsBatchDims) {
 }
 
 TEST(Matmul, NonContiguousOperands) {
-  check_matmul(randn({5, 3}).t(), randn({6, 5}).t());                          // both transposed
-  check_matmul(slice(randn({4, 10}), 1, 0, 10, 2), randn({5, 3}));             // strided columns
-  check_matmul(randn({4, 3, 2}).permute({2, 0, 1}), randn({3, 5}));            // permuted batch
-  check_matmul(randn({3, 4}).expand({2, 3, 4}), randn({2, 4, 2}));             // stride-0 batch
-  check_matmul(randn({1, 4}).expand({3, 4}), randn({4, 2}));                   // stride-0 rows
+  check_matmul(randn({5, 3}).t(), randn({6, 5}).t());                // both transposed
+  check_matmul(slice(randn({4, 10}), 1, 0, 10, 2), randn({5, 3}));   // strided columns
+  check_matmul(randn({4, 3, 2}).permute({2, 0, 1}), randn({3, 5}));  // permuted batch
+  check_matmul(randn({3, 4}).expand({2, 3, 4}), randn({2, 4, 2}));   // stride-0 batch
+  check_matmul(randn({1, 4}).expand({3, 4}), randn({4, 2}));         // stride-0 rows
   check_matmul(randn({2, 6, 5}).transpose(1, 2), slice(randn({2, 6, 6}), 2, 1, 6, 1));
 }
 

@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <cmath>
 #include <limits>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/gradcheck.h"
 #include "hearth/ops/elementwise.h"
@@ -19,8 +19,7 @@ std::vector<double> values(const Tensor& t) { return t.contiguous().to_vector<do
 void expect_close(const Tensor& t, const std::vector<double>& ref, double tol) {
   std::vector<double> v = values(t);
   ASSERT_EQ(v.size(), ref.size());
-  for (size_t i = 0; i < v.size(); ++i)
-    ASSERT_NEAR(v[i], ref[i], tol * (1 + std::abs(ref[i]))) << "element " << i;
+  for (size_t i = 0; i < v.size(); ++i) ASSERT_NEAR(v[i], ref[i], tol * (1 + std::abs(ref[i]))) << "element " << i;
 }
 
 struct PoolSpec {
@@ -81,11 +80,11 @@ std::vector<double> ref_pool(const Tensor& x, PoolSpec s, int mode, Shape* shape
 const std::vector<PoolSpec>& max_specs() {
   static const std::vector<PoolSpec> all = {
       {{2, 3, 6, 6}, {2, 2}},
-      {{2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1}},                    // ResNet's stem pool
-      {{1, 2, 8, 7}, {3, 2}, {2, 1}, {1, 1}, {2, 1}},             // dilation, rectangular
-      {{2, 2, 7, 6}, {3, 3}, {2, 2}, {0, 1}, {1, 1}, true},       // ceil_mode
-      {{1, 1, 5, 5}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, true},       // ceil_mode drops a window starting in padding
-      {{3, 4, 4}, {2, 2}},                                        // unbatched
+      {{2, 3, 7, 7}, {3, 3}, {2, 2}, {1, 1}},                // ResNet's stem pool
+      {{1, 2, 8, 7}, {3, 2}, {2, 1}, {1, 1}, {2, 1}},        // dilation, rectangular
+      {{2, 2, 7, 6}, {3, 3}, {2, 2}, {0, 1}, {1, 1}, true},  // ceil_mode
+      {{1, 1, 5, 5}, {2, 2}, {2, 2}, {1, 1}, {1, 1}, true},  // ceil_mode drops a window starting in padding
+      {{3, 4, 4}, {2, 2}},                                   // unbatched
   };
   return all;
 }
@@ -130,8 +129,11 @@ TEST(MaxPool2d, Gradcheck) {
   for (bool nc : {false, true}) {
     Tensor x = nc ? randn({2, 2, 7, 6}, DType::float64).transpose(2, 3) : randn({2, 2, 6, 7}, DType::float64);
     x.requires_grad_();
-    auto r = gradcheck([](const std::vector<Tensor>& in) { return max_pool2d(in[0], {3, 2}, {2, 2}, {1, 1}, {1, 2}, true); },
-                       {x});
+    auto r = gradcheck(
+        [](const std::vector<Tensor>& in) {
+          return max_pool2d(in[0], {3, 2}, {2, 2}, {1, 1}, {1, 2}, true);
+        },
+        {x});
     EXPECT_TRUE(r.ok) << r.message;
   }
 }
@@ -143,7 +145,7 @@ const std::vector<PoolSpec>& avg_specs() {
       {{2, 2, 7, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, false, false},  // count_include_pad = false
       {{1, 2, 6, 7}, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true, true},    // ceil_mode
       {{1, 2, 6, 7}, {3, 2}, {2, 2}, {1, 1}, {1, 1}, true, false},
-      {{2, 5, 5}, {2, 3}, {1, 2}},                                   // unbatched, stride != kernel
+      {{2, 5, 5}, {2, 3}, {1, 2}},  // unbatched, stride != kernel
   };
   return all;
 }
@@ -168,8 +170,8 @@ TEST(AvgPool2d, Gradcheck) {
     for (bool nc : {false, true}) {
       Tensor x = nc ? randn({1, 2, 7, 6}, DType::float64).transpose(2, 3) : randn(s.x, DType::float64);
       x.requires_grad_();
-      auto r = gradcheck([s](const std::vector<Tensor>& in) { return avg_pool2d(in[0], s.k, s.s, s.p, s.ceil, s.count_pad); },
-                         {x});
+      auto r = gradcheck(
+          [s](const std::vector<Tensor>& in) { return avg_pool2d(in[0], s.k, s.s, s.p, s.ceil, s.count_pad); }, {x});
       EXPECT_TRUE(r.ok) << r.message;
     }
 }
@@ -193,8 +195,11 @@ std::vector<double> ref_adaptive(const Tensor& x, int64_t oh, int64_t ow) {
 }
 
 TEST(AdaptiveAvgPool2d, MatchesReference) {
-  for (auto [shape, o] : std::vector<std::pair<Shape, Pair>>{
-           {{2, 3, 7, 7}, {1, 1}}, {{2, 3, 7, 5}, {3, 2}}, {{1, 2, 4, 4}, {4, 4}}, {{1, 2, 3, 3}, {5, 4}}, {{3, 5, 6}, {2, 4}}}) {
+  for (auto [shape, o] : std::vector<std::pair<Shape, Pair>>{{{2, 3, 7, 7}, {1, 1}},
+                                                             {{2, 3, 7, 5}, {3, 2}},
+                                                             {{1, 2, 4, 4}, {4, 4}},
+                                                             {{1, 2, 3, 3}, {5, 4}},
+                                                             {{3, 5, 6}, {2, 4}}}) {
     Tensor x = randn(shape, DType::float64);
     Tensor y = adaptive_avg_pool2d(x, o);
     Shape expect = shape;
