@@ -4,7 +4,7 @@
 # /tmp, never over /), cuDNN from the host's Python environment. The sources come
 # as .deps/src.tar.gz (git archive HEAD), so uncommitted edits stay out. Then it
 # runs the GPU tests and the unit tests, or the command given as arguments.
-# Logs go to $LOG_DIR.
+# Logs go to $LOG_DIR; HEARTH_CMAKE_ARGS and EXTRA_CXX_FLAGS add configure options.
 set -u
 LOG_DIR=${LOG_DIR:-/tmp/hearth-logs}
 mkdir -p "$LOG_DIR"
@@ -20,7 +20,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEARTH_CUDA=ON \
   "-DCMAKE_LIBRARY_PATH=/tmp/d/usr/lib/x86_64-linux-gnu/openblas-pthread;/tmp/d/usr/lib/x86_64-linux-gnu;/tmp/links" \
   -DCBLAS_INCLUDE_DIR=/tmp/d/usr/include/x86_64-linux-gnu/openblas-pthread \
   -DCUDNN_LIBRARY=/tmp/links/libcudnn.so -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 -DZLIB_LIBRARY_RELEASE=/usr/lib/x86_64-linux-gnu/libz.so.1 -DZLIB_INCLUDE_DIR=/tmp/d/usr/include \
-  "-DCMAKE_CXX_FLAGS=-I$SP/cudnn/include" "-DCMAKE_CUDA_FLAGS=-I$SP/cudnn/include" > $LOG_DIR/configure.log 2>&1 || { tail -40 $LOG_DIR/configure.log; exit 1; }
+  "-DCMAKE_CXX_FLAGS=-I$SP/cudnn/include ${EXTRA_CXX_FLAGS:-}" "-DCMAKE_CUDA_FLAGS=-I$SP/cudnn/include" ${HEARTH_CMAKE_ARGS:-} > $LOG_DIR/configure.log 2>&1 || { tail -40 $LOG_DIR/configure.log; exit 1; }
 start=$SECONDS
 cmake --build build -j16 > $LOG_DIR/build.log 2>&1 || { grep -E "error|Error" -A5 $LOG_DIR/build.log | head -60; exit 1; }
 echo "build took $((SECONDS - start)) s"
