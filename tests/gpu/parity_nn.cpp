@@ -23,11 +23,11 @@ const std::vector<DType> kEvery = {DType::float32, DType::float64, DType::bfloat
 // Values in [0.5, 1.5): variances and class weights.
 Tensor positive(const Shape& shape, DType dt) { return cast(add(mul(random_input(shape, DType::float64), 0.5), 1.0), dt); }
 
-// Class targets in [0, C) with every fifth one ignore_index (-100).
-Tensor targets(const Shape& shape, int64_t C) {
+// Class targets in [0, C) with every fifth one `ignore` (the ignore_index the case passes).
+Tensor targets(const Shape& shape, int64_t C, int64_t ignore = -100) {
   Tensor t = randint(0, C, shape, DType::int64);
   int64_t* p = t.data<int64_t>();
-  for (int64_t i = 0; i < t.numel(); i += 5) p[i] = -100;
+  for (int64_t i = 0; i < t.numel(); i += 5) p[i] = ignore;
   return t;
 }
 
@@ -173,7 +173,7 @@ const ParityRegistrar cross_entropy_case(
      [](DType dt) {
        return std::vector<Tensor>{random_input({37, 11}, dt),   targets({37}, 11),  positive({11}, dt),
                                   random_input({4, 7, 3}, dt),  targets({4, 3}, 7), random_input({5, 20000}, dt),
-                                  targets({5}, 20000),          random_input({64, 1000}, dt), targets({64}, 1000),
+                                  targets({5}, 20000),          random_input({64, 1000}, dt), targets({64}, 1000, 3),
                                   positive({1000}, dt)};
      },
      [](const std::vector<Tensor>& in, Device) {
@@ -192,7 +192,7 @@ const ParityRegistrar nll_loss_case({"nll_loss: ignore, weight, [N,C,d]",
                                      [](DType dt) {
                                        return std::vector<Tensor>{random_input({37, 11}, dt), targets({37}, 11),
                                                                   positive({11}, dt), random_input({3, 5, 4}, dt),
-                                                                  targets({3, 4}, 5)};
+                                                                  targets({3, 4}, 5, 2)};
                                      },
                                      [](const std::vector<Tensor>& in, Device) {
                                        return std::vector<Tensor>{nll_loss(in[0], in[1], Tensor(), -100, "none"),
