@@ -8,28 +8,11 @@
 #include <cstdint>
 #include <vector>
 
+#include "hearth/backends/cpu/elementwise_util.h"  // visit_floating
 #include "hearth/core/errors.h"
 #include "hearth/core/tensor.h"
 
 namespace hearth::cpu {
-
-// Calls f(TypeTag<T>{}) for the four floating dtypes.
-template <typename F>
-decltype(auto) visit_floating(DType t, F&& f) {
-  switch (t) {
-    case DType::float32:
-      return f(TypeTag<float>{});
-    case DType::float64:
-      return f(TypeTag<double>{});
-    case DType::bfloat16:
-      return f(TypeTag<BFloat16>{});
-    case DType::float16:
-      return f(TypeTag<Half>{});
-    default:
-      break;
-  }
-  HEARTH_THROW(TypeError, "[cpu] expected a floating dtype, got ", dtype_name(t));
-}
 
 // The values of a contiguous floating tensor, widened to double (empty when undefined).
 inline std::vector<double> read_doubles(const Tensor& t) {
