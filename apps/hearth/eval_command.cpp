@@ -60,6 +60,7 @@ int run_eval(const EvalFlags& f) {
   train::load_model_weights(f.checkpoint, *model);
   auto eval_set = load_split(task, /*train=*/false, f.data_dir, max_eval);
   train::TrainerOptions opts;
+  opts.console = nullptr;  // the metrics are printed below, as a table
   opts.handle_signals = false;
   train::Trainer trainer(model, args, nullptr, eval_set, {}, opts);
   std::cout << "hearth: evaluating " << f.checkpoint << " (" << task.model_type << " on " << task.dataset << " test, "

@@ -31,7 +31,7 @@
 #pragma once
 
 #include <functional>
-#include <iosfwd>
+#include <iostream>
 #include <memory>
 #include <optional>
 #include <string>
@@ -52,7 +52,7 @@ class ProgressCallback;
 
 struct TrainerOptions {
   // The banner, progress and messages; nullptr keeps the Trainer silent.
-  std::ostream* console = nullptr;
+  std::ostream* console = &std::cout;
   // A bar redrawn in place rather than lines; default: the console is
   // std::cout, stdout is a terminal and args.disable_tqdm is off.
   std::optional<bool> progress_bar;

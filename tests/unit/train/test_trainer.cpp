@@ -17,6 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using hearth::testing::TempDir;
 using testing::LossRecorder;
+using testing::quiet;
 using testing::toy_args;
 using testing::toy_dataset;
 using testing::toy_model;
@@ -42,7 +43,7 @@ TEST(Trainer, LearnsTheToyTaskLogsAndEvaluates) {
   args.eval_strategy = "epoch";
   args.logging_steps = 8;
   args.report_to = {"jsonl"};
-  Trainer t(toy_model(), args, toy_dataset(256), toy_dataset(128, 8));
+  Trainer t(toy_model(), args, toy_dataset(256), toy_dataset(128, 8), {}, quiet());
   TrainOutput out = t.train();
   EXPECT_EQ(out.global_step, 160);  // 5 epochs of 256 / 8 batches
   EXPECT_DOUBLE_EQ(t.state().epoch, 5.0);
@@ -83,7 +84,7 @@ TEST(Trainer, AccumulationEqualsOneLargeBatchEvenWithAShortLastGroup) {
     args.gradient_accumulation_steps = accumulation;
     args.num_train_epochs = 2;
     args.max_grad_norm = 0.5;
-    Trainer t(model, args, ds);
+    Trainer t(model, args, ds, nullptr, {}, quiet());
     t.train();
     EXPECT_EQ(t.state().global_step, 4);
     return model->state_dict();
@@ -104,7 +105,7 @@ TEST(Trainer, TheScheduleStepsOncePerOptimizerStep) {
   args.num_train_epochs = 2;
   args.warmup_steps = 2;
   args.learning_rate = 0.1;
-  Trainer t(toy_model(), args, toy_dataset(32));
+  Trainer t(toy_model(), args, toy_dataset(32), nullptr, {}, quiet());
   t.train();
   EXPECT_EQ(t.state().max_steps, 8);
   EXPECT_EQ(t.state().train_batch_size, 8);
@@ -128,7 +129,7 @@ TEST(Trainer, MaxStepsOverridesEpochsAndWarmupRatioRoundsUp) {
   args.num_train_epochs = 100;
   args.warmup_ratio = 0.3;  // ceil(1.5) = 2 steps
   args.learning_rate = 1.0;
-  Trainer t(toy_model(), args, toy_dataset(32));  // 4 steps per epoch
+  Trainer t(toy_model(), args, toy_dataset(32), nullptr, {}, quiet());  // 4 steps per epoch
   t.train();
   EXPECT_EQ(t.state().global_step, 5);
   EXPECT_DOUBLE_EQ(t.state().epoch, 1.25);
@@ -154,7 +155,7 @@ TEST(Trainer, ANonFiniteLossStopsTrainingNamingTheStep) {
   TempDir dir;
   TrainingArguments args = toy_args(dir.file("run"));
   args.logging_steps = 100;
-  Trainer t(std::make_shared<NanOnCall>(3), args, toy_dataset(64));
+  Trainer t(std::make_shared<NanOnCall>(3), args, toy_dataset(64), nullptr, {}, quiet());
   try {
     t.train();
     FAIL() << "a NaN loss must stop training";
@@ -171,20 +172,20 @@ TEST(Trainer, ANonFiniteLossStopsTrainingNamingTheStep) {
 TEST(Trainer, RejectsWhatCannotTrain) {
   TempDir dir;
   TrainingArguments args = toy_args(dir.file("run"));
-  EXPECT_THROW(Trainer(nullptr, args, toy_dataset(8)), ValueError);
+  EXPECT_THROW(Trainer(nullptr, args, toy_dataset(8), nullptr, {}, quiet()), ValueError);
 
-  Trainer no_data(toy_model(), args, nullptr, toy_dataset(8));
+  Trainer no_data(toy_model(), args, nullptr, toy_dataset(8), {}, quiet());
   EXPECT_THROW(no_data.train(), ValueError);
   EXPECT_GT(no_data.evaluate().at("eval_loss"), 0.0);  // evaluation alone needs no training set
 
   args.eval_strategy = "epoch";
-  Trainer no_eval(toy_model(), args, toy_dataset(8));
+  Trainer no_eval(toy_model(), args, toy_dataset(8), nullptr, {}, quiet());
   EXPECT_THROW(no_eval.train(), ValueError);
   EXPECT_THROW(no_eval.evaluate(), ValueError);
 
   args.eval_strategy = "no";
   args.dataloader_drop_last = true;
-  Trainer too_small(toy_model(), args, toy_dataset(5));
+  Trainer too_small(toy_model(), args, toy_dataset(5), nullptr, {}, quiet());
   try {
     too_small.train();
     FAIL();
@@ -195,7 +196,7 @@ TEST(Trainer, RejectsWhatCannotTrain) {
   args.dataloader_drop_last = false;
   args.device = "cuda:99";
   args.use_cpu = false;
-  EXPECT_THROW(Trainer(toy_model(), args, toy_dataset(8)), DeviceError);
+  EXPECT_THROW(Trainer(toy_model(), args, toy_dataset(8), nullptr, {}, quiet()), DeviceError);
 }
 
 TEST(Trainer, RefusesToMixWithAnEarlierRunUnlessTold) {
@@ -204,10 +205,10 @@ TEST(Trainer, RefusesToMixWithAnEarlierRunUnlessTold) {
   args.max_steps = 2;
   args.save_strategy = "steps";
   args.save_steps = 1;
-  Trainer(toy_model(), args, toy_dataset(32)).train();
+  Trainer(toy_model(), args, toy_dataset(32), nullptr, {}, quiet()).train();
   EXPECT_TRUE(fs::exists(dir.file("run/checkpoint-2")));
   try {
-    Trainer(toy_model(), args, toy_dataset(32)).train();
+    Trainer(toy_model(), args, toy_dataset(32), nullptr, {}, quiet()).train();
     FAIL();
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("already holds checkpoints (checkpoint-1 ... checkpoint-2); pass "
@@ -217,7 +218,7 @@ TEST(Trainer, RefusesToMixWithAnEarlierRunUnlessTold) {
   }
   args.overwrite_output_dir = true;
   args.max_steps = 1;
-  Trainer(toy_model(), args, toy_dataset(32)).train();
+  Trainer(toy_model(), args, toy_dataset(32), nullptr, {}, quiet()).train();
   EXPECT_TRUE(fs::exists(dir.file("run/checkpoint-1")));
   EXPECT_FALSE(fs::exists(dir.file("run/checkpoint-2")));
 }
@@ -227,7 +228,7 @@ TEST(Trainer, PrintsTheDeviceAndPlainProgressLines) {
   TrainingArguments args = toy_args(dir.file("run"));
   args.logging_steps = 4;
   std::ostringstream console;
-  TrainerOptions opts;
+  TrainerOptions opts = quiet();
   opts.console = &console;
   Trainer t(toy_model(), args, toy_dataset(32), nullptr, {}, opts);
   t.train();

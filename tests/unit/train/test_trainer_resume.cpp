@@ -19,6 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using hearth::testing::TempDir;
 using testing::LossRecorder;
+using testing::quiet;
 using testing::toy_args;
 using testing::toy_dataset;
 using testing::toy_model;
@@ -59,7 +60,7 @@ TEST(TrainerResume, ContinuesBitForBitFromAMidEpochCheckpoint) {
   auto data = toy_dataset(60);
   auto full_rec = std::make_shared<LossRecorder>();
   auto full_model = toy_model(0);
-  Trainer full(full_model, resume_args(dir.file("full")), data, nullptr, {full_rec});
+  Trainer full(full_model, resume_args(dir.file("full")), data, nullptr, {full_rec}, quiet());
   full.train();
   ASSERT_EQ(full_rec->losses.size(), 8u);
   ASSERT_TRUE(fs::exists(dir.file("full/checkpoint-5")));
@@ -69,7 +70,7 @@ TEST(TrainerResume, ContinuesBitForBitFromAMidEpochCheckpoint) {
   args.resume_from_checkpoint = dir.file("full/checkpoint-5");
   auto rec = std::make_shared<LossRecorder>();
   auto model = toy_model(12345);  // other weights and RNG: the checkpoint must replace both
-  Trainer resumed(model, args, data, nullptr, {rec});
+  Trainer resumed(model, args, data, nullptr, {rec}, quiet());
   resumed.train();
   EXPECT_EQ(rec->steps, (std::vector<int64_t>{6, 7, 8}));
   EXPECT_EQ(rec->losses, std::vector<double>(full_rec->losses.begin() + 5, full_rec->losses.end()));
@@ -98,13 +99,13 @@ TEST(TrainerResume, CtrlCSavesACheckpointAndTheRunResumesFromLatest) {
   auto full_rec = std::make_shared<LossRecorder>();
   TrainingArguments full_args = resume_args(dir.file("full"));
   full_args.save_strategy = "no";
-  Trainer(toy_model(0), full_args, data, nullptr, {full_rec}).train();
+  Trainer(toy_model(0), full_args, data, nullptr, {full_rec}, quiet()).train();
 
   TrainingArguments args = resume_args(dir.file("run"));
   args.save_strategy = "no";  // Ctrl-C saves anyway
   auto first = std::make_shared<LossRecorder>();
   std::ostringstream console;
-  TrainerOptions opts;
+  TrainerOptions opts = quiet();
   opts.console = &console;
   Trainer interrupted(toy_model(0), args, data, nullptr, {first, std::make_shared<InterruptAt>(3)}, opts);
   TrainOutput out = interrupted.train();
@@ -119,7 +120,7 @@ TEST(TrainerResume, CtrlCSavesACheckpointAndTheRunResumesFromLatest) {
 
   args.resume_from_checkpoint = "latest";
   auto second = std::make_shared<LossRecorder>();
-  Trainer resumed(toy_model(99), args, data, nullptr, {second});
+  Trainer resumed(toy_model(99), args, data, nullptr, {second}, quiet());
   TrainOutput out2 = resumed.train();
   EXPECT_EQ(out2.interrupted_by_signal, 0);
   std::vector<double> all = first->losses;
@@ -139,7 +140,7 @@ TEST(TrainerResume, PruningKeepsTheBestAndTheBestIsLoadedAtTheEnd) {
   // that pruning would otherwise delete.
   args.greater_is_better = true;
   auto model = toy_model();
-  Trainer t(model, args, toy_dataset(64), toy_dataset(32, 8));
+  Trainer t(model, args, toy_dataset(64), toy_dataset(32, 8), {}, quiet());
   TrainOutput out = t.train();
 
   int64_t best_step = 0;
@@ -169,7 +170,7 @@ TEST(TrainerResume, EarlyStoppingEndsTrainingAndItsStateIsSaved) {
   args.eval_strategy = args.save_strategy = "steps";
   args.eval_steps = args.save_steps = 1;
   auto stopper = std::make_shared<EarlyStoppingCallback>(2);
-  Trainer t(toy_model(), args, toy_dataset(64), toy_dataset(16, 8), {stopper});
+  Trainer t(toy_model(), args, toy_dataset(64), toy_dataset(16, 8), {stopper}, quiet());
   TrainOutput out = t.train();
   EXPECT_EQ(out.global_step, 3);  // best at 1, then two evaluations without improvement
   EXPECT_NE(out.stop_reason.find("early stopping: eval_loss has not improved"), std::string::npos) << out.stop_reason;
@@ -186,7 +187,7 @@ TEST(TrainerResume, ACheckpointThatFailsToSaveLeavesNothingBehind) {
   args.max_steps = 2;
   args.save_strategy = "steps";
   args.save_steps = 2;
-  TrainerOptions opts;
+  TrainerOptions opts = quiet();
   opts.checkpoint_extra_files = [](const std::string&) { throw IoError("[test] no space left on device"); };
   Trainer t(toy_model(), args, toy_dataset(32), nullptr, {}, opts);
   EXPECT_THROW(t.train(), IoError);

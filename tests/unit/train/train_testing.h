@@ -12,6 +12,7 @@
 #include "hearth/nn/models/mlp.h"
 #include "hearth/ops/factory.h"
 #include "hearth/train/callbacks.h"
+#include "hearth/train/trainer.h"
 #include "hearth/train/training_arguments.h"
 
 namespace hearth::train::testing {
@@ -52,6 +53,13 @@ inline TrainingArguments toy_args(const std::string& output_dir) {
   a.report_to = {"none"};
   a.use_cpu = true;
   return a;
+}
+
+// Options that keep the Trainer from printing.
+inline TrainerOptions quiet() {
+  TrainerOptions o;
+  o.console = nullptr;
+  return o;
 }
 
 // Reads each step's loss (a host sync per step: fine for tests).
