@@ -69,8 +69,10 @@ Tensor BatchNorm::forward(const Tensor& x) {
 std::string BatchNorm::extra_repr() const {
   std::ostringstream os;
   os << num_features << ", eps=" << eps << ", momentum=";
-  if (momentum) os << *momentum;
-  else os << "None";
+  if (momentum)
+    os << *momentum;
+  else
+    os << "None";
   os << ", affine=" << (affine ? "true" : "false")
      << ", track_running_stats=" << (track_running_stats ? "true" : "false");
   return os.str();

@@ -30,8 +30,8 @@ class ModuleList : public Module {
   template <typename M>
   std::shared_ptr<M> at(int64_t index) const {
     auto m = std::dynamic_pointer_cast<M>((*this)[index]);
-    HEARTH_CHECK(m != nullptr, TypeError, "[", type_name(), "] element ", index, " is a ",
-                 (*this)[index]->type_name(), ", not the requested type");
+    HEARTH_CHECK(m != nullptr, TypeError, "[", type_name(), "] element ", index, " is a ", (*this)[index]->type_name(),
+                 ", not the requested type");
     return m;
   }
   std::vector<std::shared_ptr<Module>>::const_iterator begin() const { return items_.begin(); }

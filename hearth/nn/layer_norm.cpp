@@ -9,7 +9,9 @@
 namespace hearth::nn {
 
 LayerNorm::LayerNorm(Shape normalized_shape, double eps, bool elementwise_affine, bool bias)
-    : Module("LayerNorm"), normalized_shape(std::move(normalized_shape)), eps(eps),
+    : Module("LayerNorm"),
+      normalized_shape(std::move(normalized_shape)),
+      eps(eps),
       elementwise_affine(elementwise_affine) {
   HEARTH_CHECK(!this->normalized_shape.empty(), ValueError, "[LayerNorm] normalized_shape must not be empty");
   HEARTH_CHECK(eps > 0, ValueError, "[LayerNorm] eps must be positive, got ", eps);

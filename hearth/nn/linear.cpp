@@ -11,8 +11,7 @@ namespace hearth::nn {
 Linear::Linear(int64_t in_features, int64_t out_features, bool bias)
     : Module("Linear"), in_features(in_features), out_features(out_features) {
   HEARTH_CHECK(in_features >= 0 && out_features >= 0, ValueError,
-               "[Linear] in_features and out_features must be non-negative, got ", in_features, " and ",
-               out_features);
+               "[Linear] in_features and out_features must be non-negative, got ", in_features, " and ", out_features);
   weight = register_parameter("weight", empty({out_features, in_features}));
   this->bias = register_parameter("bias", bias ? empty({out_features}) : Tensor());
   reset_parameters();

@@ -61,8 +61,10 @@ void Module::check_new_name(const std::string& name, const char* kind) const {
                "\" must not contain \".\" (dots separate submodule names)");
   auto taken = [&](const auto& v) {
     return std::any_of(v.begin(), v.end(), [&](const auto& e) {
-      if constexpr (std::is_same_v<std::decay_t<decltype(e)>, NamedTensor>) return e.name == name;
-      else return e.first == name;
+      if constexpr (std::is_same_v<std::decay_t<decltype(e)>, NamedTensor>)
+        return e.name == name;
+      else
+        return e.first == name;
     });
   };
   HEARTH_CHECK(!taken(params_) && !taken(buffers_) && !taken(children_), ValueError, "[", type_name_,
@@ -179,8 +181,8 @@ const Module* Module::resolve_owner(const std::string& path, std::string* leaf) 
   for (size_t dot = path.find('.'); dot != std::string::npos; dot = path.find('.', start)) {
     const std::string part = path.substr(start, dot - start);
     auto it = std::find_if(m->children_.begin(), m->children_.end(), [&](const auto& c) { return c.first == part; });
-    HEARTH_CHECK(it != m->children_.end(), ValueError, "[", type_name_, "] has no submodule \"",
-                 path.substr(0, dot), "\" (looking up \"", path, "\")");
+    HEARTH_CHECK(it != m->children_.end(), ValueError, "[", type_name_, "] has no submodule \"", path.substr(0, dot),
+                 "\" (looking up \"", path, "\")");
     m = it->second.get();
     start = dot + 1;
   }
@@ -294,8 +296,7 @@ LoadStateDictResult Module::load_state_dict(const StateDict& state, bool strict)
     }
     HEARTH_CHECK(it->second.defined(), ValueError, "[load_state_dict] entry \"", name, "\" is an undefined tensor");
     HEARTH_CHECK(it->second.shape() == t.shape(), ShapeError, "[load_state_dict] size mismatch for \"", name,
-                 "\": the checkpoint has shape ", it->second.shape_string(), ", the module expects ",
-                 t.shape_string());
+                 "\": the checkpoint has shape ", it->second.shape_string(), ", the module expects ", t.shape_string());
   }
   for (const auto& [name, t] : state)
     if (!own_names.count(name)) result.unexpected_keys.push_back(name);

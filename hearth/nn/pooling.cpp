@@ -27,17 +27,14 @@ MaxPool2d::MaxPool2d(int64_t kernel_size, std::optional<int64_t> stride, int64_t
     : MaxPool2d(square(kernel_size), square(stride.value_or(kernel_size)), square(padding), square(dilation),
                 ceil_mode) {}
 
-Tensor MaxPool2d::forward(const Tensor& x) {
-  return max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode);
-}
+Tensor MaxPool2d::forward(const Tensor& x) { return max_pool2d(x, kernel_size, stride, padding, dilation, ceil_mode); }
 
 std::string MaxPool2d::extra_repr() const {
   return "kernel_size=" + pair_str(kernel_size) + ", stride=" + pair_str(stride) + ", padding=" + pair_str(padding) +
          ", dilation=" + pair_str(dilation) + ", ceil_mode=" + (ceil_mode ? "true" : "false");
 }
 
-AvgPool2d::AvgPool2d(Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode,
-                     bool count_include_pad)
+AvgPool2d::AvgPool2d(Pair kernel_size, std::optional<Pair> stride, Pair padding, bool ceil_mode, bool count_include_pad)
     : Module("AvgPool2d"),
       kernel_size(kernel_size),
       stride(stride.value_or(kernel_size)),

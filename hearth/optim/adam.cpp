@@ -25,7 +25,8 @@ Options AdamWOptions::to_options() const { return adam_options(*this); }
 
 Adam::Adam(const std::vector<Tensor>& params, const AdamOptions& options) : Adam(single_group(params), options) {}
 
-Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& options) : Adam("Adam", std::move(groups), options.to_options(), false) {}
+Adam::Adam(std::vector<ParamGroup> groups, const AdamOptions& options)
+    : Adam("Adam", std::move(groups), options.to_options(), false) {}
 
 Adam::Adam(const char* name, std::vector<ParamGroup> groups, Options defaults, bool decoupled)
     : Optimizer(name, std::move(defaults)), decoupled_(decoupled) {

@@ -36,7 +36,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
   if (error_if_nonfinite) {
     const double v = total.item<double>();
     HEARTH_CHECK(std::isfinite(v), ValueError, "[clip_grad_norm_] the total norm of order ", norm_type,
-                 " of the gradients is ", v, ", so they cannot be clipped; set error_if_nonfinite=false to clip "
+                 " of the gradients is ", v,
+                 ", so they cannot be clipped; set error_if_nonfinite=false to clip "
                  "anyway");
   }
   // min(1, max_norm / (total + 1e-6)), applied unconditionally: no host read.

@@ -30,8 +30,10 @@ struct Writable {
   explicit Writable(const Tensor& t) : user(t), arg(!t.defined() || t.is_contiguous() ? t : contiguous(t.detach())) {}
   void finish() const {
     if (!user.defined()) return;
-    if (arg.is_same(user)) user.bump_version();
-    else copy_(user, arg);
+    if (arg.is_same(user))
+      user.bump_version();
+    else
+      copy_(user, arg);
   }
 };
 
@@ -80,8 +82,7 @@ void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, 
   check_hyper("adam_step", a.beta1 >= 0 && a.beta1 < 1, "beta parameter at index 0", a.beta1);
   check_hyper("adam_step", a.beta2 >= 0 && a.beta2 < 1, "beta parameter at index 1", a.beta2);
   check_hyper("adam_step", a.weight_decay >= 0, "weight_decay value", a.weight_decay);
-  HEARTH_CHECK(a.step >= 1, ValueError, "[adam_step] step counts the update being made and must be >= 1, got ",
-               a.step);
+  HEARTH_CHECK(a.step >= 1, ValueError, "[adam_step] step counts the update being made and must be >= 1, got ", a.step);
   detail::check_inplace_allowed("adam_step", param);
   run_step(op, {param, exp_avg, exp_avg_sq, max_exp_avg_sq}, grad.detach(), 1, a);
 }

@@ -38,8 +38,8 @@ nlohmann::json LRScheduler::state_dict() const {
 }
 
 void LRScheduler::load_state_dict(const nlohmann::json& state) {
-  HEARTH_CHECK(state.is_object() && state.contains("last_epoch") && state["last_epoch"].is_number_integer(),
-               ValueError, "[lr_scheduler] load_state_dict: expected an object with an integer \"last_epoch\"");
+  HEARTH_CHECK(state.is_object() && state.contains("last_epoch") && state["last_epoch"].is_number_integer(), ValueError,
+               "[lr_scheduler] load_state_dict: expected an object with an integer \"last_epoch\"");
   std::vector<double> base = base_lrs_;
   if (state.contains("base_lrs")) {
     base = state["base_lrs"].get<std::vector<double>>();
@@ -95,9 +95,8 @@ std::unique_ptr<LRScheduler> get_constant_schedule(Optimizer& optimizer) {
 
 std::unique_ptr<LRScheduler> get_constant_schedule_with_warmup(Optimizer& optimizer, int64_t num_warmup_steps) {
   check_steps("get_constant_schedule_with_warmup", num_warmup_steps, 0);
-  return std::make_unique<LambdaLR>(optimizer, [w = num_warmup_steps](int64_t step) {
-    return step < w ? warmup_factor(step, w) : 1.0;
-  });
+  return std::make_unique<LambdaLR>(
+      optimizer, [w = num_warmup_steps](int64_t step) { return step < w ? warmup_factor(step, w) : 1.0; });
 }
 
 std::unique_ptr<LRScheduler> get_linear_schedule_with_warmup(Optimizer& optimizer, int64_t num_warmup_steps,

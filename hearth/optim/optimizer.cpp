@@ -32,8 +32,9 @@ void Optimizer::add_param_group(ParamGroup group) {
   for (size_t i = 0; i < group.params.size(); ++i) {
     const Tensor& p = group.params[i];
     HEARTH_CHECK(p.defined(), ValueError, "[", name_, "] parameter ", i, " of the group is an undefined tensor");
-    HEARTH_CHECK(p.is_floating_point(), TypeError, "[", name_, "] can only optimize floating-point tensors, but parameter ",
-                 i, " of the group has dtype ", dtype_name(p.dtype()));
+    HEARTH_CHECK(p.is_floating_point(), TypeError, "[", name_,
+                 "] can only optimize floating-point tensors, but parameter ", i, " of the group has dtype ",
+                 dtype_name(p.dtype()));
     HEARTH_CHECK(p.is_leaf(), ValueError, "[", name_, "] can't optimize a non-leaf tensor (parameter ", i,
                  " of the group); optimize the leaf it was computed from");
     HEARTH_CHECK(!existing.count(p.impl().get()), ValueError, "[", name_, "] parameter ", i,
@@ -86,8 +87,8 @@ OptimizerStateDict Optimizer::state_dict() const {
 
 void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
   const nlohmann::json& meta = sd.meta;
-  HEARTH_CHECK(meta.is_object() && meta.contains("param_groups") && meta["param_groups"].is_array(), ValueError,
-               "[", name_, "] load_state_dict: the state has no \"param_groups\" list");
+  HEARTH_CHECK(meta.is_object() && meta.contains("param_groups") && meta["param_groups"].is_array(), ValueError, "[",
+               name_, "] load_state_dict: the state has no \"param_groups\" list");
   if (meta.contains("optimizer")) {
     HEARTH_CHECK(meta["optimizer"] == name_, ValueError, "[", name_, "] load_state_dict: the state was saved by ",
                  meta["optimizer"].dump(), ", not ", name_);
@@ -125,8 +126,8 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
         index = std::stoll(it.key(), &pos);
       } catch (const std::exception&) {
       }
-      HEARTH_CHECK(pos == it.key().size() && index >= 0 && index < static_cast<int64_t>(params.size()), ValueError,
-                   "[", name_, "] load_state_dict: state entry \"", it.key(), "\" names no parameter (there are ",
+      HEARTH_CHECK(pos == it.key().size() && index >= 0 && index < static_cast<int64_t>(params.size()), ValueError, "[",
+                   name_, "] load_state_dict: state entry \"", it.key(), "\" names no parameter (there are ",
                    params.size(), ")");
       ParamState st;
       if (it.value().contains("step")) st.step = it.value()["step"].get<int64_t>();
@@ -145,12 +146,12 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
       index = std::stoll(id, &pos);
     } catch (const std::exception&) {
     }
-    HEARTH_CHECK(pos == id.size() && index >= 0 && index < static_cast<int64_t>(params.size()), ValueError, "[",
-                 name_, "] load_state_dict: tensor \"", key, "\" names no parameter (there are ", params.size(), ")");
+    HEARTH_CHECK(pos == id.size() && index >= 0 && index < static_cast<int64_t>(params.size()), ValueError, "[", name_,
+                 "] load_state_dict: tensor \"", key, "\" names no parameter (there are ", params.size(), ")");
     const Tensor& p = params[index];
     HEARTH_CHECK(t.defined() && t.shape() == p.shape(), ShapeError, "[", name_, "] load_state_dict: \"", key,
-                 "\" has shape ", t.defined() ? t.shape_string() : "undefined", " but parameter ", index,
-                 " has shape ", p.shape_string());
+                 "\" has shape ", t.defined() ? t.shape_string() : "undefined", " but parameter ", index, " has shape ",
+                 p.shape_string());
     loaded[p.impl().get()].tensors[name] = t;
   }
   // Own copies, in the parameter's dtype and on its device, so that updates

@@ -21,7 +21,8 @@ inline void expect_close(const Tensor& a, const Tensor& b, double tol = 0.0) {
   size_t worst = 0;
   double err = 0;
   for (size_t i = 0; i < va.size(); ++i) {
-    const double e = std::isnan(va[i]) != std::isnan(vb[i]) ? INFINITY : (std::isnan(va[i]) ? 0 : std::abs(va[i] - vb[i]));
+    const double e =
+        std::isnan(va[i]) != std::isnan(vb[i]) ? INFINITY : (std::isnan(va[i]) ? 0 : std::abs(va[i] - vb[i]));
     if (e > err) err = e, worst = i;
   }
   EXPECT_LE(err, tol) << "element " << worst << ": " << va[worst] << " vs " << vb[worst];

@@ -21,8 +21,10 @@ TEST(NnDropout, TrainingZeroesAboutPAndScalesTheRest) {
   std::vector<float> y = drop.forward(x).to_vector<float>();
   int64_t zeros_seen = 0;
   for (float v : y) {
-    if (v == 0.0f) ++zeros_seen;
-    else EXPECT_FLOAT_EQ(v, 1.0f / 0.75f);
+    if (v == 0.0f)
+      ++zeros_seen;
+    else
+      EXPECT_FLOAT_EQ(v, 1.0f / 0.75f);
   }
   EXPECT_NEAR(static_cast<double>(zeros_seen) / y.size(), 0.25, 0.01);
   EXPECT_EQ(drop.extra_repr(), "p=0.25");

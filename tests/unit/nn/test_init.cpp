@@ -84,7 +84,7 @@ TEST(NnInit, ConstantZerosOnes) {
 
 TEST(NnInit, KaimingUniformAndNormal) {
   manual_seed(3);
-  Tensor w = empty({256, 64, 3, 3});  // fan_in 576, fan_out 2304
+  Tensor w = empty({256, 64, 3, 3});               // fan_in 576, fan_out 2304
   auto m = moments_of(init::kaiming_uniform_(w));  // leaky_relu with slope 0: gain sqrt 2
   const double bound = std::sqrt(3.0) * std::sqrt(2.0) / std::sqrt(576.0);
   EXPECT_GE(m.min, -bound);

@@ -39,7 +39,8 @@ TEST(NnLayerNorm, Gradcheck) {
   ln.to(DType::float64);
   Tensor x = randn({3, 5}, DType::float64);
   x.requires_grad_(true);
-  GradcheckResult r = gradcheck([&](const std::vector<Tensor>& in) { return ln.forward(in[0]); }, {x, ln.weight, ln.bias});
+  GradcheckResult r =
+      gradcheck([&](const std::vector<Tensor>& in) { return ln.forward(in[0]); }, {x, ln.weight, ln.bias});
   EXPECT_TRUE(r.ok) << r.message;
 }
 

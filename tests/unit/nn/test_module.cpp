@@ -76,8 +76,8 @@ TEST(NnModule, NamesFollowPyTorch) {
   }
   // Lookups by dotted path return the registered handles.
   EXPECT_TRUE(net->get_parameter("fc.weight").is_same(net->fc->weight));
-  EXPECT_TRUE(net->get_buffer("layer1.0.bn1.running_mean").is_same(
-      std::dynamic_pointer_cast<Block>(net->get_submodule("layer1.0"))->bn1->running_mean));
+  EXPECT_TRUE(net->get_buffer("layer1.0.bn1.running_mean")
+                  .is_same(std::dynamic_pointer_cast<Block>(net->get_submodule("layer1.0"))->bn1->running_mean));
   EXPECT_EQ(net->get_submodule("layer1.0.conv1")->type_name(), "Conv2d");
   try {
     net->get_parameter("layer1.1.weight");
@@ -213,9 +213,10 @@ TEST(NnModule, StateDictHoldsParametersAndPersistentBuffers) {
   StateDict sd = net->state_dict();
   std::vector<std::string> keys;
   for (const auto& [k, v] : sd) keys.push_back(k);
-  EXPECT_EQ(keys, (std::vector<std::string>{"fc.bias", "fc.weight", "layer1.0.bn1.bias", "layer1.0.bn1.num_batches_tracked",
-                                            "layer1.0.bn1.running_mean", "layer1.0.bn1.running_var",
-                                            "layer1.0.bn1.weight", "layer1.0.conv1.weight", "layer1.0.scale"}));
+  EXPECT_EQ(keys,
+            (std::vector<std::string>{"fc.bias", "fc.weight", "layer1.0.bn1.bias", "layer1.0.bn1.num_batches_tracked",
+                                      "layer1.0.bn1.running_mean", "layer1.0.bn1.running_var", "layer1.0.bn1.weight",
+                                      "layer1.0.conv1.weight", "layer1.0.scale"}));
   EXPECT_EQ(sd.at("layer1.0.bn1.num_batches_tracked").dtype(), DType::int64);
   EXPECT_EQ(sd.at("layer1.0.bn1.num_batches_tracked").dim(), 0);
   // Entries share storage with the module and are detached.
@@ -287,8 +288,7 @@ TEST(NnModule, ShapeMismatchAlwaysThrowsNamingKeyAndShapes) {
 TEST(NnModule, LoadingCastsAndCopiesIntoTheExistingTensors) {
   auto lin = std::make_shared<Linear>(2, 1);
   Tensor w = lin->weight;
-  StateDict sd{{"weight", tensor(std::vector<double>{1.5, -2.0}, {1, 2})},
-               {"bias", tensor(std::vector<double>{0.25})}};
+  StateDict sd{{"weight", tensor(std::vector<double>{1.5, -2.0}, {1, 2})}, {"bias", tensor(std::vector<double>{0.25})}};
   lin->load_state_dict(sd);
   EXPECT_TRUE(lin->weight.is_same(w));
   EXPECT_EQ(w.dtype(), DType::float32);
@@ -305,8 +305,7 @@ TEST(NnModule, ForwardAndPrinting) {
     EXPECT_TRUE(contains(e.what(), "[Custom]")) << e.what();
   }
   auto seq = std::make_shared<Sequential>(std::make_shared<Linear>(4, 2), std::make_shared<ReLU>());
-  EXPECT_EQ(seq->repr(),
-            "Sequential(\n  (0): Linear(in_features=4, out_features=2, bias=true)\n  (1): ReLU()\n)");
+  EXPECT_EQ(seq->repr(), "Sequential(\n  (0): Linear(in_features=4, out_features=2, bias=true)\n  (1): ReLU()\n)");
   std::ostringstream os;
   os << *seq;
   EXPECT_EQ(os.str(), seq->repr());

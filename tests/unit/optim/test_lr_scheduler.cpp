@@ -84,7 +84,7 @@ TEST(OptimLrScheduler, PerGroupLambdasAndBaseRates) {
   b.requires_grad_(true);
   SGD opt({ParamGroup{{a}, {{"lr", 1.0}}}, ParamGroup{{b}, {{"lr", 0.1}}}}, {});
   LambdaLR sched(opt, std::vector<LambdaLR::Lambda>{[](int64_t s) { return 1.0 / (s + 1); },
-                                                   [](int64_t s) { return static_cast<double>(s); }});
+                                                    [](int64_t s) { return static_cast<double>(s); }});
   EXPECT_EQ(sched.base_lrs(), (std::vector<double>{1.0, 0.1}));
   EXPECT_DOUBLE_EQ(opt.param_groups()[1].get("initial_lr"), 0.1);
   sched.step();

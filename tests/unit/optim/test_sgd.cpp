@@ -65,13 +65,14 @@ TEST(OptimSgd, MaximizeMatchesPyTorch) {
 }
 
 TEST(OptimSgd, Float32AndHalfParametersFollowTheSameFormula) {
-  check_three_steps(make_sgd({.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01}),
-                    {{
-                        {{{0.4895, -0.979, 1.4685, 1.958}, {-1e-4, 2e-4, 0.2497}}},
-                        {{{0.52460945, -0.9817189, 1.43432835, 1.9274378}, {-0.11718991, 0.18037982, 0.26720527}}},
-                        {{{0.537735806, -1.001282363, 1.429282969, 1.844197126}, {-0.114465358, 0.306379316, 0.201719528}}},
-                    }},
-                    1e-6, DType::float32);
+  check_three_steps(
+      make_sgd({.lr = 0.1, .momentum = 0.9, .dampening = 0.1, .weight_decay = 0.01}),
+      {{
+          {{{0.4895, -0.979, 1.4685, 1.958}, {-1e-4, 2e-4, 0.2497}}},
+          {{{0.52460945, -0.9817189, 1.43432835, 1.9274378}, {-0.11718991, 0.18037982, 0.26720527}}},
+          {{{0.537735806, -1.001282363, 1.429282969, 1.844197126}, {-0.114465358, 0.306379316, 0.201719528}}},
+      }},
+      1e-6, DType::float32);
   check_three_steps(make_sgd({.lr = 0.1}),
                     {{
                         {{{0.49, -0.98, 1.47, 1.96}, {0.0, 0.0, 0.25}}},
@@ -180,8 +181,10 @@ TEST(OptimSgd, DeviceWithoutTheKernelFallsBackAndWritesStateBack) {
     p.set_grad(tensor(std::vector<float>{1, 1, 1}).to(dev));
     opt.step();
   }
-  if (old) setenv("HEARTH_ENABLE_CPU_FALLBACK", old, 1);
-  else unsetenv("HEARTH_ENABLE_CPU_FALLBACK");
+  if (old)
+    setenv("HEARTH_ENABLE_CPU_FALLBACK", old, 1);
+  else
+    unsetenv("HEARTH_ENABLE_CPU_FALLBACK");
   EXPECT_EQ(p.device(), dev);
   // buf: 1, then 1.5; p: 1 - 0.5 - 0.75.
   testing::expect_values(p.cpu(), {-0.25, 0.75, 1.75}, 1e-6, "p");
