@@ -1,10 +1,13 @@
 // Runs every parity case on cuda:0 against the CPU and prints the table; then
 // checks that every op registered for cuda has a case.
-#include <gtest/gtest.h>
-
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
+#include <string>
+
+#include <gtest/gtest.h>
 
 #include "hearth/autograd/engine.h"
 #include "hearth/core/generator.h"
@@ -18,6 +21,7 @@ namespace {
 
 struct Outcome {
   double out_err = 0, grad_err = 0;
+  int worst_out = -1;  // which output had out_err, to say where a failure is
   bool ok = true;
   std::string error;
 };
@@ -51,6 +55,7 @@ Outcome run_case(const ParityCase& c, DType dt, Device gpu) {
   for (size_t i = 0; i < cpu_out.size(); ++i) {
     EXPECT_EQ(gpu_out[i].device(), gpu) << c.name << ": output " << i << " is not on the GPU";
     double e = relative_error(gpu_out[i], cpu_out[i]);
+    if (e > r.out_err || r.worst_out < 0) r.worst_out = static_cast<int>(i);
     r.out_err = std::max(r.out_err, e);
     if (c.backward && cpu_out[i].requires_grad()) {
       Tensor g = random_input(cpu_out[i].shape(), cpu_out[i].dtype());
@@ -78,25 +83,33 @@ Outcome run_case(const ParityCase& c, DType dt, Device gpu) {
   return r;
 }
 
+// HEARTH_PARITY_FILTER (a substring of case names) and HEARTH_PARITY_REPEAT
+// (runs per case and dtype) narrow the table down when chasing one failure.
 TEST(Parity, EveryCudaKernelMatchesTheCpu) {
   HEARTH_REQUIRE_CUDA();
   Device gpu = cuda0();
+  const char* filter = std::getenv("HEARTH_PARITY_FILTER");
+  const char* repeat_env = std::getenv("HEARTH_PARITY_REPEAT");
+  const int repeat = repeat_env ? std::max(1, std::atoi(repeat_env)) : 1;
   int failures = 0, runs = 0;
   std::printf("\n%-44s %-9s %12s %12s  %s\n", "case", "dtype", "out rel err", "grad rel err", "result");
   for (const ParityCase& c : parity_cases()) {
-    for (DType dt : c.dtypes) {
-      Outcome o;
-      try {
-        o = run_case(c, dt, gpu);
-      } catch (const std::exception& e) {
-        o.ok = false;
-        o.error = e.what();
+    if (filter && c.name.find(filter) == std::string::npos) continue;
+    for (int rep = 0; rep < repeat; ++rep)
+      for (DType dt : c.dtypes) {
+        Outcome o;
+        try {
+          o = run_case(c, dt, gpu);
+        } catch (const std::exception& e) {
+          o.ok = false;
+          o.error = e.what();
+        }
+        ++runs;
+        failures += o.ok ? 0 : 1;
+        if (!o.ok && o.error.empty() && o.worst_out >= 0) o.error = "worst output #" + std::to_string(o.worst_out);
+        std::printf("%-44s %-9s %12.3e %12.3e  %s %s\n", c.name.substr(0, 44).c_str(), dtype_name(dt), o.out_err,
+                    o.grad_err, o.ok ? "pass" : "FAIL", o.error.substr(0, 160).c_str());
       }
-      ++runs;
-      failures += o.ok ? 0 : 1;
-      std::printf("%-44s %-9s %12.3e %12.3e  %s %s\n", c.name.substr(0, 44).c_str(), dtype_name(dt), o.out_err,
-                  o.grad_err, o.ok ? "pass" : "FAIL", o.error.substr(0, 160).c_str());
-    }
   }
   std::printf("%d parity runs, %d failed\n", runs, failures);
   EXPECT_EQ(failures, 0);
