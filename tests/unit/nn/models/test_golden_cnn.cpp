@@ -6,7 +6,7 @@
 
 #include "hearth/ops/factory.h"
 #include "tests/support/golden.h"
-#include "tests/unit/nn/models/golden_cnn_models.h"
+#include "tests/support/golden_cnn_models.h"
 
 namespace hearth {
 namespace {
