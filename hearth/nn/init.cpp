@@ -25,6 +25,8 @@ int64_t fan_for(const Tensor& t, const std::string& mode, const char* fn) {
   return mode == "fan_in" ? fan_in : fan_out;
 }
 
+thread_local bool random_init_skipped_flag = false;
+
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
 // Inverse of the standard normal CDF for p in (0, 1): a rational first guess
@@ -89,15 +91,21 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
   return {t.size(1) * receptive, t.size(0) * receptive};
 }
 
+SkipRandomInitGuard::SkipRandomInitGuard() : previous_(random_init_skipped_flag) { random_init_skipped_flag = true; }
+SkipRandomInitGuard::~SkipRandomInitGuard() { random_init_skipped_flag = previous_; }
+bool random_init_skipped() { return random_init_skipped_flag; }
+
 const Tensor& uniform_(const Tensor& t, double a, double b) {
   check_target("uniform_", t);
   HEARTH_CHECK(a <= b, ValueError, "[uniform_] expected a <= b, got a=", a, " b=", b);
+  if (random_init_skipped()) return zeros_(t);
   NoGradGuard no_grad;
   return ::hearth::uniform_(t, a, b);
 }
 
 const Tensor& normal_(const Tensor& t, double mean, double std) {
   check_target("normal_", t);
+  if (random_init_skipped()) return zeros_(t);
   NoGradGuard no_grad;
   return ::hearth::normal_(t, mean, std);
 }
@@ -107,6 +115,7 @@ const Tensor& trunc_normal_(const Tensor& t, double mean, double std, double a, 
   HEARTH_CHECK(std > 0, ValueError, "[trunc_normal_] std must be positive, got ", std);
   HEARTH_CHECK(a < b, ValueError, "[trunc_normal_] expected a < b, got a=", a, " b=", b);
   if (t.numel() == 0) return t;
+  if (random_init_skipped()) return zeros_(t);
   NoGradGuard no_grad;
   const double lo = normal_cdf((a - mean) / std), hi = normal_cdf((b - mean) / std);
   // The uniform draw happens on t's device (the Philox stream every device
