@@ -50,8 +50,8 @@ TEST(PinnedMemory, ABlockIsNotReusedWhileACopyFromItMayRun) {
   {
     Tensor p = expected.pin_memory();
     first = p.data_ptr();
-    for (int i = 0; i < 20; ++i) a = matmul(a, a).mul(1e-3);  // keeps the stream busy
-    g = p.to(cuda0());                                        // queued behind the matmuls
+    for (int i = 0; i < 20; ++i) a = mul(matmul(a, a), 1e-3);  // keeps the stream busy
+    g = p.to(cuda0());                                         // queued behind the matmuls
   }
   Tensor q = zeros({1 << 16}).pin_memory();  // same size class, asked for while the copy waits
   EXPECT_NE(q.data_ptr(), first) << "the block was handed out before the copy from it ran";
