@@ -38,6 +38,10 @@ struct BenchOptions {
   bool compare_cpu = false;
   int64_t image_size = 224, seq_len = 128;
   std::string output_dir = ".";
+  // NHWC CNNs: on with --channels-last, off with --no-channels-last, else on
+  // exactly for bf16-mixed (the half types' tensor-core layout).
+  bool channels_last_on = false, channels_last_off = false;
+  bool channels_last() const { return channels_last_on || (precision == "bf16-mixed" && !channels_last_off); }
 };
 
 struct Result {
@@ -61,7 +65,8 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
   rt.empty_cache(device.index);
   rt.reset_peak_memory_stats(device.index);
   const auto built = Clock::now();
-  std::unique_ptr<Workload> w = make_workload(model, {o.batch_size, o.image_size, o.seq_len}, device);
+  std::unique_ptr<Workload> w =
+      make_workload(model, {o.batch_size, o.image_size, o.seq_len, o.channels_last()}, device);
   std::vector<std::string> phases;
   if (o.phase != "eval") phases.push_back("train");
   if (o.phase != "train") phases.push_back("eval");
@@ -136,7 +141,7 @@ int run_bench(const BenchOptions& o) {
     throw UsageError("--precision " + o.precision + ": mixed precision is not built into this hearth; use fp32");
   const train::DeviceChoice choice = train::select_device(o.device, o.cpu);
   std::filesystem::create_directories(o.output_dir);
-  std::printf("hearth bench on %s\n", choice.description.c_str());
+  std::printf("hearth bench on %s%s\n", choice.description.c_str(), o.channels_last() ? " (CNNs channels_last)" : "");
   std::vector<Result> results, cpu_results;
   const bool on_cpu = choice.device.is_cpu();
   for (const std::string& m : models) {
@@ -148,7 +153,9 @@ int run_bench(const BenchOptions& o) {
     }
   }
   print_table(results);
-  nlohmann::json j = {{"device", choice.description}, {"results", nlohmann::json::array()}};
+  nlohmann::json j = {{"device", choice.description},
+                      {"memory_format", o.channels_last() ? "channels_last" : "contiguous"},
+                      {"results", nlohmann::json::array()}};
   for (const Result& r : results) j["results"].push_back(to_json(r));
   if (!cpu_results.empty()) {
     std::printf("\nspeedup of %s over the CPU (samples/s ratio)\n", choice.device.str().c_str());
@@ -187,6 +194,9 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--precision", o->precision, "fp32 or bf16-mixed")
       ->check(CLI::IsMember({"fp32", "bf16-mixed"}))
       ->capture_default_str();
+  sub->add_flag("--channels-last", o->channels_last_on,
+                "run the CNNs in channels_last (NHWC) memory format (default: on for bf16-mixed)");
+  sub->add_flag("--no-channels-last", o->channels_last_off, "keep the CNNs in NCHW even for bf16-mixed");
   sub->add_option("--phase", o->phase, "train, eval or both")
       ->check(CLI::IsMember({"train", "eval", "both"}))
       ->capture_default_str();

@@ -27,6 +27,10 @@ class ImageClassification final : public Workload {
     model_->to(device);
     optimizer_ = std::make_unique<optim::SGD>(model_->parameters(), optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
     x_ = randn({s.batch_size, 3, s.image_size, s.image_size}, DType::float32, device);
+    if (s.channels_last) {
+      nn::to_channels_last(*model_);
+      x_ = contiguous(x_, MemoryFormat::channels_last);
+    }
     y_ = randint(0, 1000, {s.batch_size}, DType::int64, device);
   }
   void train_step() override {

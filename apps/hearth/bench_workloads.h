@@ -17,6 +17,9 @@ struct WorkloadShape {
   int64_t batch_size = 0;  // 0: the model's reference batch
   int64_t image_size = 224;
   int64_t seq_len = 128;
+  // CNNs only: channels_last (NHWC) weights and inputs, as PyTorch's
+  // model.to(memory_format=torch.channels_last).
+  bool channels_last = false;
 };
 
 class Workload {

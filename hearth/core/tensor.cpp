@@ -37,6 +37,12 @@ Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   return from_storage(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
 }
 
+Tensor Tensor::empty(const Shape& shape, DType dtype, Device device, MemoryFormat fmt) {
+  Tensor t = empty(shape, dtype, device);
+  if (fmt == MemoryFormat::contiguous) return t;
+  return t.as_strided_view(shape, strides_for(shape, fmt), 0);
+}
+
 bool Tensor::is_pinned() const { return defined() && storage() && storage()->is_pinned(); }
 
 int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }

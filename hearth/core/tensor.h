@@ -15,6 +15,7 @@
 
 #include "hearth/core/device.h"
 #include "hearth/core/dtype.h"
+#include "hearth/core/memory_format.h"
 #include "hearth/core/scalar.h"
 #include "hearth/core/shape.h"
 #include "hearth/core/storage.h"
@@ -45,6 +46,8 @@ class Tensor {
                              int64_t offset);
   // Uninitialised contiguous memory on `device`.
   static Tensor empty(const Shape& shape, DType dtype = DType::float32, Device device = Device());
+  // Uninitialised dense memory laid out in `fmt` (channels_last: 4-D shapes only).
+  static Tensor empty(const Shape& shape, DType dtype, Device device, MemoryFormat fmt);
 
   bool defined() const { return impl_ != nullptr; }
   DType dtype() const { return impl_->dtype; }
@@ -59,6 +62,9 @@ class Tensor {
   size_t element_size() const { return itemsize(impl_->dtype); }
   size_t nbytes() const { return static_cast<size_t>(numel()) * element_size(); }
   bool is_contiguous() const { return is_contiguous_layout(impl_->shape, impl_->strides); }
+  bool is_contiguous(MemoryFormat fmt) const { return is_layout(impl_->shape, impl_->strides, fmt); }
+  // channels_last for a dense NHWC tensor that is not also plain contiguous.
+  MemoryFormat suggest_memory_format() const { return hearth::suggest_memory_format(impl_->shape, impl_->strides); }
   bool is_floating_point() const { return is_floating(impl_->dtype); }
 
   // Pointer to the first element (storage base + offset).
@@ -109,6 +115,7 @@ class Tensor {
   Tensor pin_memory() const;
   bool is_pinned() const;
   Tensor contiguous() const;
+  Tensor contiguous(MemoryFormat fmt) const;
   Tensor clone() const;
   Scalar item() const;
   template <typename T>

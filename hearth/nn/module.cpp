@@ -9,6 +9,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/view.h"
 
 namespace hearth::nn {
 namespace {
@@ -241,8 +242,21 @@ void Module::convert(const std::function<Tensor(const Tensor&)>& fn, bool floati
 }
 
 void Module::to(Device device) {
-  convert([&](const Tensor& t) { return t.to(device); }, false);
+  // A move keeps each tensor's memory format (transfers produce NCHW copies).
+  convert(
+      [&](const Tensor& t) {
+        Tensor moved = t.to(device);
+        const MemoryFormat fmt = t.suggest_memory_format();
+        return fmt == MemoryFormat::contiguous ? moved : contiguous(moved, fmt);
+      },
+      false);
 }
+
+void Module::to(MemoryFormat fmt) {
+  convert([&](const Tensor& t) { return t.dim() == 4 ? contiguous(t, fmt) : t; }, true);
+}
+
+void to_channels_last(Module& module) { module.to(MemoryFormat::channels_last); }
 
 void Module::to(DType dtype) {
   HEARTH_CHECK(is_floating(dtype), TypeError, "[", type_name_,

@@ -106,6 +106,10 @@ class Module : public std::enable_shared_from_this<Module> {
   // num_batches_tracked) keep their dtype.
   void to(DType dtype);
   void to(Device device, DType dtype);
+  // Lays every 4-D floating parameter and buffer (convolution weights) out in
+  // `fmt`, as PyTorch's model.to(memory_format=...). With channels_last weights
+  // and inputs, convolutions run NHWC end to end (cuDNN's tensor-core layout).
+  void to(MemoryFormat fmt);
   // Turns gradient tracking of every parameter on or off (freezing).
   void requires_grad_(bool on = true);
   void zero_grad(bool set_to_none = true);
@@ -155,5 +159,10 @@ class Module : public std::enable_shared_from_this<Module> {
 
 // Prints module.repr().
 std::ostream& operator<<(std::ostream& os, const Module& m);
+
+// model.to(MemoryFormat::channels_last): the switch a training loop flips to
+// run a CNN in NHWC (fastest for bfloat16/float16 on CUDA). Feed it
+// channels_last inputs too (contiguous(x, MemoryFormat::channels_last)).
+void to_channels_last(Module& module);
 
 }  // namespace hearth::nn

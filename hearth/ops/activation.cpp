@@ -16,9 +16,10 @@ using autograd::SavedTensor;
 Tensor relu_backward(const Tensor& grad, const Tensor& y) {
   static OpHandle op = detail::op_handle("relu_backward");
   Tensor g = grad.dtype() == y.dtype() ? grad : cast(grad, y.dtype());
-  Tensor gx = Tensor::empty(y.shape(), y.dtype(), y.device());
-  if (gx.numel() > 0)
-    detail::run(op, {g.is_contiguous() ? g : contiguous(g), y.is_contiguous() ? y : contiguous(y)}, {gx});
+  // Dense operands of one layout take the backends' flat path: NHWC stays NHWC.
+  const MemoryFormat fmt = y.suggest_memory_format();
+  Tensor gx = Tensor::empty(y.shape(), y.dtype(), y.device(), fmt);
+  if (gx.numel() > 0) detail::run(op, {contiguous(g, fmt), contiguous(y, fmt)}, {gx});
   if (autograd::any_requires_grad({grad})) {
     autograd::record("ReluBackwardBackward", {grad}, {gx}, [sy = SavedTensor(y)](const BackwardContext& c) {
       return std::vector<Tensor>{relu_backward(c.grad(0), sy.unpack(c.name()))};
@@ -95,7 +96,7 @@ Tensor gelu(const Tensor& a, const std::string& approximate) {
     autograd::record("GeluBackward", {a}, {out}, [sa = SavedTensor(a), attrs](const BackwardContext& c) {
       Tensor x = sa.unpack(c.name());
       Tensor g = c.grad(0);
-      Tensor gx = Tensor::empty(x.shape(), x.dtype(), x.device());
+      Tensor gx = detail::empty_like_inputs(x.shape(), x.dtype(), x.device(), {x});
       if (gx.numel() > 0) detail::run(backward_op, {g.dtype() == x.dtype() ? g : cast(g, x.dtype()), x}, {gx}, attrs);
       return std::vector<Tensor>{gx};
     });

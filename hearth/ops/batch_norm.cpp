@@ -32,6 +32,32 @@ struct RunningStat {
   }
 };
 
+// The [N, C, S] matrix the kernels take, over an image's memory. An NCHW input
+// is viewed as [N, C, H*W]; a channels_last one as [N*H*W, C, 1] (its memory is
+// exactly those rows), so NHWC stays NHWC without a transpose.
+struct KernelLayout {
+  bool channels_last;
+  Shape shape;  // the logical input shape
+  Shape rows;   // the kernels' [N', C, S]
+
+  explicit KernelLayout(const Tensor& x) : channels_last(x.suggest_memory_format() == MemoryFormat::channels_last) {
+    shape = x.shape();
+    int64_t s = 1;
+    for (int64_t d = 2; d < x.dim(); ++d) s *= x.size(d);
+    rows = channels_last ? Shape{x.size(0) * s, x.size(1), 1} : Shape{x.size(0), x.size(1), s};
+  }
+  MemoryFormat format() const { return channels_last ? MemoryFormat::channels_last : MemoryFormat::contiguous; }
+  // A detached dense tensor of `shape` in this layout, as the kernels' matrix.
+  Tensor matrix(const Tensor& t) const {
+    Tensor dense = channels_last ? contiguous(t.detach(), MemoryFormat::channels_last) : detail::dense_detached(t);
+    return dense.as_strided_view(rows, contiguous_strides(rows), dense.offset());
+  }
+  Tensor empty(DType dtype, Device device) const { return Tensor::empty(shape, dtype, device, format()); }
+  Tensor matrix_of_empty(const Tensor& t) const {
+    return t.as_strided_view(rows, contiguous_strides(rows), t.offset());
+  }
+};
+
 }  // namespace
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
@@ -61,36 +87,37 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 
   const DType acc = detail::acc_dtype(x.dtype());
   const Device dev = x.device();
-  Tensor x3 = detail::dense_detached(x).view({N, C, S});
-  Tensor y = Tensor::empty({N, C, S}, x.dtype(), dev);
+  const KernelLayout layout(x);
+  Tensor x3 = layout.matrix(x);
+  Tensor y = layout.empty(x.dtype(), dev);
   Tensor mean = Tensor::empty({C}, acc, dev), invstd = Tensor::empty({C}, acc, dev);
   RunningStat rm(running_mean), rv(running_var);
   const BatchNormAttrs attrs{training, momentum, eps};
   if (C > 0) {
     detail::run(op, {x3, rm.arg, rv.arg, detail::dense_detached(weight), detail::dense_detached(bias)},
-                {y, mean, invstd}, attrs);
+                {layout.matrix_of_empty(y), mean, invstd}, attrs);
   }
   rm.finish(training && C > 0);
   rv.finish(training && C > 0);
-  y = y.view(x.shape());
 
   if (autograd::any_requires_grad({x, weight, bias})) {
-    autograd::record(
-        "BatchNormBackward", {x, weight, bias}, {y},
-        [sx = SavedTensor(x3), sw = SavedTensor(weight), mean, invstd, attrs, shape = x.shape(),
-         wdt = weight.defined() ? weight.dtype() : acc,
-         bdt = bias.defined() ? bias.dtype() : acc](const BackwardContext& c) {
-          Tensor xs = sx.unpack(c.name());
-          Tensor w = detail::dense_detached(sw.unpack(c.name()));
-          const Shape& s3 = xs.shape();
-          Tensor g = detail::dense_detached(c.grad(0).dtype() == xs.dtype() ? c.grad(0) : cast(c.grad(0), xs.dtype()));
-          g = g.view(s3);
-          Tensor gx = c.needs(0) ? Tensor::empty(s3, xs.dtype(), xs.device()) : Tensor();
-          Tensor gw = c.needs(1) ? Tensor::empty({s3[1]}, wdt, xs.device()) : Tensor();
-          Tensor gb = c.needs(2) ? Tensor::empty({s3[1]}, bdt, xs.device()) : Tensor();
-          if (s3[1] > 0) detail::run(bw_op, {g, xs, mean, invstd, w}, {gx, gw, gb}, attrs);
-          return std::vector<Tensor>{gx.defined() ? gx.view(shape) : gx, gw, gb};
-        });
+    autograd::record("BatchNormBackward", {x, weight, bias}, {y},
+                     [sx = SavedTensor(x3), sw = SavedTensor(weight), mean, invstd, attrs, layout,
+                      wdt = weight.defined() ? weight.dtype() : acc,
+                      bdt = bias.defined() ? bias.dtype() : acc](const BackwardContext& c) {
+                       Tensor xs = sx.unpack(c.name());
+                       Tensor w = detail::dense_detached(sw.unpack(c.name()));
+                       const Shape& s3 = xs.shape();
+                       Tensor g =
+                           layout.matrix(c.grad(0).dtype() == xs.dtype() ? c.grad(0) : cast(c.grad(0), xs.dtype()));
+                       Tensor gx = c.needs(0) ? layout.empty(xs.dtype(), xs.device()) : Tensor();
+                       Tensor gw = c.needs(1) ? Tensor::empty({s3[1]}, wdt, xs.device()) : Tensor();
+                       Tensor gb = c.needs(2) ? Tensor::empty({s3[1]}, bdt, xs.device()) : Tensor();
+                       if (s3[1] > 0)
+                         detail::run(bw_op, {g, xs, mean, invstd, w},
+                                     {gx.defined() ? layout.matrix_of_empty(gx) : gx, gw, gb}, attrs);
+                       return std::vector<Tensor>{gx, gw, gb};
+                     });
   }
   return y;
 }

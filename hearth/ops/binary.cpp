@@ -22,7 +22,7 @@ Tensor binary_forward(const char* name, OpHandle op, const Tensor& a, const Tens
   detail::check_defined(name, b, "other");
   Device device = common_device(name, {a, b});
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = Tensor::empty(shape, compute, device);
+  Tensor out = detail::empty_like_inputs(shape, compute, device, {a, b});
   if (out.numel() == 0) return out;
   if (alpha)
     detail::run(op, {as_dtype(a, compute), as_dtype(b, compute)}, {out}, AlphaAttrs{*alpha});

@@ -15,7 +15,7 @@ inline Tensor binary_forward(const char* name, OpHandle op, const Tensor& a, con
   check_defined(name, b, "other");
   Device device = common_device(name, {a, b});
   Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
-  Tensor out = Tensor::empty(shape, dtype, device);
+  Tensor out = empty_like_inputs(shape, dtype, device, {a, b});
   if (out.numel() > 0) run(op, {detached_as(a, dtype), detached_as(b, dtype)}, {out});
   return out;
 }

@@ -23,30 +23,35 @@ int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
 }
 
 // Backward ops; not themselves differentiable (no double backward through conv2d).
-Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& x_shape, const Conv2dAttrs& a) {
+// Every tensor a kernel sees is dense in the forward's memory format `fmt`.
+Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& x_shape, const Conv2dAttrs& a,
+                           MemoryFormat fmt) {
   static OpHandle op = detail::op_handle("conv2d_backward_input");
-  Tensor gx = Tensor::empty(x_shape, grad_out.dtype(), grad_out.device());
+  Tensor gx = Tensor::empty(x_shape, grad_out.dtype(), grad_out.device(), fmt);
   if (gx.numel() == 0) return gx;
   if (grad_out.numel() == 0 || weight.numel() == 0) return fill_(gx, 0);
-  detail::run(op, {contiguous(grad_out), weight}, {gx}, a);
+  detail::run(op, {contiguous(grad_out, fmt), weight}, {gx}, a);
   return gx;
 }
 
-Tensor conv_backward_weight(const Tensor& grad_out, const Tensor& x, const Shape& w_shape, const Conv2dAttrs& a) {
+// The gradient comes back in the weight's own format (a float32 model's NCHW
+// weights stay NCHW under channels_last activations), as its .grad must match it.
+Tensor conv_backward_weight(const Tensor& grad_out, const Tensor& x, const Shape& w_shape, const Conv2dAttrs& a,
+                            MemoryFormat fmt, MemoryFormat weight_fmt) {
   static OpHandle op = detail::op_handle("conv2d_backward_weight");
-  Tensor gw = Tensor::empty(w_shape, grad_out.dtype(), grad_out.device());
+  Tensor gw = Tensor::empty(w_shape, grad_out.dtype(), grad_out.device(), fmt);
   if (gw.numel() == 0) return gw;
   if (grad_out.numel() == 0) return fill_(gw, 0);
-  detail::run(op, {contiguous(grad_out), x}, {gw}, a);
-  return gw;
+  detail::run(op, {contiguous(grad_out, fmt), x}, {gw}, a);
+  return contiguous(gw, weight_fmt);
 }
 
-Tensor conv_backward_bias(const Tensor& grad_out) {
+Tensor conv_backward_bias(const Tensor& grad_out, MemoryFormat fmt) {
   static OpHandle op = detail::op_handle("conv2d_backward_bias");
   Tensor gb = Tensor::empty({grad_out.size(1)}, grad_out.dtype(), grad_out.device());
   if (gb.numel() == 0) return gb;
   if (grad_out.numel() == 0) return fill_(gb, 0);
-  detail::run(op, {contiguous(grad_out)}, {gb});
+  detail::run(op, {contiguous(grad_out, fmt)}, {gb});
   return gb;
 }
 
@@ -89,10 +94,15 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
   const Conv2dAttrs attrs{stride, padding, dilation, groups};
   const int64_t oh = out_extent(h, kh, stride[0], padding[0], dilation[0]);
   const int64_t ow = out_extent(w, kw, stride[1], padding[1], dilation[1]);
-  Tensor xc = contiguous(x.detach());
-  Tensor wc = contiguous(weight.detach());
+  // The input's memory format decides the computation's (PyTorch's rule): a
+  // channels_last input makes the weight channels_last too (cuDNN's NHWC
+  // kernels want both) and yields a channels_last output.
+  const MemoryFormat fmt = x.suggest_memory_format();
+  const MemoryFormat weight_fmt = weight.suggest_memory_format();
+  Tensor xc = contiguous(x.detach(), fmt);
+  Tensor wc = contiguous(weight.detach(), fmt);
   Tensor bc = bias.defined() ? contiguous(bias.detach()) : Tensor();
-  Tensor out = Tensor::empty({n, o, oh, ow}, x.dtype(), x.device());
+  Tensor out = Tensor::empty({n, o, oh, ow}, x.dtype(), x.device(), fmt);
   if (out.numel() > 0) {
     if (wc.numel() == 0) {
       // No input channels: the output is the bias alone.
@@ -106,17 +116,18 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
   }
   if (autograd::any_requires_grad({x, weight, bias})) {
     autograd::record("Conv2dBackward", {x, weight, bias}, {out},
-                     [sx = SavedTensor(xc), sw = SavedTensor(wc), attrs](const BackwardContext& ctx) {
+                     [sx = SavedTensor(xc), sw = SavedTensor(wc), attrs, fmt, weight_fmt](const BackwardContext& ctx) {
                        const Tensor& g = ctx.grad(0);
                        Tensor gx, gw, gb;
                        if (ctx.needs(0)) {
                          Tensor wt = sw.unpack(ctx.name());
-                         gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs);
+                         gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs, fmt);
                        }
                        if (ctx.needs(1)) {
-                         gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs);
+                         gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs, fmt,
+                                                   weight_fmt);
                        }
-                       if (ctx.needs(2)) gb = conv_backward_bias(g);
+                       if (ctx.needs(2)) gb = conv_backward_bias(g, fmt);
                        return std::vector<Tensor>{gx, gw, gb};
                      });
   }

@@ -10,8 +10,9 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   detail::check_defined("copy_", dst, "self");
   detail::check_defined("copy_", src, "src");
   detail::check_inplace_allowed("copy_", dst);
-  HEARTH_CHECK(broadcast_shapes(dst.shape(), src.shape(), "copy_") == dst.shape(), ShapeError, "[copy_] source of shape ",
-               src.shape_string(), " does not broadcast to the destination shape ", dst.shape_string());
+  HEARTH_CHECK(broadcast_shapes(dst.shape(), src.shape(), "copy_") == dst.shape(), ShapeError,
+               "[copy_] source of shape ", src.shape_string(), " does not broadcast to the destination shape ",
+               dst.shape_string());
   if (dst.numel() == 0) return dst;
   copy_into(dst, src.shape() == dst.shape() ? src : expand(src.detach(), dst.shape()));
   dst.bump_version();
@@ -21,7 +22,7 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
 Tensor cast(const Tensor& a, DType dtype) {
   detail::check_defined("cast", a, "input");
   if (a.dtype() == dtype) return a;
-  Tensor out = Tensor::empty(a.shape(), dtype, a.device());
+  Tensor out = detail::empty_like_inputs(a.shape(), dtype, a.device(), {a});
   if (out.numel() > 0) copy_into(out, a);
   if (is_floating(dtype) && is_floating(a.dtype())) {
     autograd::record("CastBackward", {a}, {out}, [from = a.dtype()](const autograd::BackwardContext& c) {
@@ -31,9 +32,12 @@ Tensor cast(const Tensor& a, DType dtype) {
   return out;
 }
 
-Tensor contiguous(const Tensor& a) {
-  if (a.is_contiguous()) return a;
-  Tensor out = Tensor::empty(a.shape(), a.dtype(), a.device());
+Tensor contiguous(const Tensor& a) { return contiguous(a, MemoryFormat::contiguous); }
+
+Tensor contiguous(const Tensor& a, MemoryFormat fmt) {
+  detail::check_defined("contiguous", a, "input");
+  if (a.is_contiguous(fmt)) return a;
+  Tensor out = Tensor::empty(a.shape(), a.dtype(), a.device(), fmt);
   copy_into(out, a);
   autograd::record("CloneBackward", {a}, {out},
                    [](const autograd::BackwardContext& c) { return std::vector<Tensor>{c.grad(0)}; });

@@ -17,20 +17,28 @@ void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
   dispatch(op, call);
 }
 
+Tensor empty_like_inputs(const Shape& shape, DType dtype, Device device, const std::vector<Tensor>& inputs) {
+  for (const Tensor& t : inputs) {
+    if (!t.defined() || t.shape() != shape) continue;
+    return Tensor::empty(shape, dtype, device, t.suggest_memory_format());
+  }
+  return Tensor::empty(shape, dtype, device);
+}
+
 void check_defined(const char* op, const Tensor& t, const char* arg) {
   HEARTH_CHECK(t.defined(), ValueError, "[", op, "] argument '", arg, "' is an undefined tensor");
 }
 
 void check_floating(const char* op, const Tensor& t, const char* arg) {
   check_defined(op, t, arg);
-  HEARTH_CHECK(t.is_floating_point(), TypeError, "[", op, "] expected a floating-point tensor for '", arg,
-               "', got ", dtype_name(t.dtype()));
+  HEARTH_CHECK(t.is_floating_point(), TypeError, "[", op, "] expected a floating-point tensor for '", arg, "', got ",
+               dtype_name(t.dtype()));
 }
 
 void check_dim(const char* op, const Tensor& t, int64_t ndim, const char* arg) {
   check_defined(op, t, arg);
-  HEARTH_CHECK(t.dim() == ndim, ShapeError, "[", op, "] expected '", arg, "' to have ", ndim,
-               " dimensions, got shape ", t.shape_string());
+  HEARTH_CHECK(t.dim() == ndim, ShapeError, "[", op, "] expected '", arg, "' to have ", ndim, " dimensions, got shape ",
+               t.shape_string());
 }
 
 void check_same_dtype(const char* op, const Tensor& a, const Tensor& b) {

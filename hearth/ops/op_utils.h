@@ -25,6 +25,11 @@ void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, c
   dispatch(op, call);
 }
 
+// An elementwise output of `shape`, laid out like its inputs as PyTorch does:
+// channels_last when the first input of exactly that shape is channels_last
+// (so NHWC activations stay NHWC through relu, add, ...), else contiguous.
+Tensor empty_like_inputs(const Shape& shape, DType dtype, Device device, const std::vector<Tensor>& inputs);
+
 // Throws ShapeError/TypeError in the house format when a check fails.
 void check_defined(const char* op, const Tensor& t, const char* arg);
 void check_floating(const char* op, const Tensor& t, const char* arg);

@@ -14,10 +14,12 @@ namespace {
 using autograd::BackwardContext;
 using autograd::SavedTensor;
 
-// A [N, C, H, W] contiguous view of a 3-D or 4-D input, and whether it was unbatched.
+// A [N, C, H, W] view of a 3-D or 4-D input, whether it was unbatched, and the
+// memory format (NCHW or NHWC) the whole call keeps.
 struct PoolInput {
   Tensor x;  // differentiable, batched
   bool unbatched;
+  MemoryFormat fmt;
 };
 
 PoolInput batched_input(const char* op, const Tensor& x) {
@@ -26,7 +28,8 @@ PoolInput batched_input(const char* op, const Tensor& x) {
                "] expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got shape ", x.shape_string());
   for (int64_t d = x.dim() - 2; d < x.dim(); ++d)
     HEARTH_CHECK(x.size(d) > 0, ShapeError, "[", op, "] expected non-empty spatial dims, got shape ", x.shape_string());
-  return {x.dim() == 3 ? unsqueeze(x, 0) : x, x.dim() == 3};
+  Tensor batched = x.dim() == 3 ? unsqueeze(x, 0) : x;
+  return {batched, x.dim() == 3, batched.suggest_memory_format()};
 }
 
 // PyTorch's pooling_output_shape: a window may start in the left padding but,
@@ -73,18 +76,18 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
   PoolInput in = batched_input("max_pool2d", input);
   const Pool2dAttrs attrs = pool_attrs("max_pool2d", kernel, stride, padding, dilation);
   const Shape shape = pooled_shape("max_pool2d", in.x, attrs, ceil_mode);
-  Tensor out = Tensor::empty(shape, in.x.dtype(), in.x.device());
-  Tensor indices = Tensor::empty(shape, DType::int64, in.x.device());
-  if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach())}, {out, indices}, attrs);
+  Tensor out = Tensor::empty(shape, in.x.dtype(), in.x.device(), in.fmt);
+  Tensor indices = Tensor::empty(shape, DType::int64, in.x.device(), in.fmt);
+  if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out, indices}, attrs);
   autograd::record("MaxPool2dBackward", {in.x}, {out},
-                   [si = SavedTensor(indices), x_shape = in.x.shape()](const BackwardContext& c) {
+                   [si = SavedTensor(indices), x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
                      static OpHandle bop = detail::op_handle("max_pool2d_backward");
-                     Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device());
+                     Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
                      Tensor idx = si.unpack(c.name());
                      if (idx.numel() == 0)
                        fill_(gx, 0);
                      else
-                       detail::run(bop, {contiguous(c.grad(0)), idx}, {gx});
+                       detail::run(bop, {contiguous(c.grad(0), fmt), idx}, {gx});
                      return std::vector<Tensor>{gx};
                    });
   return finish(out, in.unbatched);
@@ -96,17 +99,18 @@ Tensor avg_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, b
   Pool2dAttrs attrs = pool_attrs("avg_pool2d", kernel, stride, padding, {1, 1});
   attrs.count_include_pad = count_include_pad;
   const Shape shape = pooled_shape("avg_pool2d", in.x, attrs, ceil_mode);
-  Tensor out = Tensor::empty(shape, in.x.dtype(), in.x.device());
-  if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach())}, {out}, attrs);
-  autograd::record("AvgPool2dBackward", {in.x}, {out}, [attrs, x_shape = in.x.shape()](const BackwardContext& c) {
-    static OpHandle bop = detail::op_handle("avg_pool2d_backward");
-    Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device());
-    if (c.grad(0).numel() == 0)
-      fill_(gx, 0);
-    else
-      detail::run(bop, {contiguous(c.grad(0))}, {gx}, attrs);
-    return std::vector<Tensor>{gx};
-  });
+  Tensor out = Tensor::empty(shape, in.x.dtype(), in.x.device(), in.fmt);
+  if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out}, attrs);
+  autograd::record("AvgPool2dBackward", {in.x}, {out},
+                   [attrs, x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
+                     static OpHandle bop = detail::op_handle("avg_pool2d_backward");
+                     Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
+                     if (c.grad(0).numel() == 0)
+                       fill_(gx, 0);
+                     else
+                       detail::run(bop, {contiguous(c.grad(0), fmt)}, {gx}, attrs);
+                     return std::vector<Tensor>{gx};
+                   });
   return finish(out, in.unbatched);
 }
 
@@ -116,17 +120,19 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Pair output_size) {
   HEARTH_CHECK(output_size[0] >= 1 && output_size[1] >= 1, ValueError,
                "[adaptive_avg_pool2d] output size must be >= 1 in both dims, got (", output_size[0], ", ",
                output_size[1], ")");
-  Tensor out = Tensor::empty({in.x.size(0), in.x.size(1), output_size[0], output_size[1]}, in.x.dtype(), in.x.device());
-  if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach())}, {out});
-  autograd::record("AdaptiveAvgPool2dBackward", {in.x}, {out}, [x_shape = in.x.shape()](const BackwardContext& c) {
-    static OpHandle bop = detail::op_handle("adaptive_avg_pool2d_backward");
-    Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device());
-    if (c.grad(0).numel() == 0)
-      fill_(gx, 0);
-    else
-      detail::run(bop, {contiguous(c.grad(0))}, {gx});
-    return std::vector<Tensor>{gx};
-  });
+  Tensor out =
+      Tensor::empty({in.x.size(0), in.x.size(1), output_size[0], output_size[1]}, in.x.dtype(), in.x.device(), in.fmt);
+  if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out});
+  autograd::record("AdaptiveAvgPool2dBackward", {in.x}, {out},
+                   [x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
+                     static OpHandle bop = detail::op_handle("adaptive_avg_pool2d_backward");
+                     Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
+                     if (c.grad(0).numel() == 0)
+                       fill_(gx, 0);
+                     else
+                       detail::run(bop, {contiguous(c.grad(0), fmt)}, {gx});
+                     return std::vector<Tensor>{gx};
+                   });
   return finish(out, in.unbatched);
 }
 

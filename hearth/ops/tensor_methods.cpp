@@ -25,6 +25,7 @@ Tensor Tensor::to(Device device) const {
 Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 Tensor Tensor::to(Device device, DType dtype) const { return to(device).to(dtype); }
 Tensor Tensor::contiguous() const { return hearth::contiguous(*this); }
+Tensor Tensor::contiguous(MemoryFormat fmt) const { return hearth::contiguous(*this, fmt); }
 
 Tensor Tensor::pin_memory() const {
   HEARTH_CHECK(device().is_cpu(), DeviceError, "[pin_memory] only CPU tensors can be pinned, this one is on ",
@@ -37,7 +38,8 @@ Tensor Tensor::pin_memory() const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor out = Tensor::empty(shape(), dtype(), device());
+  // As torch's preserve_format: a channels_last tensor clones channels_last.
+  Tensor out = Tensor::empty(shape(), dtype(), device(), suggest_memory_format());
   if (numel() > 0) copy_into(out, *this);
   autograd::record("CloneBackward", {*this}, {out},
                    [](const autograd::BackwardContext& c) { return std::vector<Tensor>{c.grad(0)}; });

@@ -13,7 +13,7 @@ inline DType float_op_dtype(DType t) { return is_floating(t) ? t : DType::float3
 
 // out = op(a) in `dtype`, with the input cast to `dtype` first.
 inline Tensor unary_forward(OpHandle op, const Tensor& a, DType dtype, DType out_dtype) {
-  Tensor out = Tensor::empty(a.shape(), out_dtype, a.device());
+  Tensor out = empty_like_inputs(a.shape(), out_dtype, a.device(), {a});
   if (out.numel() > 0) run(op, {a.dtype() == dtype ? a.detach() : cast(a.detach(), dtype)}, {out});
   return out;
 }
@@ -21,7 +21,7 @@ inline Tensor unary_forward(OpHandle op, const Tensor& a, DType dtype) { return 
 
 template <typename A>
 Tensor unary_forward(OpHandle op, const Tensor& a, DType dtype, const A& attrs) {
-  Tensor out = Tensor::empty(a.shape(), dtype, a.device());
+  Tensor out = empty_like_inputs(a.shape(), dtype, a.device(), {a});
   if (out.numel() > 0) run(op, {a.dtype() == dtype ? a.detach() : cast(a.detach(), dtype)}, {out}, attrs);
   return out;
 }

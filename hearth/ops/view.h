@@ -27,5 +27,7 @@ Tensor unflatten(const Tensor& a, int64_t dim, const Shape& sizes);
 Tensor unfold(const Tensor& a, int64_t dim, int64_t size, int64_t step);
 Tensor as_strided(const Tensor& a, const Shape& shape, const Strides& strides, int64_t offset);
 Tensor contiguous(const Tensor& a);
+// `a` itself when already dense in `fmt`, else a copy laid out in `fmt`.
+Tensor contiguous(const Tensor& a, MemoryFormat fmt);
 
 }  // namespace hearth

@@ -12,6 +12,7 @@
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/im2col.h"
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/conv.h"
 
@@ -219,10 +220,13 @@ void conv2d_backward_bias_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_fwd("conv2d", kCpu, conv2d_kernel, DTypeSet::floating());
-const KernelRegistrar reg_bwd_in("conv2d_backward_input", kCpu, conv2d_backward_input_kernel, DTypeSet::floating());
-const KernelRegistrar reg_bwd_w("conv2d_backward_weight", kCpu, conv2d_backward_weight_kernel, DTypeSet::floating());
-const KernelRegistrar reg_bwd_b("conv2d_backward_bias", kCpu, conv2d_backward_bias_kernel, DTypeSet::floating());
+const KernelRegistrar reg_fwd("conv2d", kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+const KernelRegistrar reg_bwd_in("conv2d_backward_input", kCpu, in_nchw<conv2d_backward_input_kernel>,
+                                 DTypeSet::floating());
+const KernelRegistrar reg_bwd_w("conv2d_backward_weight", kCpu, in_nchw<conv2d_backward_weight_kernel>,
+                                DTypeSet::floating());
+const KernelRegistrar reg_bwd_b("conv2d_backward_bias", kCpu, in_nchw<conv2d_backward_bias_kernel>,
+                                DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

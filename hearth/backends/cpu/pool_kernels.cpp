@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/pooling.h"
 
@@ -241,12 +242,12 @@ void adaptive_avg_pool2d_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_max("max_pool2d", kCpu, max_pool2d_kernel, DTypeSet::floating());
-const KernelRegistrar reg_max_b("max_pool2d_backward", kCpu, max_pool2d_backward_kernel, DTypeSet::floating());
-const KernelRegistrar reg_avg("avg_pool2d", kCpu, avg_pool2d_kernel, DTypeSet::floating());
-const KernelRegistrar reg_avg_b("avg_pool2d_backward", kCpu, avg_pool2d_backward_kernel, DTypeSet::floating());
-const KernelRegistrar reg_ada("adaptive_avg_pool2d", kCpu, adaptive_avg_pool2d_kernel, DTypeSet::floating());
-const KernelRegistrar reg_ada_b("adaptive_avg_pool2d_backward", kCpu, adaptive_avg_pool2d_backward_kernel,
+const KernelRegistrar reg_max("max_pool2d", kCpu, in_nchw<max_pool2d_kernel>, DTypeSet::floating());
+const KernelRegistrar reg_max_b("max_pool2d_backward", kCpu, in_nchw<max_pool2d_backward_kernel>, DTypeSet::floating());
+const KernelRegistrar reg_avg("avg_pool2d", kCpu, in_nchw<avg_pool2d_kernel>, DTypeSet::floating());
+const KernelRegistrar reg_avg_b("avg_pool2d_backward", kCpu, in_nchw<avg_pool2d_backward_kernel>, DTypeSet::floating());
+const KernelRegistrar reg_ada("adaptive_avg_pool2d", kCpu, in_nchw<adaptive_avg_pool2d_kernel>, DTypeSet::floating());
+const KernelRegistrar reg_ada_b("adaptive_avg_pool2d_backward", kCpu, in_nchw<adaptive_avg_pool2d_backward_kernel>,
                                 DTypeSet::floating());
 
 }  // namespace

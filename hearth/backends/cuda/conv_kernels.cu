@@ -2,6 +2,7 @@
 // cuDNN. The algorithm for each (shape, dtype, pass) is chosen once and cached:
 // by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1 (cudnn.benchmark),
 // by timing the candidates on the first call.
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -11,6 +12,7 @@
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/backends/cuda/row_reduce.cuh"
 #include "hearth/core/env.h"
+#include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/conv.h"
 
@@ -47,14 +49,21 @@ struct ConvSetup {
   std::vector<int64_t> geometry;  // cache key part
 };
 
-// x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW], all contiguous NCHW.
+// Whether a call runs in NHWC. The functional layer makes x, w and y dense in
+// one format, so x decides; a 1x1 or depthwise weight has the same memory in
+// both formats and is declared in x's.
+bool channels_last(const Tensor& x) { return x.suggest_memory_format() == MemoryFormat::channels_last; }
+
+// x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW], all dense NCHW or all dense NHWC;
+// the tensor descriptors carry the strides, the filter descriptor the format.
 void setup(ConvSetup& s, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a) {
   DType dt = x.dtype();
+  const bool nhwc = channels_last(x);
   s.x.set(x);
   s.y.set(y);
-  HEARTH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(s.w.d, cudnn_dtype(dt), CUDNN_TENSOR_NCHW, static_cast<int>(w.size(0)),
-                                                static_cast<int>(w.size(1)), static_cast<int>(w.size(2)),
-                                                static_cast<int>(w.size(3))));
+  HEARTH_CUDNN_CHECK(cudnnSetFilter4dDescriptor(s.w.d, cudnn_dtype(dt), nhwc ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW,
+                                                static_cast<int>(w.size(0)), static_cast<int>(w.size(1)),
+                                                static_cast<int>(w.size(2)), static_cast<int>(w.size(3))));
   cudnnDataType_t compute = dt == DType::float64 ? CUDNN_DATA_DOUBLE : CUDNN_DATA_FLOAT;
   HEARTH_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(
       s.conv.d, static_cast<int>(a.padding[0]), static_cast<int>(a.padding[1]), static_cast<int>(a.stride[0]),
@@ -83,7 +92,8 @@ void setup(ConvSetup& s, const Tensor& x, const Tensor& w, const Tensor& y, cons
                 a.dilation[1],
                 a.groups,
                 tf32_allowed() ? 1 : 0,
-                benchmark_mode() ? 1 : 0};
+                benchmark_mode() ? 1 : 0,
+                nhwc ? 1 : 0};
 }
 
 template <typename Perf>
@@ -158,6 +168,20 @@ struct Scalars {  // alpha/beta in the type cuDNN wants for the data type
   const void* zero(DType t) const { return t == DType::float64 ? static_cast<const void*>(&d0) : &f0; }
 };
 
+template <typename D>
+struct AddFn {
+  __device__ D operator()(D y, D b) const { return from_acc<D>(to_acc(y) + to_acc(b)); }
+};
+
+// y += bias over channels of an NHWC output, through the elementwise engine
+// (bias broadcast as [1, O, 1, 1]); cuDNN's add is kept for the NCHW path.
+void add_bias_nhwc(const Tensor& y, const Tensor& bias) {
+  const Tensor b4 = bias.as_strided_view({1, bias.size(0), 1, 1}, {bias.size(0), 1, 1, 1}, bias.offset());
+  HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d", [&] {
+    gpu_elementwise<scalar_t, scalar_t, scalar_t>(y, {&y, &b4}, AddFn<scalar_t>{});
+  });
+}
+
 void conv2d_forward(OpCall& call) {
   const Tensor &x = call.in(0), &w = call.in(1), &bias = call.in(2), &y = call.out(0);
   const int device = y.device().index;
@@ -172,7 +196,9 @@ void conv2d_forward(OpCall& call) {
                                              static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
                                              ws.defined() ? ws.data_ptr() : nullptr, c.workspace, k.zero(x.dtype()),
                                              s.y.d, y.data_ptr()));
-  if (bias.defined()) {
+  if (bias.defined() && channels_last(y)) {
+    add_bias_nhwc(y, bias);
+  } else if (bias.defined()) {
     TensorDesc b;
     b.set_nchw(bias.dtype(), 1, static_cast<int>(bias.size(0)), 1, 1);
     HEARTH_CUDNN_CHECK(
@@ -230,6 +256,30 @@ struct PlaneSum {
   __device__ void finish(int64_t row, State s) const { out[row] = s; }
 };
 
+// The NHWC case: dy is the dense matrix [N*H*W, C]. Block (x, y) sums the rows
+// of chunk y for 32 adjacent channels (one warp reads 32 neighbouring values),
+// 8 row lanes a column, then folds its lanes; partial[chunk][c] holds the result
+// and sum_planes_over_batch adds the chunks, in a fixed order again.
+constexpr int kColumnTile = 32;
+constexpr int kRowLanes = 8;
+
+template <typename D, typename A>
+__global__ void column_chunk_sums(const D* dy, A* partial, int64_t rows, int64_t channels, int64_t rows_per_chunk) {
+  __shared__ A lanes[kRowLanes][kColumnTile];
+  const int64_t c = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
+  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rows_per_chunk;
+  const int64_t r1 = min(rows, r0 + rows_per_chunk);
+  A s = 0;
+  if (c < channels)
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kRowLanes) s += static_cast<A>(to_acc(dy[r * channels + c]));
+  lanes[threadIdx.y][threadIdx.x] = s;
+  __syncthreads();
+  if (threadIdx.y != 0 || c >= channels) return;
+  A total = 0;
+  for (int k = 0; k < kRowLanes; ++k) total += lanes[k][threadIdx.x];
+  partial[static_cast<int64_t>(blockIdx.y) * channels + c] = total;
+}
+
 template <typename D, typename A>
 __global__ void sum_planes_over_batch(const A* partial, D* db, int64_t n, int64_t channels) {
   const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -239,10 +289,40 @@ __global__ void sum_planes_over_batch(const A* partial, D* db, int64_t n, int64_
   db[o] = from_acc<D>(acc);
 }
 
+// Chunks of rows for column_chunk_sums: enough blocks to fill the device a few
+// times over, each chunk at least kMinChunkRows rows long.
+int64_t column_chunks(int64_t rows, int64_t column_tiles, int device) {
+  constexpr int64_t kMinChunkRows = 64;
+  const int64_t want = 4 * static_cast<int64_t>(context(device).props.multiProcessorCount) / column_tiles;
+  const int64_t most = (rows + kMinChunkRows - 1) / kMinChunkRows;
+  return std::clamp<int64_t>(std::min(want, most), 1, 65535);
+}
+
+void conv2d_backward_bias_nhwc(const Tensor& dy, const Tensor& db, int device) {
+  const int64_t channels = dy.size(1), rows = dy.numel() / std::max<int64_t>(channels, 1);
+  const int64_t tiles = (channels + kColumnTile - 1) / kColumnTile;
+  const int64_t chunks = column_chunks(rows, tiles, device);
+  const int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
+  HEARTH_CUDA_DISPATCH_FLOATING(dy.dtype(), "conv2d_backward_bias", [&] {
+    using A = typename PlaneSum<scalar_t>::State;
+    Tensor partial =
+        Tensor::empty({chunks * channels}, std::is_same_v<A, double> ? DType::float64 : DType::float32, db.device());
+    A* p = static_cast<A*>(partial.data_ptr());
+    column_chunk_sums<scalar_t, A>
+        <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)), dim3(kColumnTile, kRowLanes), 0,
+           stream(device)>>>(static_cast<const scalar_t*>(dy.data_ptr()), p, rows, channels, rows_per_chunk);
+    sum_planes_over_batch<scalar_t, A>
+        <<<static_cast<unsigned>((channels + kThreads - 1) / kThreads), kThreads, 0, stream(device)>>>(
+            p, static_cast<scalar_t*>(db.data_ptr()), chunks, channels);
+  });
+  HEARTH_CUDA_CHECK_LAUNCH();
+}
+
 void conv2d_backward_bias(OpCall& call) {
   const Tensor &dy = call.in(0), &db = call.out(0);
   const int device = db.device().index;
   activate(device);
+  if (channels_last(dy)) return conv2d_backward_bias_nhwc(dy, db, device);
   const int64_t n = dy.size(0), channels = dy.size(1), plane = dy.size(2) * dy.size(3);
   HEARTH_CUDA_DISPATCH_FLOATING(dy.dtype(), "conv2d_backward_bias", [&] {
     using A = typename PlaneSum<scalar_t>::State;
@@ -262,9 +342,19 @@ void conv2d_backward_bias(OpCall& call) {
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
-const KernelRegistrar reg_fwd("conv2d", cuda_kind(), conv2d_forward, DTypeSet::floating());
-const KernelRegistrar reg_bwd_in("conv2d_backward_input", cuda_kind(), conv2d_backward_input, DTypeSet::floating());
-const KernelRegistrar reg_bwd_w("conv2d_backward_weight", cuda_kind(), conv2d_backward_weight, DTypeSet::floating());
+// cuDNN has NHWC kernels for the float types but none for float64 (PyTorch
+// keeps double convolutions NCHW for the same reason): those calls detour.
+template <KernelFn kernel>
+void nhwc_unless_double(OpCall& call) {
+  if (call.out(0).dtype() == DType::float64) return run_in_nchw(call, kernel);
+  kernel(call);
+}
+
+const KernelRegistrar reg_fwd("conv2d", cuda_kind(), nhwc_unless_double<conv2d_forward>, DTypeSet::floating());
+const KernelRegistrar reg_bwd_in("conv2d_backward_input", cuda_kind(), nhwc_unless_double<conv2d_backward_input>,
+                                 DTypeSet::floating());
+const KernelRegistrar reg_bwd_w("conv2d_backward_weight", cuda_kind(), nhwc_unless_double<conv2d_backward_weight>,
+                                DTypeSet::floating());
 const KernelRegistrar reg_bwd_b("conv2d_backward_bias", cuda_kind(), conv2d_backward_bias, DTypeSet::floating());
 
 }  // namespace

@@ -25,8 +25,8 @@ inline constexpr int kUnroll = 4;
 template <int N>
 struct OffsetCalc {
   int ndim;
-  int64_t sizes[kMaxDims];             // innermost last
-  int64_t strides[kMaxDims][N];        // bytes
+  int64_t sizes[kMaxDims];       // innermost last
+  int64_t strides[kMaxDims][N];  // bytes
   __device__ void get(int64_t linear, int64_t (&off)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
@@ -137,11 +137,15 @@ void gpu_elementwise(const Tensor& out, std::array<const Tensor*, sizeof...(Ins)
   cudaStream_t s = stream(device);
   Ptrs<N> ptrs;
   ptrs.p[0] = static_cast<char*>(out.data_ptr());
-  bool dense = out.is_contiguous();
+  // Flat indexing holds when every operand is dense in one common layout:
+  // all contiguous, or all channels_last with the output's very strides.
+  const bool out_nhwc = !out.is_contiguous() && out.is_contiguous(MemoryFormat::channels_last);
+  bool dense = out.is_contiguous() || out_nhwc;
   if constexpr (sizeof...(Ins) > 0) {
     for (size_t k = 0; k < sizeof...(Ins); ++k) {
       ptrs.p[k + 1] = static_cast<char*>(ins[k]->data_ptr());
-      dense = dense && ins[k]->shape() == out.shape() && ins[k]->is_contiguous();
+      const bool same_layout = out_nhwc ? ins[k]->strides() == out.strides() : ins[k]->is_contiguous();
+      dense = dense && ins[k]->shape() == out.shape() && same_layout;
     }
   }
   ElementwiseOp<Out, F, Ins...> op{f};

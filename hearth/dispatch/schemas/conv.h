@@ -1,6 +1,10 @@
 // 2-D convolution as backends see it. The functional layer validates shapes,
-// batches unbatched input, and makes every tensor contiguous (NCHW), so the
-// kernels below only read their geometry from the tensors and Conv2dAttrs.
+// batches unbatched input, and makes every image tensor (x, weight, out and
+// their gradients) dense in ONE memory format, the input's: all NCHW-contiguous
+// or all NHWC (channels_last); bias and grad_bias are plain [O] vectors. The
+// kernels read the layout from the strides (the CPU backend computes on NCHW
+// copies of NHWC calls; cuDNN takes the strides as they are) and their
+// geometry from the shapes (always logical [N, C, H, W]) and Conv2dAttrs.
 // Cg = C / groups input channels and Og = O / groups output channels per group.
 //   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined}
 //                           outputs {out [N, O, OH, OW]}

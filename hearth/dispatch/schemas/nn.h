@@ -16,6 +16,8 @@
 //   batch_norm_backward   inputs {grad_y [N, C, S], x [N, C, S], mean [C], invstd [C], weight [C]?}
 //                         outputs {grad_x [N, C, S]?, grad_weight [C]?, grad_bias [C]?}  BatchNormAttrs
 //     (training selects whether the batch statistics depend on x.)
+//     A channels_last (NHWC) image reaches both kernels as [N*H*W, C, 1]: its
+//     memory already is that row-major matrix, so kernels see only dense NCS.
 //
 //   layer_norm            inputs {x [M, K], weight [K]?, bias [K]?}
 //                         outputs {y [M, K], mean [M] (A), rstd [M] (A)}                LayerNormAttrs

@@ -1,5 +1,8 @@
 // 2-D pooling as backends see it. The functional layer batches unbatched input
-// and makes x contiguous (NCHW); outputs are contiguous and fully overwritten.
+// and makes every tensor of a call (x, out, indices, grads) dense in one memory
+// format, the input's: all NCHW-contiguous or all NHWC (channels_last); kernels
+// read the layout from the strides (the CPU backend pools NCHW copies of NHWC
+// calls). Shapes are logical [N, C, H, W]; outputs are fully overwritten.
 // Kernels are only called with non-empty outputs.
 // Each (n, c) plane is pooled independently.
 //   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], int64 indices [N, C, OH, OW]}
