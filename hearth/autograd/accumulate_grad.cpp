@@ -2,6 +2,7 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/view.h"
 
 namespace hearth::autograd {
 
@@ -15,9 +16,16 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor g = std::move(grads[0]);
   if (g.dtype() != leaf_.dtype()) g = g.to(leaf_.dtype());
   if (!m.grad.defined()) {
+    // .grad takes the leaf's own memory format (PyTorch's layout contract:
+    // optimizers read a parameter and its gradient as matching dense arrays),
+    // so an NCHW weight fed channels_last gradients still gets an NCHW .grad.
     // A gradient shared with another leaf (add's backward hands both sides the
     // same tensor) is cloned so that in-place updates of one .grad stay local.
-    m.grad = (g.storage().use_count() > 1 || !g.is_contiguous()) ? g.clone() : g;
+    const MemoryFormat fmt = leaf_.suggest_memory_format();
+    if (!g.is_contiguous(fmt))
+      m.grad = contiguous(g, fmt);
+    else
+      m.grad = g.storage().use_count() > 1 ? g.clone() : g;
   } else {
     m.grad = add(m.grad, g);  // out of place: .grad may be aliased by the user
   }

@@ -1,5 +1,9 @@
 // Every image op on channels_last (NHWC) input: the same values as on NCHW
 // input, the output channels_last too, and float64 gradients that check.
+#include <cmath>
+#include <functional>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "hearth/autograd/gradcheck.h"
