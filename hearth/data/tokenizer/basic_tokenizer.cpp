@@ -67,7 +67,6 @@ std::vector<std::string> BasicTokenizer::tokenize(const std::string& text) const
   std::u32string t = u::decode_utf8(text);
   if (options_.clean_text) t = clean(t);
   if (options_.tokenize_chinese_chars) t = space_cjk(t);
-  t = u::nfc(t);
   const bool strip = options_.strip_accents.value_or(options_.do_lower_case);
   std::vector<std::string> out;
   for (std::u32string& word : split_whitespace(t)) {

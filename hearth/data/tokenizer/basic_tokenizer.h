@@ -3,7 +3,8 @@
 //   1. clean: drop NUL, U+FFFD and control characters; every whitespace
 //      character becomes a space;
 //   2. put spaces around each CJK ideograph, so each is a word of its own;
-//   3. NFC, then split on whitespace;
+//   3. split on whitespace (no Unicode normalisation: a decomposed "e\u0301"
+//      stays two code points, as in Hugging Face's tokenizers library);
 //   4. per word (unless it is a never-split token): lower-case and strip
 //      accents when do_lower_case (strip_accents decides separately when set),
 //      then split every punctuation character off as a word of its own.

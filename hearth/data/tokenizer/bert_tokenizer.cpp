@@ -45,10 +45,36 @@ const json* find_bert_normalizer(const json& normalizer, const std::string& wher
                "'");
 }
 
-// Python's list slice a[:-k] for k > 0.
-void drop_last(std::vector<int64_t>& ids, int64_t k) {
-  if (k <= 0) return;
-  ids.resize(static_cast<size_t>(std::max<int64_t>(0, static_cast<int64_t>(ids.size()) - k)));
+// Hugging Face's "longest_first" truncation of its Rust tokenizers library,
+// to `budget` tokens in all. A single sequence loses its tail. Of a pair,
+// when the shorter sequence fits in half the budget only the longer one is
+// cut, to what the shorter leaves. Otherwise both are cut to halves, and the
+// odd token goes to the longer one, except when even the shorter one exceeds
+// the whole budget (or both are equally long): then it goes to the second.
+void truncate_longest_first(std::vector<int64_t>& a, std::vector<int64_t>* b, int64_t budget) {
+  const auto len_a = static_cast<int64_t>(a.size());
+  if (b == nullptr) {
+    if (len_a > budget) a.resize(static_cast<size_t>(budget));
+    return;
+  }
+  const auto len_b = static_cast<int64_t>(b->size());
+  if (len_a + len_b <= budget) return;
+  std::vector<int64_t>& longer = len_a > len_b ? a : *b;
+  std::vector<int64_t>& shorter = len_a > len_b ? *b : a;
+  const auto short_len = static_cast<int64_t>(shorter.size());
+  if (short_len <= budget / 2) {
+    longer.resize(static_cast<size_t>(budget - short_len));
+    return;
+  }
+  const auto low = static_cast<size_t>(budget / 2);
+  const auto high = static_cast<size_t>(budget - budget / 2);
+  if (short_len > budget || len_a == len_b) {
+    a.resize(low);
+    b->resize(high);
+  } else {
+    longer.resize(high);
+    shorter.resize(low);
+  }
 }
 
 }  // namespace
@@ -91,11 +117,11 @@ BertTokenizer BertTokenizer::from_vocab_txt(const std::string& path, BertTokeniz
 
 BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
   const json j = read_json_file(path);
-  const json& model = j.contains("model") ? j["model"] : json();
+  const json model = j.value("model", json());
   HEARTH_CHECK(model.is_object() && model.value("type", "") == "WordPiece", ValueError, "[tokenizer] ", path,
                ": field 'model': expected a WordPiece model, got ",
                model.is_object() ? "type '" + model.value("type", "") + "'" : model.dump());
-  const json& vocab_map = model.contains("vocab") ? model["vocab"] : json();
+  const json vocab_map = model.is_object() ? model.value("vocab", json()) : json();
   HEARTH_CHECK(vocab_map.is_object() && !vocab_map.empty(), ValueError, "[tokenizer] ", path,
                ": field 'model.vocab': expected an object of token -> id");
   std::vector<std::string> tokens(vocab_map.size());
@@ -116,7 +142,8 @@ BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
   options.unk_token = model.value("unk_token", options.unk_token);
   options.continuing_subword_prefix = model.value("continuing_subword_prefix", options.continuing_subword_prefix);
   options.max_input_chars_per_word = model.value("max_input_chars_per_word", options.max_input_chars_per_word);
-  if (const json* n = find_bert_normalizer(j.value("normalizer", json()), path)) {
+  const json normalizer = j.value("normalizer", json());
+  if (const json* n = find_bert_normalizer(normalizer, path)) {
     options.do_lower_case = optional_bool(*n, "lowercase", path + " normalizer").value_or(true);
     options.strip_accents = optional_bool(*n, "strip_accents", path + " normalizer");
     options.clean_text = optional_bool(*n, "clean_text", path + " normalizer").value_or(true);
@@ -213,31 +240,8 @@ Encoding BertTokenizer::encode(const std::string& a, const std::optional<std::st
     HEARTH_CHECK(*options.max_length >= num_special, ValueError, "[tokenizer] max_length ", *options.max_length,
                  " cannot hold the ", num_special, " special tokens of a ", b ? "pair" : "single sequence");
   }
-  const auto len_a = static_cast<int64_t>(ids_a.size());
-  const auto len_b = static_cast<int64_t>(ids_b.size());
-  const int64_t total = len_a + len_b + num_special;
-  if (options.truncation && options.max_length && total > *options.max_length) {
-    const int64_t remove = total - *options.max_length;
-    if (!b) {
-      // Hugging Face leaves a sequence too short to lose `remove` tokens as it is.
-      if (len_a > remove) drop_last(ids_a, remove);
-    } else {
-      // longest_first: tokens come off the longer sequence until both are
-      // equally long, then alternately, the second one first.
-      const int64_t first = std::min(std::abs(len_b - len_a), remove);
-      const int64_t second = remove - first;
-      int64_t from_a = 0, from_b = 0;
-      if (len_a > len_b) {
-        from_a = first + second / 2;
-        from_b = second - second / 2;
-      } else {
-        from_a = second / 2;
-        from_b = first + second - second / 2;
-      }
-      drop_last(ids_a, from_a);
-      drop_last(ids_b, from_b);
-    }
-  }
+  if (options.truncation && options.max_length)
+    truncate_longest_first(ids_a, b ? &ids_b : nullptr, *options.max_length - num_special);
 
   Encoding e;
   e.input_ids.push_back(cls_id_);

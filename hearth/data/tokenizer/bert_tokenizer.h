@@ -9,9 +9,10 @@
 // tokenize(): the special tokens ([CLS], [SEP], [PAD], [MASK], [UNK]) found
 // in the text are kept whole; the text between them goes through the
 // BasicTokenizer (cleaning, CJK, lower-casing and accents, punctuation) and
-// then WordPiece. encode() adds [CLS] and [SEP], truncates a pair
-// "longest_first" (tokens come off the longer sequence, the second one on a
-// tie), and pads.
+// then WordPiece. encode() adds [CLS] and [SEP], truncates "longest_first"
+// (tokens come off the longer sequence of a pair until both fit), and pads.
+// tests/fixtures/tokenizer/cases.jsonl holds Hugging Face's answers for texts
+// of every kind; each of them is reproduced exactly.
 #pragma once
 
 #include <cstdint>

@@ -145,6 +145,4 @@ std::u32string strip_accents(std::u32string_view text) {
   return out;
 }
 
-std::u32string nfc(std::u32string_view text) { return map_text(text, UTF8PROC_STABLE | UTF8PROC_COMPOSE); }
-
 }  // namespace hearth::data::unicode

@@ -36,7 +36,5 @@ bool is_python_whitespace(char32_t c);
 std::u32string lower(std::u32string_view text);
 // NFD, then every nonspacing mark (category Mn) removed: "café" -> "cafe".
 std::u32string strip_accents(std::u32string_view text);
-// Canonical composition (NFC).
-std::u32string nfc(std::u32string_view text);
 
 }  // namespace hearth::data::unicode

@@ -82,9 +82,13 @@ TEST(BertTokenizer, LongestFirstTruncation) {
   // 5 + 2 tokens + 3 specials = 10 > 8: two come off the longer first sequence.
   Encoding e = tok.encode("the cat sat the cat", "sat sat", {.max_length = 8});
   EXPECT_EQ(e.input_ids, (std::vector<int64_t>{2, 5, 6, 7, 3, 7, 7, 3}));
-  // Equal lengths lose alternately, the second sequence first: 3 + 3 + 3 = 9 > 6.
+  // When both must be cut, each keeps half the budget; of equal lengths the
+  // second keeps the odd token: 3 + 3 + 3 specials = 9 > 6 leaves 1 + 2.
   e = tok.encode("the cat sat", "cat sat the", {.max_length = 6});
-  EXPECT_EQ(e.input_ids, (std::vector<int64_t>{2, 5, 6, 3, 6, 3}));
+  EXPECT_EQ(e.input_ids, (std::vector<int64_t>{2, 5, 3, 6, 7, 3}));
+  // Of unequal lengths, the longer keeps the odd token: 5 + 3 + 3 = 11 > 6 leaves 2 + 1.
+  e = tok.encode("the cat sat the cat", "sat the cat", {.max_length = 6});
+  EXPECT_EQ(e.input_ids, (std::vector<int64_t>{2, 5, 6, 3, 7, 3}));
   e = tok.encode("the cat sat", "cat sat the", {.max_length = 5});
   EXPECT_EQ(e.input_ids, (std::vector<int64_t>{2, 5, 3, 6, 3}));
   // A single sequence loses its tail.
