@@ -1,0 +1,96 @@
+# run_glue end to end: writes a tiny MRPC-style data set in the original GLUE
+# layout (pairs of sentences from the tiny BERT's vocabulary, label 1 when the
+# second sentence restates the first), fine-tunes the tiny BERT fixture on it
+# for one epoch on the CPU, and checks the files run_glue.py would write.
+# Then checks that a model id that is not a local folder gets the way out.
+# Inputs: RUN_GLUE (the program), MODEL_DIR (tests/fixtures/golden/bert_tiny), WORK_DIR.
+cmake_minimum_required(VERSION 3.25)
+
+function(run_checked out_var rc_var)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${rc_var} "${rc}" PARENT_SCOPE)
+endfunction()
+
+# ---- the data: MRPC's header and columns, quotes left unbalanced on purpose --
+set(words good bad movie film great awful fun plot actor story)
+function(write_split path count)
+  set(text "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
+  foreach(i RANGE 1 ${count})
+    math(EXPR a "${i} % 10")
+    math(EXPR b "(${i} * 3 + 1) % 10")
+    math(EXPR c "(${i} * 7 + 2) % 10")
+    math(EXPR label "${i} % 2")
+    list(GET words ${a} wa)
+    list(GET words ${b} wb)
+    list(GET words ${c} wc)
+    set(first "the ${wa} ${wb} was ${wc} .")
+    if(label)
+      set(second "it said the ${wa} ${wb} was ${wc} !")
+    else()
+      set(second "\"the ${wc} was not ${wa} , she said")
+    endif()
+    string(APPEND text "${label}\t${i}\t${i}0\t${first}\t${second}\n")
+  endforeach()
+  file(WRITE ${path} "${text}")
+endfunction()
+
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR}/data)
+write_split(${WORK_DIR}/data/train.tsv 64)
+write_split(${WORK_DIR}/data/dev.tsv 24)
+
+# ---- one epoch on the CPU ----------------------------------------------------
+run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
+  ${RUN_GLUE} --model_name_or_path ${MODEL_DIR} --task_name mrpc --data_dir ${WORK_DIR}/data
+  --ignore_mismatched_sizes --do_train --do_eval --max_seq_length 32 --per_device_train_batch_size 8
+  --learning_rate 1e-3 --num_train_epochs 1 --logging_steps 4 --seed 7 --use_cpu --disable_tqdm
+  --output_dir ${WORK_DIR}/out --overwrite_output_dir)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "run_glue failed (exit ${rc}):\n${out}")
+endif()
+foreach(f train_results.json eval_results.json all_results.json trainer_state.json config.json model.safetensors
+          vocab.txt)
+  if(NOT EXISTS ${WORK_DIR}/out/${f})
+    message(FATAL_ERROR "run_glue wrote no ${f} into output_dir:\n${out}")
+  endif()
+endforeach()
+file(READ ${WORK_DIR}/out/eval_results.json eval)
+foreach(key eval_accuracy eval_f1 eval_combined_score eval_loss eval_samples)
+  string(JSON value ERROR_VARIABLE missing GET "${eval}" ${key})
+  if(missing)
+    message(FATAL_ERROR "eval_results.json has no ${key}:\n${eval}")
+  endif()
+endforeach()
+string(JSON accuracy GET "${eval}" eval_accuracy)
+string(JSON samples GET "${eval}" eval_samples)
+if(accuracy LESS 0 OR accuracy GREATER 1 OR NOT samples EQUAL 24)
+  message(FATAL_ERROR "eval_accuracy ${accuracy} is not a fraction, or eval_samples ${samples} is not 24:\n${eval}")
+endif()
+file(READ ${WORK_DIR}/out/all_results.json all)
+foreach(key train_loss train_samples eval_accuracy)
+  string(JSON value ERROR_VARIABLE missing GET "${all}" ${key})
+  if(missing)
+    message(FATAL_ERROR "all_results.json has no ${key}:\n${all}")
+  endif()
+endforeach()
+file(READ ${WORK_DIR}/out/trainer_state.json state)
+string(JSON steps GET "${state}" global_step)
+if(NOT steps EQUAL 8)
+  message(FATAL_ERROR "64 samples in batches of 8 are 8 steps, trainer_state.json says ${steps}")
+endif()
+# The saved folder names the task's labels.
+file(READ ${WORK_DIR}/out/config.json config)
+string(JSON label1 GET "${config}" id2label 1)
+if(NOT label1 STREQUAL "equivalent")
+  message(FATAL_ERROR "config.json's id2label[1] is '${label1}', expected 'equivalent'")
+endif()
+message(STATUS "run_glue: eval_accuracy ${accuracy}")
+
+# ---- a hub id is not a folder: no network, the way out -------------------------
+run_checked(out rc ${RUN_GLUE} --model_name_or_path bert-base-uncased --task_name mrpc --data_dir ${WORK_DIR}/data
+            --do_train --output_dir ${WORK_DIR}/out2)
+if(rc EQUAL 0 OR NOT out MATCHES "no network: download elsewhere and pass the folder"
+   OR NOT out MATCHES "huggingface-cli download bert-base-uncased")
+  message(FATAL_ERROR "expected the no-network error for a hub id, got exit ${rc}:\n${out}")
+endif()
