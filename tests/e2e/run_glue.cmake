@@ -87,10 +87,60 @@ if(NOT label1 STREQUAL "equivalent")
 endif()
 message(STATUS "run_glue: eval_accuracy ${accuracy}")
 
+# ---- long enough to learn: the pipeline is real, not just the files -----------
+# Fifteen epochs, each batch padded to its longest row (--pad_to_max_length false).
+run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
+  ${RUN_GLUE} --model_name_or_path ${MODEL_DIR} --task_name mrpc --data_dir ${WORK_DIR}/data
+  --ignore_mismatched_sizes --do_train --do_eval --max_seq_length 32 --pad_to_max_length false
+  --per_device_train_batch_size 8 --learning_rate 3e-3 --num_train_epochs 15 --logging_steps 40 --seed 7
+  --use_cpu --disable_tqdm --save_strategy no --output_dir ${WORK_DIR}/learn --overwrite_output_dir)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "run_glue (15 epochs) failed (exit ${rc}):\n${out}")
+endif()
+file(READ ${WORK_DIR}/learn/eval_results.json eval)
+string(JSON accuracy GET "${eval}" eval_accuracy)
+if(accuracy LESS 0.9)
+  message(FATAL_ERROR "after 15 epochs eval_accuracy is ${accuracy}, expected at least 0.9:\n${out}")
+endif()
+
+# ---- other data: JSON lines with named labels, classes inferred --------------
+set(rows "")
+foreach(i RANGE 1 16)
+  math(EXPR k "${i} % 2")
+  if(k)
+    string(APPEND rows "{\"text\": \"a good fun film\", \"label\": \"pos\"}\n")
+  else()
+    string(APPEND rows "{\"text\": \"an awful bad plot\", \"label\": \"neg\"}\n")
+  endif()
+endforeach()
+file(WRITE ${WORK_DIR}/data/reviews.jsonl "${rows}")
+run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
+  ${RUN_GLUE} --model_name_or_path ${MODEL_DIR} --train_file ${WORK_DIR}/data/reviews.jsonl
+  --validation_file ${WORK_DIR}/data/reviews.jsonl --ignore_mismatched_sizes --do_train --do_eval
+  --max_seq_length 16 --num_train_epochs 1 --use_cpu --disable_tqdm --save_strategy no
+  --output_dir ${WORK_DIR}/json --overwrite_output_dir)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "run_glue on JSON lines failed (exit ${rc}):\n${out}")
+endif()
+file(READ ${WORK_DIR}/json/eval_results.json eval)
+string(JSON accuracy ERROR_VARIABLE missing GET "${eval}" eval_accuracy)
+file(READ ${WORK_DIR}/json/config.json config)
+string(JSON label0 GET "${config}" id2label 0)
+if(missing OR NOT label0 STREQUAL "neg")
+  message(FATAL_ERROR "JSON data: expected eval_accuracy and sorted labels (neg first), got ${label0}:\n${eval}")
+endif()
+
 # ---- a hub id is not a folder: no network, the way out -------------------------
 run_checked(out rc ${RUN_GLUE} --model_name_or_path bert-base-uncased --task_name mrpc --data_dir ${WORK_DIR}/data
             --do_train --output_dir ${WORK_DIR}/out2)
 if(rc EQUAL 0 OR NOT out MATCHES "no network: download elsewhere and pass the folder"
    OR NOT out MATCHES "huggingface-cli download bert-base-uncased")
   message(FATAL_ERROR "expected the no-network error for a hub id, got exit ${rc}:\n${out}")
+endif()
+
+# ---- mixed precision: works, or says clearly that it does not -------------------
+run_checked(out rc ${RUN_GLUE} --model_name_or_path ${MODEL_DIR} --task_name mrpc --data_dir ${WORK_DIR}/data
+            --do_eval --bf16 --use_cpu --output_dir ${WORK_DIR}/bf16 --ignore_mismatched_sizes)
+if(NOT rc EQUAL 0 AND NOT out MATCHES "--bf16: mixed precision is not supported")
+  message(FATAL_ERROR "--bf16 failed without saying why (exit ${rc}):\n${out}")
 endif()
