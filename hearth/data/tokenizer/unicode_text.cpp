@@ -1,5 +1,6 @@
 #include "hearth/data/tokenizer/unicode_text.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <memory>
 
@@ -78,11 +79,13 @@ std::string encode_utf8(std::u32string_view text) {
 
 bool is_bert_whitespace(char32_t c) {
   if (c == U' ' || c == U'\t' || c == U'\n' || c == U'\r') return true;
+  if (c < 0x80) return false;
   return category(c) == UTF8PROC_CATEGORY_ZS;
 }
 
 bool is_bert_control(char32_t c) {
   if (c == U'\t' || c == U'\n' || c == U'\r') return false;
+  if (c < 0x80) return c < 0x20 || c == 0x7F;
   switch (category(c)) {
     case UTF8PROC_CATEGORY_CC:
     case UTF8PROC_CATEGORY_CF:
@@ -97,6 +100,7 @@ bool is_bert_control(char32_t c) {
 
 bool is_bert_punctuation(char32_t c) {
   if ((c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) || (c >= 123 && c <= 126)) return true;
+  if (c < 0x80) return false;
   switch (category(c)) {
     case UTF8PROC_CATEGORY_PC:
     case UTF8PROC_CATEGORY_PD:
@@ -127,7 +131,9 @@ std::u32string lower(std::u32string_view text) {
   std::u32string out;
   out.reserve(text.size());
   for (char32_t c : text) {
-    if (c == 0x130) {  // LATIN CAPITAL LETTER I WITH DOT ABOVE
+    if (c < 0x80) {
+      out.push_back(c >= U'A' && c <= U'Z' ? c + (U'a' - U'A') : c);
+    } else if (c == 0x130) {  // LATIN CAPITAL LETTER I WITH DOT ABOVE
       out += U"i\u0307";
     } else {
       out.push_back(static_cast<char32_t>(utf8proc_tolower(static_cast<utf8proc_int32_t>(c))));
@@ -137,6 +143,8 @@ std::u32string lower(std::u32string_view text) {
 }
 
 std::u32string strip_accents(std::u32string_view text) {
+  // ASCII has nothing to decompose: most words skip the normalisation.
+  if (std::all_of(text.begin(), text.end(), [](char32_t c) { return c < 0x80; })) return std::u32string(text);
   std::u32string decomposed = map_text(text, UTF8PROC_STABLE | UTF8PROC_DECOMPOSE);
   std::u32string out;
   out.reserve(decomposed.size());
