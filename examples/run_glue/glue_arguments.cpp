@@ -32,14 +32,18 @@ void add_glue_flags(CLI::App& app, GlueArguments& a) {
   app.add_option("--data_dir", a.data_dir, "folder with the task's original GLUE files (train.tsv, dev.tsv)");
   app.add_option("--train_file", a.train_file, "training data: .csv, .tsv, .json or .jsonl, label column 'label'");
   app.add_option("--validation_file", a.validation_file, "evaluation data, like --train_file");
+  app.add_option("--test_file", a.test_file, "data to predict on, like --train_file but without labels");
   app.add_option("--max_seq_length", a.max_seq_length, "longest sequence after tokenization (default 128)")
       ->check(CLI::Range(int64_t{3}, int64_t{1} << 20));
   add_bool(app, "pad_to_max_length", a.pad_to_max_length,
            "pad every sample to max_seq_length (default true); false pads each batch to its longest");
   app.add_option("--max_train_samples", a.max_train_samples, "train on the first N samples only");
   app.add_option("--max_eval_samples", a.max_eval_samples, "evaluate on the first N samples only");
+  app.add_option("--max_predict_samples", a.max_predict_samples, "predict on the first N samples only");
   add_bool(app, "do_train", a.do_train, "train");
   add_bool(app, "do_eval", a.do_eval, "evaluate on the validation data");
+  add_bool(app, "do_predict", a.do_predict,
+           "predict on the test data, writing predict_results_<task>.txt (index and predicted label)");
   // The precision flags, unless TrainingArguments has fields of these names
   // (then the training flags set them).
   if (hearth::train::find_training_argument_field("bf16") == nullptr)

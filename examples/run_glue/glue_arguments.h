@@ -23,13 +23,13 @@ struct GlueArguments {
   std::string task_name;  // a GLUE task, or empty for --train_file data
   // A folder of the original GLUE files of the task (train.tsv, dev.tsv).
   std::string data_dir;
-  std::string train_file, validation_file;
+  std::string train_file, validation_file, test_file;
   int64_t max_seq_length = 128;
   bool pad_to_max_length = true;
-  int64_t max_train_samples = -1, max_eval_samples = -1;
+  int64_t max_train_samples = -1, max_eval_samples = -1, max_predict_samples = -1;
 
   // ---- what to do ----
-  bool do_train = false, do_eval = false;
+  bool do_train = false, do_eval = false, do_predict = false;
   bool bf16 = false, fp16 = false;
 };
 

@@ -51,6 +51,19 @@ GlueData load_glue_data(const GlueArguments& a) {
       if (d.task->name == "mnli" && a.validation_file.empty() && fs::is_regular_file(mismatched))
         d.eval.emplace_back("validation_mismatched", hearth::data::read_glue_tsv(*d.task, mismatched.string()));
     }
+    if (a.do_predict) {
+      if (!a.test_file.empty()) {
+        const bool glue_layout = extension(a.test_file) == ".tsv";
+        d.predict.emplace_back(d.task->name, glue_layout ? hearth::data::read_glue_test_tsv(*d.task, a.test_file)
+                                                         : hearth::data::read_text_file(a.test_file, d.task, false));
+      } else {
+        d.predict.emplace_back(d.task->name,
+                               hearth::data::read_glue_test_tsv(*d.task, in_data_dir(a, d.task->test_tsv)));
+        const fs::path mismatched = fs::path(a.data_dir) / "test_mismatched.tsv";
+        if (d.task->name == "mnli" && fs::is_regular_file(mismatched))
+          d.predict.emplace_back("mnli-mm", hearth::data::read_glue_test_tsv(*d.task, mismatched.string()));
+      }
+    }
   } else {
     HEARTH_CHECK(!a.train_file.empty(), hearth::ValueError,
                  "[run_glue] expected a GLUE task (--task_name with --data_dir) or a --train_file (its labels "
@@ -62,10 +75,20 @@ GlueData load_glue_data(const GlueArguments& a) {
                    "[run_glue] --do_eval without --task_name needs a --validation_file");
       d.eval.emplace_back("validation", hearth::data::read_text_file(a.validation_file));
     }
+    if (a.do_predict) {
+      HEARTH_CHECK(!a.test_file.empty(), hearth::ValueError,
+                   "[run_glue] --do_predict without --task_name needs a --test_file");
+      // The training file's text columns, as run_glue.py tokenises every split alike.
+      GlueTask columns;
+      columns.sentence1_key = d.train->text_a_column;
+      columns.sentence2_key = d.train->text_b_column;
+      d.predict.emplace_back("", hearth::data::read_text_file(a.test_file, &columns, /*labels_required=*/false));
+    }
     if (!train_needed) d.train.reset();
   }
   if (d.train) hearth::data::keep_first(*d.train, a.max_train_samples);
   for (auto& [name, texts] : d.eval) hearth::data::keep_first(texts, a.max_eval_samples);
+  for (auto& [name, texts] : d.predict) hearth::data::keep_first(texts, a.max_predict_samples);
   return d;
 }
 

@@ -11,7 +11,8 @@
 // Trainer, and writes what the Python script writes into output_dir: the
 // fine-tuned model folder (config.json, model.safetensors, tokenizer files),
 // train_results.json, eval_results.json, all_results.json and
-// trainer_state.json. Every TrainingArguments field is a flag.
+// trainer_state.json, and with --do_predict predict_results_<task>.txt.
+// Every TrainingArguments field is a flag.
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -22,6 +23,7 @@
 #include "examples/run_glue/glue_arguments.h"
 #include "examples/run_glue/glue_data.h"
 #include "examples/run_glue/model_loading.h"
+#include "examples/run_glue/predict.h"
 #include "examples/run_glue/results.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
@@ -92,7 +94,8 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
 
 int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags) {
   TrainingArguments args = resolve_training_arguments(a, flags);
-  if (!a.do_train && !a.do_eval) throw UsageError("nothing to do: pass --do_train, --do_eval or both");
+  if (!a.do_train && !a.do_eval && !a.do_predict)
+    throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
   try {
     hearth::train::select_device(args.device, args.use_cpu);
   } catch (const hearth::DeviceError& e) {
@@ -123,6 +126,11 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
   std::vector<std::pair<std::string, std::shared_ptr<hearth::data::TokenizedTextDataset>>> eval_sets;
   for (const auto& [name, texts] : data.eval)
     eval_sets.emplace_back(name, tokenize(texts, data.labels, tokenizer, encode));
+  std::vector<std::pair<std::string, std::shared_ptr<hearth::data::TokenizedTextDataset>>> predict_sets;
+  for (const auto& [name, texts] : data.predict) {
+    predict_sets.emplace_back(name, std::make_shared<hearth::data::TokenizedTextDataset>(
+                                        texts, std::vector<double>{}, data.labels.is_regression, tokenizer, encode));
+  }
 
   std::cout << "run_glue: " << (data.task ? "GLUE task " + data.task->name : std::string("text files")) << ", "
             << (data.labels.is_regression ? std::string("regression")
@@ -181,6 +189,13 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
       log_metrics(std::cout, "eval", metrics);
     }
     save_metrics(args.output_dir, "eval", combined);
+  }
+  for (const auto& [name, set] : predict_sets) {
+    const std::string file = name.empty() ? "predict_results.txt" : "predict_results_" + name + ".txt";
+    const std::string path = (fs::path(args.output_dir) / file).string();
+    fs::create_directories(args.output_dir);
+    write_predictions(*model, trainer.device(), *set, opts.collate, args.per_device_eval_batch_size, data.labels, path);
+    std::cout << "run_glue: " << set->size() << " predictions in " << path << "\n";
   }
   const std::string fallback = hearth::fallback_report();
   if (!fallback.empty()) std::cout << "run_glue: these ops fell back to the CPU (slower):\n" << fallback;

@@ -36,10 +36,12 @@ std::vector<GlueTask> build_tasks() {
   std::vector<GlueTask> tasks;
   GlueTask cola = make_task("cola", "sentence", std::nullopt, {"unacceptable", "acceptable"}, "3", "", "1");
   cola.tsv_header = false;  // source, label, original mark, sentence
+  cola.tsv_test_text_a = "sentence";
   tasks.push_back(cola);
   GlueTask mnli = make_task("mnli", "premise", "hypothesis", {"entailment", "neutral", "contradiction"}, "sentence1",
                             "sentence2", "gold_label");
   mnli.dev_tsv = "dev_matched.tsv";
+  mnli.test_tsv = "test_matched.tsv";
   tasks.push_back(mnli);
   tasks.push_back(make_task("mrpc", "sentence1", "sentence2", {"not_equivalent", "equivalent"}, "#1 String",
                             "#2 String", "Quality"));
@@ -92,19 +94,24 @@ void choose_columns(LabeledTexts& out, const std::vector<std::string>& columns, 
   }
 }
 
-LabeledTexts from_table(const CsvTable& table, const GlueTask* task) {
+bool has_column(const std::vector<std::string>& columns, const std::string& name) {
+  return std::find(columns.begin(), columns.end(), name) != columns.end();
+}
+
+LabeledTexts from_table(const CsvTable& table, const GlueTask* task, bool labels_required) {
   LabeledTexts out;
   out.source = table.source;
   choose_columns(out, table.columns, task);
+  if (!labels_required && !has_column(table.columns, out.label_column)) out.label_column.clear();
   // CsvTable::column names the file and the columns there are when one is missing.
   const size_t a = table.column(out.text_a_column);
   const size_t b = out.text_b_column ? table.column(*out.text_b_column) : kNoColumn;
-  const size_t label = table.column(out.label_column);
+  const size_t label = out.label_column.empty() ? kNoColumn : table.column(out.label_column);
   out.rows.reserve(table.num_rows());
   for (size_t r = 0; r < table.num_rows(); ++r) {
     const std::vector<std::string>& row = table.rows[r];
-    LabeledText t{row[a], b != kNoColumn ? std::optional<std::string>(row[b]) : std::nullopt, row[label],
-                  table.row_lines[r]};
+    LabeledText t{row[a], b != kNoColumn ? std::optional<std::string>(row[b]) : std::nullopt,
+                  label != kNoColumn ? row[label] : std::string(), table.row_lines[r]};
     out.rows.push_back(std::move(t));
   }
   return out;
@@ -112,7 +119,7 @@ LabeledTexts from_table(const CsvTable& table, const GlueTask* task) {
 
 std::string json_text(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-LabeledTexts read_json_rows(const std::string& path, const GlueTask* task) {
+LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[glue] cannot read '", path, "'");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -150,6 +157,7 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task) {
   std::vector<std::string> columns;
   for (const auto& [k, v] : objects[0].first.items()) columns.push_back(k);
   choose_columns(out, columns, task);
+  if (!labels_required && !has_column(columns, out.label_column)) out.label_column.clear();
   auto field = [&](const ordered_json& o, int64_t line, const std::string& column) {
     auto it = o.find(column);
     HEARTH_CHECK(it != o.end(), ValueError, "[glue] ", path, ":", line, ": no column '", column,
@@ -169,9 +177,11 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task) {
                    "': expected a string, got ", b.dump());
       t.text_b = b.get<std::string>();
     }
-    const ordered_json label = field(o, line, out.label_column);
-    if (label.is_number_float()) out.json_float_labels = true;
-    t.label = json_text(label);
+    if (!out.label_column.empty()) {
+      const ordered_json label = field(o, line, out.label_column);
+      if (label.is_number_float()) out.json_float_labels = true;
+      t.label = json_text(label);
+    }
     out.rows.push_back(std::move(t));
   }
   return out;
@@ -242,15 +252,34 @@ LabeledTexts read_glue_tsv(const GlueTask& task, const std::string& path) {
   return out;
 }
 
-LabeledTexts read_text_file(const std::string& path, const GlueTask* task) {
+LabeledTexts read_glue_test_tsv(const GlueTask& task, const std::string& path) {
+  CsvOptions o;
+  o.delimiter = '\t';
+  o.quote = '\0';
+  CsvTable table = read_csv(path, o);
+  LabeledTexts out;
+  out.source = path;
+  out.text_a_column = task.tsv_test_text_a.empty() ? task.tsv_text_a : task.tsv_test_text_a;
+  if (!task.tsv_text_b.empty()) out.text_b_column = task.tsv_text_b;
+  const size_t a = table.column(out.text_a_column);
+  const size_t b = out.text_b_column ? table.column(*out.text_b_column) : kNoColumn;
+  for (size_t r = 0; r < table.num_rows(); ++r) {
+    const std::vector<std::string>& row = table.rows[r];
+    out.rows.push_back(
+        {row[a], b != kNoColumn ? std::optional<std::string>(row[b]) : std::nullopt, "", table.row_lines[r]});
+  }
+  return out;
+}
+
+LabeledTexts read_text_file(const std::string& path, const GlueTask* task, bool labels_required) {
   HEARTH_CHECK(fs::is_regular_file(path), IoError, "[glue] cannot read '", path, "': no such file");
   const std::string ext = lower_extension(path);
-  if (ext == ".json" || ext == ".jsonl") return read_json_rows(path, task);
+  if (ext == ".json" || ext == ".jsonl") return read_json_rows(path, task, labels_required);
   HEARTH_CHECK(ext == ".csv" || ext == ".tsv", ValueError, "[glue] ", path,
                ": expected a .csv, .tsv, .json or .jsonl file, got '", ext, "'");
   CsvOptions o;
   o.delimiter = ext == ".tsv" ? '\t' : ',';
-  return from_table(read_csv(path, o), task);
+  return from_table(read_csv(path, o), task, labels_required);
 }
 
 void keep_first(LabeledTexts& texts, int64_t n) {
@@ -280,6 +309,8 @@ LabelSpace infer_label_space(const LabeledTexts& train) {
 }
 
 std::vector<double> encode_labels(const LabeledTexts& texts, const LabelSpace& space) {
+  HEARTH_CHECK(!texts.label_column.empty(), ValueError, "[glue] ", texts.source,
+               ": expected a 'label' column, found none (a file to predict on has no labels)");
   std::vector<double> out;
   out.reserve(texts.rows.size());
   for (const LabeledText& r : texts.rows) {

@@ -39,6 +39,10 @@ struct GlueTask {
   std::string tsv_text_a, tsv_text_b, tsv_label;
   std::string train_tsv = "train.tsv";
   std::string dev_tsv = "dev.tsv";
+  // The unlabelled test file, always with a header; its first text column
+  // when named otherwise than in the training file (CoLA's "sentence").
+  std::string test_tsv = "test.tsv";
+  std::string tsv_test_text_a;
 
   bool is_regression() const { return label_names.empty(); }
   int64_t num_labels() const { return is_regression() ? 1 : static_cast<int64_t>(label_names.size()); }
@@ -62,7 +66,7 @@ struct LabeledTexts {
   std::string source;  // the file, for messages
   std::string text_a_column;
   std::optional<std::string> text_b_column;
-  std::string label_column;
+  std::string label_column;  // empty for a file without labels (a test file)
   std::vector<LabeledText> rows;
   // JSON only: some label was written as a fractional number.
   bool json_float_labels = false;
@@ -70,10 +74,14 @@ struct LabeledTexts {
 
 // An original GLUE TSV file of `task` (no quoting: sentences hold quotes).
 LabeledTexts read_glue_tsv(const GlueTask& task, const std::string& path);
+// An original GLUE test file of `task`: texts without labels.
+LabeledTexts read_glue_test_tsv(const GlueTask& task, const std::string& path);
 // A CSV/TSV/JSON file with columns by name. With a task, its sentence keys;
 // without, run_glue's choice: "sentence1" and "sentence2" if both are there,
-// else the first two columns that are not "label", else the only one.
-LabeledTexts read_text_file(const std::string& path, const GlueTask* task = nullptr);
+// else the first two columns that are not "label", else the only one. The
+// "label" column must be there unless `labels_required` is false (data to
+// predict), in which case a missing one leaves every row's label empty.
+LabeledTexts read_text_file(const std::string& path, const GlueTask* task = nullptr, bool labels_required = true);
 // The first `n` rows (all when n < 0 or n exceeds the rows).
 void keep_first(LabeledTexts& texts, int64_t n);
 

@@ -26,8 +26,8 @@ TokenizedTextDataset::TokenizedTextDataset(const LabeledTexts& texts, const std:
                                            bool regression, const BertTokenizer& tokenizer,
                                            const EncodeOptions& options)
     : labels_(labels), regression_(regression) {
-  HEARTH_CHECK(labels.size() == texts.rows.size(), ValueError, "[data] ", texts.source, ": ", texts.rows.size(),
-               " rows but ", labels.size(), " labels");
+  HEARTH_CHECK(labels.empty() || labels.size() == texts.rows.size(), ValueError, "[data] ", texts.source, ": ",
+               texts.rows.size(), " rows but ", labels.size(), " labels");
   encodings_.reserve(texts.rows.size());
   for (const LabeledText& row : texts.rows) encodings_.push_back(tokenizer.encode(row.text_a, row.text_b, options));
 }
@@ -39,11 +39,12 @@ const Encoding& TokenizedTextDataset::encoding(int64_t index) const {
 
 Example TokenizedTextDataset::get(int64_t index) const {
   const Encoding& e = encoding(index);
-  const double label = labels_[static_cast<size_t>(index)];
   Example out;
   out[field::kInputIds] = int64_row(e.input_ids);
   out[field::kTokenTypeIds] = int64_row(e.token_type_ids);
   out[field::kAttentionMask] = int64_row(e.attention_mask);
+  if (labels_.empty()) return out;
+  const double label = labels_[static_cast<size_t>(index)];
   out[field::kLabels] = regression_ ? tensor(std::vector<float>{static_cast<float>(label)}, Shape{})
                                     : tensor(std::vector<int64_t>{static_cast<int64_t>(label)}, Shape{});
   return out;

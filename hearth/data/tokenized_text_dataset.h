@@ -1,7 +1,7 @@
 // Texts (or pairs of texts) with labels, tokenised once up front, as
 // run_glue's dataset.map does: sample i is
 //   {"input_ids", "token_type_ids", "attention_mask"}: int64 [length]
-//   "labels": int64 [] (a class id) or float32 [] (a regression target)
+//   "labels": int64 [] (a class id) or float32 [] (a regression target), when labelled
 // With Padding::max_length every sample has the same length and the default
 // collation stacks them; otherwise batch them with padding_collate, which pads
 // each batch to its longest sample (Hugging Face's DataCollatorWithPadding).
@@ -19,7 +19,8 @@ namespace hearth::data {
 
 class TokenizedTextDataset : public Dataset {
  public:
-  // `labels` from encode_labels(texts, ...), one per row.
+  // `labels` from encode_labels(texts, ...), one per row; empty for data to
+  // predict on, whose samples then have no "labels" field.
   TokenizedTextDataset(const LabeledTexts& texts, const std::vector<double>& labels, bool regression,
                        const BertTokenizer& tokenizer, const EncodeOptions& options);
 

@@ -14,8 +14,14 @@ endfunction()
 
 # ---- the data: MRPC's header and columns, quotes left unbalanced on purpose --
 set(words good bad movie film great awful fun plot actor story)
+# With `test` set, the unlabelled test layout (an index column instead of Quality).
 function(write_split path count)
-  set(text "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
+  set(test ${ARGN})
+  if(test)
+    set(text "index\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
+  else()
+    set(text "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
+  endif()
   foreach(i RANGE 1 ${count})
     math(EXPR a "${i} % 10")
     math(EXPR b "(${i} * 3 + 1) % 10")
@@ -30,7 +36,12 @@ function(write_split path count)
     else()
       set(second "\"the ${wc} was not ${wa} , she said")
     endif()
-    string(APPEND text "${label}\t${i}\t${i}0\t${first}\t${second}\n")
+    if(test)
+      math(EXPR index "${i} - 1")
+      string(APPEND text "${index}\t${i}\t${i}0\t${first}\t${second}\n")
+    else()
+      string(APPEND text "${label}\t${i}\t${i}0\t${first}\t${second}\n")
+    endif()
   endforeach()
   file(WRITE ${path} "${text}")
 endfunction()
@@ -39,6 +50,7 @@ file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR}/data)
 write_split(${WORK_DIR}/data/train.tsv 64)
 write_split(${WORK_DIR}/data/dev.tsv 24)
+write_split(${WORK_DIR}/data/test.tsv 20 test)
 
 # ---- one epoch on the CPU ----------------------------------------------------
 run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
@@ -91,7 +103,7 @@ message(STATUS "run_glue: eval_accuracy ${accuracy}")
 # Fifteen epochs, each batch padded to its longest row (--pad_to_max_length false).
 run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
   ${RUN_GLUE} --model_name_or_path ${MODEL_DIR} --task_name mrpc --data_dir ${WORK_DIR}/data
-  --ignore_mismatched_sizes --do_train --do_eval --max_seq_length 32 --pad_to_max_length false
+  --ignore_mismatched_sizes --do_train --do_eval --do_predict --max_seq_length 32 --pad_to_max_length false
   --per_device_train_batch_size 8 --learning_rate 3e-3 --num_train_epochs 15 --logging_steps 40 --seed 7
   --use_cpu --disable_tqdm --save_strategy no --output_dir ${WORK_DIR}/learn --overwrite_output_dir)
 if(NOT rc EQUAL 0)
@@ -101,6 +113,30 @@ file(READ ${WORK_DIR}/learn/eval_results.json eval)
 string(JSON accuracy GET "${eval}" eval_accuracy)
 if(accuracy LESS 0.9)
   message(FATAL_ERROR "after 15 epochs eval_accuracy is ${accuracy}, expected at least 0.9:\n${out}")
+endif()
+# --do_predict: run_glue.py's file, label names by index; odd rows restate the first sentence.
+file(STRINGS ${WORK_DIR}/learn/predict_results_mrpc.txt predictions)
+list(LENGTH predictions lines)
+list(GET predictions 0 header)
+if(NOT lines EQUAL 21 OR NOT header STREQUAL "index\tprediction")
+  message(FATAL_ERROR "predict_results_mrpc.txt: expected a header and 20 rows, got ${lines} lines:\n${predictions}")
+endif()
+set(right 0)
+foreach(index RANGE 0 19)
+  math(EXPR line "${index} + 1")
+  math(EXPR odd "(${index} + 1) % 2")
+  list(GET predictions ${line} row)
+  if(odd)
+    set(want "${index}\tequivalent")
+  else()
+    set(want "${index}\tnot_equivalent")
+  endif()
+  if(row STREQUAL want)
+    math(EXPR right "${right} + 1")
+  endif()
+endforeach()
+if(right LESS 18)
+  message(FATAL_ERROR "only ${right} of 20 predictions are right:\n${predictions}")
 endif()
 
 # ---- other data: JSON lines with named labels, classes inferred --------------

@@ -153,6 +153,22 @@ TEST_F(GlueFiles, JsonLinesAndArrays) {
             std::string::npos);
 }
 
+TEST_F(GlueFiles, UnlabelledTestFiles) {
+  LabeledTexts cola = read_glue_test_tsv(glue_task("cola"), write("test.tsv", "index\tsentence\n0\tBill left.\n"));
+  ASSERT_EQ(cola.rows.size(), 1u);
+  EXPECT_EQ(cola.rows[0].text_a, "Bill left.");
+  EXPECT_TRUE(cola.label_column.empty());
+  EXPECT_NE(error_of([&] { encode_labels(cola, label_space(glue_task("cola"))); }).find("expected a 'label' column"),
+            std::string::npos);
+  LabeledTexts csv = read_text_file(write("test.csv", "sentence1,sentence2\na,b\n"), nullptr, false);
+  EXPECT_EQ(*csv.rows[0].text_b, "b");
+  EXPECT_TRUE(csv.rows[0].label.empty());
+  // Labels are required unless told otherwise.
+  EXPECT_NE(
+      error_of([&] { read_text_file(write("t2.csv", "sentence1,sentence2\na,b\n")); }).find("no column named 'label'"),
+      std::string::npos);
+}
+
 TEST_F(GlueFiles, KeepFirst) {
   LabeledTexts t = read_text_file(write("t.csv", "text,label\na,0\nb,1\nc,0\n"));
   keep_first(t, 2);

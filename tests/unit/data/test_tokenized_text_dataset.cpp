@@ -51,6 +51,10 @@ TEST(TokenizedTextDataset, MaxLengthPaddingAndTruncation) {
   EXPECT_EQ(ds.get(0).at(field::kInputIds).size(0), 7);
   EXPECT_EQ(ds.get(1).at(field::kInputIds).size(0), 7);
   EXPECT_THROW(TokenizedTextDataset(pairs(), {1}, false, tiny_tokenizer(), {}), ValueError);
+  // Data to predict on: no labels field.
+  TokenizedTextDataset unlabelled(pairs(), {}, false, tiny_tokenizer(), {});
+  EXPECT_FALSE(unlabelled.get(0).contains(field::kLabels));
+  EXPECT_TRUE(unlabelled.get(0).contains(field::kInputIds));
 }
 
 }  // namespace
