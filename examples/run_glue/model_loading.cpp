@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "hearth/core/errors.h"
+#include "hearth/nn/init.h"
+#include "hearth/nn/models/bert_layers.h"
 
 namespace run_glue {
 
@@ -47,10 +49,15 @@ std::shared_ptr<BertForSequenceClassification> load_classifier(const std::string
     BertConfig config = loaded->config;
     config.set_num_labels(labels.num_labels());
     config.problem_type = *options.problem_type;
-    model = std::make_shared<BertForSequenceClassification>(config);
+    {
+      // The encoder's draws would be overwritten at once: skip them.
+      hearth::nn::init::SkipInitGuard loaded_next;
+      model = std::make_shared<BertForSequenceClassification>(config);
+    }
     hearth::nn::StateDict weights = loaded->state_dict();
     std::erase_if(weights, [](const auto& kv) { return kv.first.starts_with("classifier."); });
     model->load_state_dict(weights, /*strict=*/false);
+    hearth::nn::models::init_bert_weights(*model->classifier, config.initializer_range);
     std::cerr << "[run_glue] " << path << ": the classifier has " << saved << " outputs, the data "
               << labels.num_labels()
               << " labels: classifier.weight and classifier.bias are newly initialised (--ignore_mismatched_sizes)\n";

@@ -158,6 +158,7 @@ void Trainer::setup_training() {
   lo.drop_last = args_.dataloader_drop_last;
   lo.num_workers = args_.dataloader_num_workers;
   lo.collate = options_.collate;
+  lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
   const int64_t batches = loader_->num_batches();
   HEARTH_CHECK(batches > 0, ValueError, "[trainer] the training set has ", train_dataset_->size(),
@@ -450,6 +451,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
     lo.collate = options_.collate;
+    lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
     data::DataLoader loader(dataset, lo);
     if (options_.compute_metrics) {
       metrics = evaluate_with_compute_metrics(loader, prefix);

@@ -1,5 +1,6 @@
 #include "hearth/nn/models/bert.h"
 
+#include "hearth/nn/init.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/reduction.h"
@@ -29,9 +30,13 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 // ---- BertModel ----
 
 BertModel::BertModel(BertConfig c, bool add_pooling_layer) : Module("BertModel"), config(validated(c, "BertModel")) {
-  embeddings = register_module("embeddings", std::make_shared<BertEmbeddings>(config));
-  encoder = register_module("encoder", std::make_shared<BertEncoder>(config));
-  if (add_pooling_layer) pooler = register_module("pooler", std::make_shared<BertPooler>(config));
+  {
+    // The layers' own (PyTorch default) draws would all be replaced below.
+    nn::init::SkipInitGuard replaced_by_init_bert_weights;
+    embeddings = register_module("embeddings", std::make_shared<BertEmbeddings>(config));
+    encoder = register_module("encoder", std::make_shared<BertEncoder>(config));
+    if (add_pooling_layer) pooler = register_module("pooler", std::make_shared<BertPooler>(config));
+  }
   init_bert_weights(*this, config.initializer_range);
 }
 
@@ -60,7 +65,10 @@ BertForSequenceClassification::BertForSequenceClassification(BertConfig c)
     : Module("BertForSequenceClassification"), config(validated(c, "BertForSequenceClassification")) {
   bert = register_module("bert", std::make_shared<BertModel>(config, /*add_pooling_layer=*/true));
   dropout = register_module("dropout", std::make_shared<Dropout>(config.classifier_dropout_prob()));
-  classifier = register_module("classifier", std::make_shared<Linear>(config.hidden_size, config.num_labels));
+  {
+    nn::init::SkipInitGuard replaced_by_init_bert_weights;
+    classifier = register_module("classifier", std::make_shared<Linear>(config.hidden_size, config.num_labels));
+  }
   init_bert_weights(*classifier, config.initializer_range);
 }
 

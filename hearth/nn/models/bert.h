@@ -50,10 +50,10 @@ struct BertLoadOptions {
   // Overrides the folder's label count (fine-tuning a base checkpoint on a
   // task with this many classes; 1 = regression). Label names reset when it
   // changes the count.
-  std::optional<int64_t> num_labels;
+  std::optional<int64_t> num_labels = std::nullopt;
   // Overrides config.problem_type ("regression", "single_label_classification",
   // "multi_label_classification").
-  std::optional<std::string> problem_type;
+  std::optional<std::string> problem_type = std::nullopt;
   // Warnings (head weights ignored, head newly initialised); nullptr silences them.
   std::ostream* log = &std::cerr;
 };

@@ -190,6 +190,12 @@ BertConfig BertConfig::from_json_string(const std::string& text, const std::stri
     bad_field(where, "model_type",
               "expected \"bert\", got " + j["model_type"].dump() + " (hearth builds only BERT from this config)");
 
+  // Decoder and cross-attention variants have other weights and masks.
+  for (const char* flag : {"is_decoder", "add_cross_attention"})
+    if (j.contains(flag) && !(j[flag].is_boolean() && j[flag] == false))
+      bad_field(where, flag,
+                "expected false (hearth's BERT is an encoder without cross-attention), got " + j[flag].dump());
+
   BertConfig c;
   read_int(j, "vocab_size", where, c.vocab_size);
   read_int(j, "hidden_size", where, c.hidden_size);

@@ -10,6 +10,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/safetensors.h"
+#include "hearth/nn/init.h"
 #include "hearth/nn/models/bert.h"
 
 namespace hearth::nn::models {
@@ -145,10 +146,11 @@ bool is_saved_buffer(const std::string& key) {
 
 // Copies the checkpoint into `model`. `base_prefix` is where the BertModel sits
 // in `model` ("bert." or ""); names are mapped between a base checkpoint and a
-// task checkpoint in both directions. Keys in `may_be_missing` are left as
-// initialised, with a warning.
-void load_checkpoint(Module& model, const std::string& model_name, const fs::path& dir, const std::string& base_prefix,
-                     const std::set<std::string>& may_be_missing, std::ostream* log) {
+// task checkpoint in both directions. Keys in `may_be_missing` may be absent:
+// they are returned, for the caller to initialise, and named in a warning.
+std::vector<std::string> load_checkpoint(Module& model, const std::string& model_name, const fs::path& dir,
+                                         const std::string& base_prefix, const std::set<std::string>& may_be_missing,
+                                         std::ostream* log) {
   Checkpoint ckpt = read_checkpoint(dir);
   bool has_prefixed = false;
   for (const auto& [key, _] : ckpt.tensors) has_prefixed = has_prefixed || starts_with(key, "bert.");
@@ -196,6 +198,7 @@ void load_checkpoint(Module& model, const std::string& model_name, const fs::pat
   if (log && !initialised_fresh.empty())
     *log << "[bert] " << model_name << ": " << join(initialised_fresh) << " not in " << ckpt.description
          << ", newly initialised. Train the model on a downstream task before using it for predictions.\n";
+  return initialised_fresh;
 }
 
 void save_folder(const Module& model, const BertConfig& config, const char* architecture, const std::string& dir) {
@@ -209,7 +212,12 @@ void save_folder(const Module& model, const BertConfig& config, const char* arch
 
 std::shared_ptr<BertModel> BertModel::from_pretrained(const std::string& model_dir, const BertLoadOptions& options) {
   const fs::path dir = model_folder(model_dir);
-  auto model = std::make_shared<BertModel>(read_config(dir, options));
+  const BertConfig config = read_config(dir, options);
+  std::shared_ptr<BertModel> model;
+  {
+    nn::init::SkipInitGuard every_weight_comes_from_the_checkpoint;
+    model = std::make_shared<BertModel>(config);
+  }
   load_checkpoint(*model, "BertModel", dir, "", {}, options.log);
   return model;
 }
@@ -219,9 +227,16 @@ void BertModel::save_pretrained(const std::string& dir) const { save_folder(*thi
 std::shared_ptr<BertForSequenceClassification> BertForSequenceClassification::from_pretrained(
     const std::string& model_dir, const BertLoadOptions& options) {
   const fs::path dir = model_folder(model_dir);
-  auto model = std::make_shared<BertForSequenceClassification>(read_config(dir, options));
-  load_checkpoint(*model, "BertForSequenceClassification", dir, "bert.", {"classifier.weight", "classifier.bias"},
-                  options.log);
+  const BertConfig config = read_config(dir, options);
+  std::shared_ptr<BertForSequenceClassification> model;
+  {
+    nn::init::SkipInitGuard weights_come_from_the_checkpoint;  // or are initialised below
+    model = std::make_shared<BertForSequenceClassification>(config);
+  }
+  const std::vector<std::string> fresh = load_checkpoint(*model, "BertForSequenceClassification", dir, "bert.",
+                                                         {"classifier.weight", "classifier.bias"}, options.log);
+  // A base checkpoint has no classifier: Hugging Face's initialisation, from the global generator.
+  if (!fresh.empty()) init_bert_weights(*model->classifier, config.initializer_range);
   return model;
 }
 

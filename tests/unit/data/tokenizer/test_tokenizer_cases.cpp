@@ -19,7 +19,7 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-const fs::path kFixtures = fs::path(HEARTH_SOURCE_DIR) / "tests" / "fixtures" / "tokenizer";
+const fs::path kFixtures = fs::path(HEARTH_FIXTURES_DIR) / "tokenizer";
 
 std::string join(const std::vector<std::string>& tokens) {
   std::ostringstream os;
