@@ -5,6 +5,7 @@
 
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/linalg.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/linalg.h"
 #include "hearth/ops/op_utils.h"
@@ -84,6 +85,7 @@ void check_inner(const char* op, const Tensor& a, const Tensor& b, int64_t ka, i
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (auto ac = detail::autocast("mm", a, b)) return mm(ac[0], ac[1]);
   check_operands("mm", a, b);
   detail::check_dim("mm", a, 2, "input");
   detail::check_dim("mm", b, 2, "other");
@@ -92,6 +94,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (auto ac = detail::autocast("bmm", a, b)) return bmm(ac[0], ac[1]);
   check_operands("bmm", a, b);
   detail::check_dim("bmm", a, 3, "input");
   detail::check_dim("bmm", b, 3, "other");
@@ -102,6 +105,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (auto ac = detail::autocast("matmul", a, b)) return matmul(ac[0], ac[1]);
   check_operands("matmul", a, b);
   HEARTH_CHECK(a.dim() >= 1 && b.dim() >= 1, ShapeError,
                "[matmul] both arguments need at least 1 dimension, got shapes ", a.shape_string(), " and ",
@@ -139,6 +143,7 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (auto ac = detail::autocast("linear", x, weight, bias)) return linear(ac[0], ac[1], ac[2]);
   check_operands("linear", x, weight);
   detail::check_dim("linear", weight, 2, "weight");
   HEARTH_CHECK(x.dim() >= 1, ShapeError, "[linear] input needs at least 1 dimension, got shape ", x.shape_string());
