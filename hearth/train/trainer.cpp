@@ -64,6 +64,24 @@ std::string optimizer_label(const std::string& optim) {
   return "AdamW";
 }
 
+// Mixed precision keeps float32 master weights on a backend that has the
+// products in the autocast dtype; anything else fails here, before training.
+void check_precision(const TrainingArguments& args, const DeviceChoice& device, const nn::Module& model) {
+  const std::optional<DType> dtype = args.autocast_dtype();
+  if (!dtype) return;
+  for (const auto& [name, p] : model.named_parameters()) {
+    HEARTH_CHECK(p.dtype() == DType::float32, ValueError, "[trainer] precision \"", args.precision,
+                 "\" keeps the weights in float32 and computes in ", dtype_name(*dtype), ", but parameter '", name,
+                 "' is ", dtype_name(p.dtype()), "; build the model in float32, or use precision \"fp32\"");
+  }
+  try {
+    check_autocast_supported(device.device.kind, *dtype);
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[trainer] precision \"", args.precision, "\" cannot run on ", device.device.str(), ": ",
+                 e.what());
+  }
+}
+
 std::string num(double v) {
   std::ostringstream os;
   os << v;
@@ -85,6 +103,7 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   // Fails here, before any data is read, when the device cannot be used.
   device_ = select_device(args_.device, args_.use_cpu);
   model_->to(device_.device);
+  check_precision(args_, device_, *model_);
   if (args_.writes_jsonl()) callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
   if (options_.console != nullptr) {
     bool bar =
@@ -160,6 +179,7 @@ void Trainer::setup_training() {
           ? args_.warmup_steps
           : static_cast<int64_t>(std::ceil(args_.warmup_ratio * static_cast<double>(state_.max_steps)));
   scheduler_ = optim::get_scheduler(args_.lr_scheduler_type, *optimizer_, warmup, state_.max_steps);
+  scaler_ = args_.uses_grad_scaler() ? std::make_unique<optim::GradScaler>() : nullptr;
 
   loss_window_ = Tensor();
   window_count_ = 0;
@@ -173,6 +193,9 @@ void Trainer::setup_training() {
      << state_.train_batch_size << " samples (batch " << args_.per_device_train_batch_size << " x " << ga
      << " accumulation), " << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim) << " lr "
      << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, " << warmup << " warm-up steps";
+  if (args_.autocast_dtype())
+    os << "; precision " << args_.precision << " (" << dtype_name(*args_.autocast_dtype())
+       << " compute, float32 weights" << (scaler_ ? ", dynamic loss scaling" : "") << ")";
   say(os.str());
 }
 
@@ -192,6 +215,8 @@ void Trainer::prepare_output_dir() {
 void Trainer::resume(const std::string& dir) {
   load_model_weights(dir, *model_);
   load_optimizer_state(dir, *optimizer_, scheduler_.get());
+  // A checkpoint of an fp32 or bf16 run has no scaler: the scale starts afresh.
+  if (scaler_ && has_grad_scaler_state(dir)) load_grad_scaler_state(dir, *scaler_);
   TrainerState saved = TrainerState::from_json(read_trainer_state(dir), (fs::path(dir) / kTrainerStateFile).string());
   // The schedule's length comes from this run's arguments; the progress from the checkpoint.
   state_.global_step = saved.global_step;
@@ -296,19 +321,20 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
   for (const data::Batch& b : group) {
     Tensor x = b.at(data::field::kPixelValues).to(device_.device);
     Tensor y = b.at(data::field::kLabels).to(device_.device);
-    Tensor loss = cross_entropy(model_->forward(x), y);
+    Tensor loss;
+    {
+      std::optional<AutocastGuard> autocast = autocast_scope();
+      loss = cross_entropy(model_->forward(x), y);
+    }
     // Each batch's mean weighted by its share of the step's samples: the sum
     // of the scaled losses is the mean over all of them, as one large batch.
     const int64_t n = y.size(0);
     if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
-    loss.backward();
+    (scaler_ ? scaler_->scale(loss) : loss).backward();
     Tensor value = loss.detach();
     step_loss = step_loss.defined() ? add(step_loss, value) : value;
   }
-  grad_norm_ = args_.max_grad_norm > 0 ? optim::clip_grad_norm_(params_, args_.max_grad_norm) : Tensor();
-  optimizer_->step();
-  scheduler_->step();
-  optimizer_->zero_grad();
+  optimizer_step();
 
   ++state_.global_step;
   data::DataLoaderState pos = loader_->state();
@@ -316,6 +342,29 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
                  static_cast<double>(pos.batches_yielded) / static_cast<double>(loader_->num_batches());
   state_.step_loss = step_loss;
   record_step_loss(step_loss);
+}
+
+std::optional<AutocastGuard> Trainer::autocast_scope() const {
+  const std::optional<DType> dtype = args_.autocast_dtype();
+  if (!dtype) return std::nullopt;
+  return std::optional<AutocastGuard>(std::in_place, device_.device.kind, *dtype);
+}
+
+void Trainer::optimizer_step() {
+  // Clipping compares the true gradients with max_grad_norm.
+  if (scaler_) scaler_->unscale_(*optimizer_);
+  grad_norm_ = args_.max_grad_norm > 0 ? optim::clip_grad_norm_(params_, args_.max_grad_norm) : Tensor();
+  bool stepped = true;
+  if (scaler_) {
+    stepped = scaler_->step(*optimizer_);
+    scaler_->update();
+  } else {
+    optimizer_->step();
+  }
+  // A step skipped for an overflow leaves the schedule where it was, as
+  // Hugging Face's Trainer does.
+  if (stepped) scheduler_->step();
+  optimizer_->zero_grad();
 }
 
 void Trainer::record_step_loss(const Tensor& loss) {
@@ -424,6 +473,8 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   Metrics metrics;
   {
     NoGradGuard no_grad;
+    // One region for the whole evaluation: each parameter is cast once.
+    std::optional<AutocastGuard> autocast = autocast_scope();
     data::DataLoaderOptions lo;
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
@@ -473,6 +524,7 @@ std::string Trainer::save_checkpoint() {
   contents.model = model_.get();
   contents.optimizer = optimizer_.get();
   contents.scheduler = scheduler_.get();
+  contents.grad_scaler = scaler_.get();
   contents.trainer_state = state_.to_json();
   contents.args = &args_;
   contents.extra_files = options_.checkpoint_extra_files;

@@ -17,7 +17,13 @@
 //
 //   per optimizer step: gradient_accumulation_steps batches, each loss scaled
 //   by its share of the step's samples (so accumulation equals one large
-//   batch); clip to max_grad_norm; optimizer step; schedule step. Losses stay
+//   batch); clip to max_grad_norm; optimizer step; schedule step.
+//   With args.precision bf16-mixed or fp16-mixed, each forward pass and its
+//   loss (training and evaluation) run under autocast (hearth/ops/autocast.h)
+//   while the weights, gradients and optimizer stay float32; fp16-mixed also
+//   scales the loss (hearth/optim/grad_scaler.h), unscales the gradients before
+//   clipping, and skips the optimizer and schedule step when a gradient
+//   overflowed. The scaler's state is saved in checkpoints. Losses stay
 //   on the device until a logging step reads them (on the CPU, where reading
 //   costs nothing, every step is checked at once); a NaN or infinite loss
 //   stops training with an error naming the step.
@@ -39,6 +45,8 @@
 
 #include "hearth/data/dataloader.h"
 #include "hearth/nn/module.h"
+#include "hearth/ops/autocast.h"
+#include "hearth/optim/grad_scaler.h"
 #include "hearth/optim/lr_scheduler.h"
 #include "hearth/optim/optimizer.h"
 #include "hearth/train/callbacks.h"
@@ -101,6 +109,8 @@ class Trainer {
   // Null until train() builds them.
   optim::Optimizer* optimizer() { return optimizer_.get(); }
   optim::LRScheduler* scheduler() { return scheduler_.get(); }
+  // The loss scaler of an fp16-mixed run; null otherwise.
+  optim::GradScaler* grad_scaler() { return scaler_.get(); }
   // Where metrics.jsonl goes (written only when args.report_to asks for it).
   std::string metrics_path() const;
 
@@ -110,6 +120,10 @@ class Trainer {
   void resume(const std::string& checkpoint);
   void run_loop();
   void training_step(std::vector<data::Batch>& group);
+  // Autocast to the precision's dtype on the training device; none for fp32.
+  std::optional<AutocastGuard> autocast_scope() const;
+  // Clipping, the optimizer and schedule steps (through the loss scaler for fp16), zeroing.
+  void optimizer_step();
   void after_step(bool epoch_done);
   void end_of_training();
   void record_step_loss(const Tensor& loss);
@@ -131,6 +145,7 @@ class Trainer {
   TrainerControl control_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<optim::LRScheduler> scheduler_;
+  std::unique_ptr<optim::GradScaler> scaler_;
   std::unique_ptr<data::DataLoader> loader_;
   std::vector<Tensor> params_;
 
