@@ -9,6 +9,7 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/generator.h"
+#include "hearth/ops/attention.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
@@ -51,6 +52,8 @@ TEST(Autocast, ProductsRunInTheAutocastDtype) {
     EXPECT_EQ(linear(a, w, bias).dtype(), dt);
     EXPECT_EQ(a.matmul(b).dtype(), dt);
     EXPECT_EQ(conv2d(x, k, kb, {1, 1}, {1, 1}).dtype(), dt);
+    Tensor q = randn({2, 4, 6}), mask = zeros({4, 4});
+    EXPECT_EQ(scaled_dot_product_attention(q, q, q, mask).dtype(), dt);
   }
   // The product of the cast inputs, so as close to float32 as the dtype allows.
   Tensor ref = matmul(a, b);
@@ -105,6 +108,26 @@ TEST(Autocast, OtherOpsKeepTheirInputsDtypeOrPromote) {
   EXPECT_EQ(y.dtype(), DType::bfloat16);
   EXPECT_EQ(rm.dtype(), DType::float32);
   EXPECT_GT(abs(rm).sum().item<double>(), 0.0);  // updated from the batch
+}
+
+TEST(Autocast, AttentionMasksStayFiniteInHalfTypes) {
+  // Query 0 may attend nowhere: float32's lowest everywhere in its row, which
+  // is -inf in both half types. It must average the values, as in float32.
+  manual_seed(6);
+  Tensor q = randn({1, 2, 4}), v = randn({1, 2, 4});
+  Tensor mask = zeros({2, 2});
+  {
+    NoGradGuard no_grad;
+    fill_(mask.narrow(0, 0, 1), lowest_finite(DType::float32));
+  }
+  Tensor ref = scaled_dot_product_attention(q, q, v, mask);
+  for (DType dt : {DType::bfloat16, DType::float16}) {
+    AutocastGuard autocast(kCpu, dt);
+    Tensor out = scaled_dot_product_attention(q, q, v, mask);
+    EXPECT_EQ(out.dtype(), dt);
+    EXPECT_EQ(sum(logical_not(isfinite(out))).item<int64_t>(), 0) << dtype_name(dt);
+    EXPECT_LT(max_rel_diff(out, ref), 2e-2) << dtype_name(dt);
+  }
 }
 
 TEST(Autocast, Float64AndIntegerInputsAreLeftAlone) {
