@@ -20,6 +20,7 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/ops/autocast.h"
 #include "hearth/train/device_select.h"
 
 namespace hearth::cli {
@@ -60,7 +61,7 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
   rt.empty_cache(device.index);
   rt.reset_peak_memory_stats(device.index);
   const auto built = Clock::now();
-  std::unique_ptr<Workload> w = make_workload(model, {o.batch_size, o.image_size, o.seq_len}, device);
+  std::unique_ptr<Workload> w = make_workload(model, {o.batch_size, o.image_size, o.seq_len}, device, o.precision);
   std::vector<std::string> phases;
   if (o.phase != "eval") phases.push_back("train");
   if (o.phase != "train") phases.push_back("eval");
@@ -130,9 +131,15 @@ int run_bench(const BenchOptions& o) {
     models = bench_model_names();
   else
     models = {o.model};
-  if (o.precision != "fp32")
-    throw UsageError("--precision " + o.precision + ": mixed precision is not built into this hearth; use fp32");
   const train::DeviceChoice choice = train::select_device(o.device, o.cpu);
+  if (o.precision != "fp32") {
+    try {
+      check_autocast_supported(choice.device.kind, o.precision == "bf16-mixed" ? DType::bfloat16 : DType::float16);
+      if (o.compare_cpu) check_autocast_supported(kCpu, o.precision == "bf16-mixed" ? DType::bfloat16 : DType::float16);
+    } catch (const Error& e) {
+      throw UsageError("--precision " + o.precision + ": " + e.what());
+    }
+  }
   std::filesystem::create_directories(o.output_dir);
   std::printf("hearth bench on %s\n", choice.description.c_str());
   std::vector<Result> results, cpu_results;
@@ -182,8 +189,8 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--batch-size,--batch_size", o->batch_size,
                   "samples per step (default: the reference benchmark's, 128 for resnet50, 64 otherwise)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--precision", o->precision, "fp32 or bf16-mixed")
-      ->check(CLI::IsMember({"fp32", "bf16-mixed"}))
+  sub->add_option("--precision", o->precision, "fp32, bf16-mixed or fp16-mixed (autocast; float16 with loss scaling)")
+      ->check(CLI::IsMember({"fp32", "bf16-mixed", "fp16-mixed"}))
       ->capture_default_str();
   sub->add_option("--phase", o->phase, "train, eval or both")
       ->check(CLI::IsMember({"train", "eval", "both"}))

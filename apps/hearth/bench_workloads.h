@@ -35,7 +35,10 @@ class Workload {
 const std::vector<std::string>& bench_model_names();
 // The reference benchmark's batch for a model: 128, 64, 64.
 int64_t reference_batch_size(const std::string& model);
-// Builds the model (seeded), its optimizer and one batch of random inputs on `device`.
-std::unique_ptr<Workload> make_workload(const std::string& model, const WorkloadShape& shape, Device device);
+// Builds the model (seeded), its optimizer and one batch of random inputs on
+// `device`. precision: "fp32", "bf16-mixed" (forward and loss under bfloat16
+// autocast) or "fp16-mixed" (float16 autocast, and the loss scaler in training).
+std::unique_ptr<Workload> make_workload(const std::string& model, const WorkloadShape& shape, Device device,
+                                        const std::string& precision = "fp32");
 
 }  // namespace hearth::cli
