@@ -1,6 +1,11 @@
 # Process group backends of hearth/dist. Appends to HEARTH_DIST_SOURCES and
 # sets HEARTH_DIST_LIBS and HEARTH_DIST_STATUS.
-#   gloo: CPU tensors over TCP, from Debian's libgloo-dev (GlooConfig.cmake).
+#   gloo: CPU tensors over TCP, from Debian's libgloo-dev. Found by header and
+#         library rather than through its GlooConfig.cmake, whose imported
+#         target names /usr/lib/libgloo.so.0.5.0 by absolute path and only for
+#         RelWithDebInfo: a package unpacked elsewhere (CMAKE_PREFIX_PATH) would
+#         not link. Its link line is just -lgloo (libgloo.so.0 brings its own
+#         hiredis and ibverbs dependencies).
 #   nccl: CUDA tensors, built with the CUDA backend when nccl.h and libnccl are
 #         found: in the CUDA toolkit, or in Python's site-packages (the
 #         nvidia-nccl wheel), the way cmake/cuda.cmake finds cuDNN.
@@ -9,11 +14,12 @@ set(HEARTH_DIST_STATUS "")
 set(HEARTH_GLOO_ENABLED OFF)
 set(HEARTH_NCCL_ENABLED OFF)
 
-find_package(Gloo CONFIG QUIET)
-if(Gloo_FOUND AND TARGET gloo)
+find_path(GLOO_INCLUDE_DIR gloo/allreduce.h)
+find_library(GLOO_LIBRARY gloo)
+if(GLOO_INCLUDE_DIR AND GLOO_LIBRARY)
   file(GLOB _gloo_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/dist/gloo/*.cpp)
   list(APPEND HEARTH_DIST_SOURCES ${_gloo_sources})
-  list(APPEND HEARTH_DIST_LIBS gloo)
+  list(APPEND HEARTH_DIST_LIBS ${GLOO_LIBRARY})
   set(HEARTH_GLOO_ENABLED ON)
   list(APPEND HEARTH_DIST_STATUS gloo)
 else()

@@ -13,8 +13,8 @@ void expect_collectives_pass(int nproc) {
   CommandResult r = run_command(launch_command(nproc, "collectives"));
   EXPECT_EQ(r.exit_code, 0) << r.output;
   for (int k = 0; k < nproc; ++k) {
-    const std::string line =
-        "[rank " + std::to_string(k) + "] collectives ok on rank " + std::to_string(k) + " of " + std::to_string(nproc);
+    const std::string line = "[rank " + std::to_string(k) + "] collectives ok on rank " + std::to_string(k) + " of " +
+                             std::to_string(nproc) + " (gloo)";
     EXPECT_NE(r.output.find(line), std::string::npos) << "missing '" << line << "' in:\n" << r.output;
   }
 }
