@@ -21,6 +21,7 @@ void add_launch_command(CLI::App& app);
 // hearth again (train --devices).
 void set_command_line(int argc, char** argv);
 const std::vector<std::string>& command_line();
+void add_bench_command(CLI::App& app);
 
 // Registers `fn` to run when `sub` is selected; it returns the exit code.
 void on_run(CLI::App* sub, std::function<int()> fn);

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   hearth::cli::add_eval_command(app);
   hearth::cli::add_launch_command(app);
   hearth::cli::set_command_line(argc, argv);
+  hearth::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

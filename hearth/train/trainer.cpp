@@ -180,6 +180,7 @@ void Trainer::setup_training() {
   lo.num_workers = args_.dataloader_num_workers;
   lo.num_replicas = world_size();
   lo.rank = rank();
+  lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
   const int64_t batches = loader_->num_batches();
   HEARTH_CHECK(batches > 0, ValueError, "[trainer] the training set has ", train_dataset_->size(),
@@ -496,6 +497,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     data::DataLoaderOptions lo;
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
+    lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
     std::shared_ptr<const data::Dataset> share = dataset;
     if (group_) {
       copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics

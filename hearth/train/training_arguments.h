@@ -36,6 +36,8 @@ struct TrainingArguments {
   // Data parallelism: seconds a collective waits for the other processes
   // before failing (HEARTH_DIST_TIMEOUT, in seconds, overrides it).
   int64_t ddp_timeout = 1800;
+  // Batches in page-locked memory when training on an accelerator (asynchronous copies).
+  bool dataloader_pin_memory = true;
 
   // Optimizer: "adamw_torch" (AdamW), "adam" or "sgd" (momentum 0.9).
   std::string optim = "adamw_torch";
