@@ -19,6 +19,7 @@
 #include "apps/hearth/bench_workloads.h"
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
+#include "hearth/dispatch/op_profiler.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/train/device_select.h"
@@ -76,6 +77,7 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
     r.first_step_s = seconds_since(phase == phases.front() ? built : first);
     for (int i = 1; i < warmup; ++i) step();
     sync(device);
+    reset_op_profile();  // HEARTH_PROFILE_OPS=1: only the timed steps count
     std::vector<double> ms;
     for (int i = 0; i < iters; ++i) {
       const auto t = Clock::now();

@@ -7,6 +7,7 @@
 #include "hearth/dispatch/schemas/linalg.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/view.h"
@@ -149,12 +150,38 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   HEARTH_CHECK(x.dim() >= 1, ShapeError, "[linear] input needs at least 1 dimension, got shape ", x.shape_string());
   HEARTH_CHECK(x.size(-1) == weight.size(1), ShapeError, "[linear] input has ", x.size(-1), " features (last dim of ",
                x.shape_string(), ") but weight ", weight.shape_string(), " expects ", weight.size(1));
-  Tensor y = matmul(x, transpose(weight, 0, 1));
-  if (!bias.defined()) return y;
+  if (!bias.defined()) return matmul(x, transpose(weight, 0, 1));
   check_operands("linear", x, bias);
   HEARTH_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), ShapeError, "[linear] bias must have shape [",
                weight.size(0), "] to match weight ", weight.shape_string(), ", got ", bias.shape_string());
-  return add(y, bias);
+  const int64_t k = x.size(-1), n = weight.size(0);
+  Shape lead(x.shape().begin(), x.shape().end() - 1);
+  const int64_t rows = numel_of(lead);
+  if (x.dim() < 2 || rows == 0 || k == 0 || n == 0 || bias.dtype() != x.dtype())
+    return add(matmul(x, transpose(weight, 0, 1)), bias);
+  // One GEMM whose epilogue adds the bias: [rows, K] @ [K, N] + bias.
+  static OpHandle op = detail::op_handle("bmm");
+  const Tensor x3 = reshape(x.detach(), {1, rows, k});
+  const Tensor w3 = unsqueeze(transpose(weight.detach(), 0, 1), 0);
+  Tensor out = Tensor::empty({1, rows, n}, x.dtype(), x.device());
+  detail::run(op, {blas_operand(x3), blas_operand(w3), contiguous(bias.detach())}, {out});
+  Shape result = lead;
+  result.push_back(n);
+  out = reshape(out, result);
+  if (autograd::any_requires_grad({x, weight, bias})) {
+    autograd::record("LinearBackward", {x, weight, bias}, {out},
+                     [sx = SavedTensor(x), sw = SavedTensor(weight), rows, k, n](const BackwardContext& c) {
+                       const Tensor g = reshape(c.grad(0), {rows, n});
+                       Tensor gx, gw, gb;
+                       if (c.needs(0)) gx = reshape(matmul(g, sw.unpack(c.name())), sx.unpack(c.name()).shape());
+                       if (c.needs(1)) gw = matmul(transpose(g, 0, 1), reshape(sx.unpack(c.name()), {rows, k}));
+                       // The bias gradient sums g's rows: a product with a row of ones
+                       // reads g once in its own layout, with no transposing copy.
+                       if (c.needs(2)) gb = reshape(matmul(ones({1, rows}, g.dtype(), g.device()), g), {n});
+                       return std::vector<Tensor>{gx, gw, gb};
+                     });
+  }
+  return out;
 }
 
 Tensor Tensor::matmul(const Tensor& other) const { return hearth::matmul(*this, other); }

@@ -4,12 +4,16 @@
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
+#include "hearth/data/shard_dataset.h"
+#include "hearth/dist/gradient_reducer.h"
+#include "hearth/dist/init.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
@@ -82,6 +86,16 @@ void check_precision(const TrainingArguments& args, const DeviceChoice& device, 
   }
 }
 
+// Collectives need one dtype per call: tensors are grouped by dtype, in a
+// fixed order so every rank issues the same calls.
+std::vector<std::vector<Tensor>> by_dtype(const std::vector<Tensor>& tensors) {
+  std::map<int, std::vector<Tensor>> groups;
+  for (const Tensor& t : tensors) groups[static_cast<int>(t.dtype())].push_back(t);
+  std::vector<std::vector<Tensor>> out;
+  for (auto& [dtype, list] : groups) out.push_back(std::move(list));
+  return out;
+}
+
 std::string num(double v) {
   std::ostringstream os;
   os << v;
@@ -104,7 +118,10 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   device_ = select_device(args_.device, args_.use_cpu);
   model_->to(device_.device);
   check_precision(args_, device_, *model_);
-  if (args_.writes_jsonl()) callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
+  join_process_group();
+  if (!is_main_process()) options_.console = nullptr;  // rank 0 speaks for all
+  if (args_.writes_jsonl() && is_main_process())
+    callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
   if (options_.console != nullptr) {
     bool bar =
         options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() && !args_.disable_tqdm);
@@ -115,6 +132,33 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::join_process_group() {
+  group_ = options_.process_group;
+  if (group_ != nullptr) return;
+  std::optional<dist::Rendezvous> r = dist::rendezvous_from_environment();
+  if (!r || r->world_size == 1) return;
+  const double seconds = dist::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
+  group_ = dist::init_process_group(*r, dist::default_backend(device_.device), device_.device,
+                                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0)));
+}
+
+void Trainer::copy_model_from_main_process(bool parameters_too) {
+  if (!group_) return;
+  NoGradGuard no_grad;
+  std::vector<Tensor> tensors = parameters_too ? model_->parameters() : std::vector<Tensor>{};
+  for (const Tensor& b : model_->buffers()) tensors.push_back(b);
+  for (const std::vector<Tensor>& same_dtype : by_dtype(tensors)) group_->broadcast(same_dtype, 0)->wait();
+}
+
+int Trainer::agreed_stop_signal() {
+  int pending = StopSignalGuard::pending();
+  if (!group_) return pending;
+  // Ranks may see a signal at different steps; all stop at the first step any saw it.
+  Tensor flag = full({1}, static_cast<int64_t>(pending), DType::int64, device_.device);
+  group_->all_reduce({flag}, dist::ReduceOp::max)->wait();
+  return static_cast<int>(flag.item<int64_t>());
+}
 
 void Trainer::add_callback(CallbackPtr callback) {
   HEARTH_CHECK(callback != nullptr, ValueError, "[trainer] a callback is null");
@@ -153,6 +197,8 @@ void Trainer::setup_training() {
   lo.seed = static_cast<uint64_t>(args_.seed);
   lo.drop_last = args_.dataloader_drop_last;
   lo.num_workers = args_.dataloader_num_workers;
+  lo.num_replicas = world_size();
+  lo.rank = rank();
   lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
   const int64_t batches = loader_->num_batches();
@@ -169,7 +215,8 @@ void Trainer::setup_training() {
           : std::max<int64_t>(1, static_cast<int64_t>(
                                      std::ceil(args_.num_train_epochs * static_cast<double>(state_.steps_per_epoch))));
   state_.num_train_epochs = static_cast<double>(state_.max_steps) / static_cast<double>(state_.steps_per_epoch);
-  state_.train_batch_size = args_.per_device_train_batch_size * ga;
+  state_.train_batch_size = args_.per_device_train_batch_size * ga * world_size();
+  state_.world_size = world_size();
   state_.logging_steps = args_.logging_steps;
   state_.eval_steps = args_.effective_eval_steps();
   state_.save_steps = args_.save_steps;
@@ -181,6 +228,8 @@ void Trainer::setup_training() {
           : static_cast<int64_t>(std::ceil(args_.warmup_ratio * static_cast<double>(state_.max_steps)));
   scheduler_ = optim::get_scheduler(args_.lr_scheduler_type, *optimizer_, warmup, state_.max_steps);
   scaler_ = args_.uses_grad_scaler() ? std::make_unique<optim::GradScaler>() : nullptr;
+  reducer_.reset();
+  if (group_) reducer_ = std::make_unique<dist::GradientReducer>(group_, params_);
 
   loss_window_ = Tensor();
   window_count_ = 0;
@@ -192,15 +241,21 @@ void Trainer::setup_training() {
   std::ostringstream os;
   os << "hearth: " << train_dataset_->size() << " training samples; " << state_.max_steps << " steps of "
      << state_.train_batch_size << " samples (batch " << args_.per_device_train_batch_size << " x " << ga
-     << " accumulation), " << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim) << " lr "
+     << " accumulation" << (group_ ? " x " + std::to_string(world_size()) + " processes" : std::string()) << "), "
+     << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim) << " lr "
      << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, " << warmup << " warm-up steps";
   if (args_.autocast_dtype())
     os << "; precision " << args_.precision << " (" << dtype_name(*args_.autocast_dtype())
        << " compute, float32 weights" << (scaler_ ? ", dynamic loss scaling" : "") << ")";
   say(os.str());
+  if (group_) {
+    say("hearth: data-parallel over " + std::to_string(world_size()) + " processes (" + group_->backend() +
+        "), gradients averaged in " + std::to_string(reducer_->num_buckets()) + " bucket(s)");
+  }
 }
 
 void Trainer::prepare_output_dir() {
+  if (!is_main_process()) return;  // rank 0 owns the output directory
   auto existing = list_checkpoints(args_.output_dir);
   if (!existing.empty()) {
     HEARTH_CHECK(args_.overwrite_output_dir, ValueError, "[trainer] output_dir '", args_.output_dir,
@@ -219,6 +274,10 @@ void Trainer::resume(const std::string& dir) {
   // A checkpoint of an fp32 or bf16 run has no scaler: the scale starts afresh.
   if (scaler_ && has_grad_scaler_state(dir)) load_grad_scaler_state(dir, *scaler_);
   TrainerState saved = TrainerState::from_json(read_trainer_state(dir), (fs::path(dir) / kTrainerStateFile).string());
+  HEARTH_CHECK(saved.world_size == world_size(), ValueError, "[trainer] ", dir, " was saved by a run of ",
+               saved.world_size, " process(es) and this run has ", world_size(),
+               "; each process's data position only means the same at the same number: resume with ", saved.world_size,
+               " process(es)");
   // The schedule's length comes from this run's arguments; the progress from the checkpoint.
   state_.global_step = saved.global_step;
   state_.epoch = saved.epoch;
@@ -233,7 +292,7 @@ void Trainer::resume(const std::string& dir) {
   loader_->load_state(saved.data_position);
   for (CallbackPtr& cb : callbacks_)
     if (saved.stateful_callbacks.contains(cb->name())) cb->load_state_dict(saved.stateful_callbacks[cb->name()]);
-  fs::create_directories(args_.output_dir);
+  if (is_main_process()) fs::create_directories(args_.output_dir);
   last_checkpoint_ = dir;
   std::ostringstream os;
   os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch) << ")";
@@ -252,6 +311,7 @@ TrainOutput Trainer::train() {
   } else {
     prepare_output_dir();
   }
+  copy_model_from_main_process(/*parameters_too=*/true);
   start_step_ = state_.global_step;
   last_log_step_ = last_eval_step_ = last_save_step_ = state_.global_step;
   state_.is_training = true;
@@ -319,7 +379,11 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
   int64_t samples = 0;
   for (const data::Batch& b : group) samples += b.at(data::field::kLabels).size(0);
   Tensor step_loss;
-  for (const data::Batch& b : group) {
+  for (size_t i = 0; i < group.size(); ++i) {
+    const data::Batch& b = group[i];
+    // Only the step's last backward averages gradients over ranks; the
+    // earlier ones accumulate locally (DDP's no_sync).
+    if (reducer_) reducer_->prepare_for_backward(/*sync=*/i + 1 == group.size());
     Tensor x = b.at(data::field::kPixelValues).to(device_.device);
     Tensor y = b.at(data::field::kLabels).to(device_.device);
     Tensor loss;
@@ -334,6 +398,10 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
     (scaler_ ? scaler_->scale(loss) : loss).backward();
     Tensor value = loss.detach();
     step_loss = step_loss.defined() ? add(step_loss, value) : value;
+  }
+  if (reducer_) {
+    reducer_->finish();
+    group_->all_reduce({step_loss}, dist::ReduceOp::avg)->wait();  // the mean over ranks is logged
   }
   optimizer_step();
 
@@ -429,8 +497,9 @@ void Trainer::after_step(bool epoch_done) {
   if (save) save_checkpoint();
   control_.should_log = control_.should_evaluate = control_.should_save = false;
 
-  if (options_.handle_signals && StopSignalGuard::pending() != 0) {
-    stop_signal_ = StopSignalGuard::pending();
+  const int signal = options_.handle_signals ? agreed_stop_signal() : 0;
+  if (signal != 0) {
+    stop_signal_ = signal;
     if (last_save_step_ != step) save_checkpoint();
   }
 }
@@ -480,12 +549,21 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
     lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
-    data::DataLoader loader(dataset, lo);
+    std::shared_ptr<const data::Dataset> share = dataset;
+    if (group_) {
+      copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics
+      share = std::make_shared<data::ShardDataset>(dataset, world_size(), rank());
+    }
+    data::DataLoader loader(share, lo);
     ClassificationMetrics acc;
     while (std::optional<data::Batch> b = loader.next()) {
       Tensor x = b->at(data::field::kPixelValues).to(device_.device);
       Tensor y = b->at(data::field::kLabels).to(device_.device);
       acc.update(model_->forward(x), y);
+    }
+    if (group_) {
+      acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
+                           device_.device);
     }
     metrics = acc.compute(prefix);
     HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
@@ -522,6 +600,14 @@ std::string Trainer::save_checkpoint() {
   }
   if (state_.best_metric.has_value() && state_.best_global_step == state_.global_step)
     state_.best_model_checkpoint = dir;
+  state_.world_size = world_size();
+  if (!is_main_process()) {
+    // Rank 0 writes; the others wait below so that nobody reads a half-written checkpoint.
+    last_save_step_ = state_.global_step;
+    last_checkpoint_ = dir;
+    group_->barrier()->wait();
+    return dir;
+  }
   CheckpointContents contents;
   contents.model = model_.get();
   contents.optimizer = optimizer_.get();
@@ -536,6 +622,7 @@ std::string Trainer::save_checkpoint() {
   if (args_.save_total_limit.has_value())
     rotate_checkpoints(args_.output_dir, *args_.save_total_limit, state_.best_model_checkpoint);
   for (CallbackPtr& cb : callbacks_) cb->on_save(args_, state_, control_, dir);
+  if (group_) group_->barrier()->wait();
   return dir;
 }
 

@@ -30,6 +30,18 @@
 //   then, as args say: log, evaluate, save a checkpoint (hearth/train/checkpoint.h),
 //   and call the callbacks (hearth/train/callbacks.h).
 //
+// Data parallelism: under a launcher (hearth launch, torchrun, srun, mpirun:
+// hearth/dist/rendezvous.h) with more than one process, or given
+// TrainerOptions::process_group, each process trains a replica: the
+// parameters and buffers start as rank 0's, each rank reads its share of
+// every epoch (DistributedSampler), the gradients of the step's last
+// micro-batch are averaged over ranks in buckets while backward runs
+// (hearth/dist/gradient_reducer.h), the logged loss is the mean over ranks,
+// evaluation metrics cover the whole evaluation set (each rank evaluates a
+// share), and only rank 0 prints, writes metrics and saves checkpoints. One
+// optimizer step then consumes per_device_train_batch_size x
+// gradient_accumulation_steps x world_size samples.
+//
 // A SIGINT or SIGTERM makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
 // restores weights, optimizer, schedule, RNG and data position, so the losses
@@ -44,6 +56,7 @@
 #include <vector>
 
 #include "hearth/data/dataloader.h"
+#include "hearth/dist/process_group.h"
 #include "hearth/nn/module.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/optim/grad_scaler.h"
@@ -53,6 +66,10 @@
 #include "hearth/train/device_select.h"
 #include "hearth/train/trainer_state.h"
 #include "hearth/train/training_arguments.h"
+
+namespace hearth::dist {
+class GradientReducer;
+}
 
 namespace hearth::train {
 
@@ -68,6 +85,9 @@ struct TrainerOptions {
   std::function<void(const std::string& dir)> checkpoint_extra_files;
   // Catch SIGINT/SIGTERM during train() to save and stop cleanly.
   bool handle_signals = true;
+  // The data-parallel group; default: joined from the launcher's environment
+  // when it starts more than one process (gloo on the CPU, nccl on CUDA).
+  dist::ProcessGroupPtr process_group;
 };
 
 struct TrainOutput {
@@ -111,6 +131,12 @@ class Trainer {
   optim::LRScheduler* scheduler() { return scheduler_.get(); }
   // The loss scaler of an fp16-mixed run; null otherwise.
   optim::GradScaler* grad_scaler() { return scaler_.get(); }
+  // Data parallelism: this process's rank and the number of processes (0 and 1 alone).
+  int rank() const { return group_ ? group_->rank() : 0; }
+  int world_size() const { return group_ ? group_->world_size() : 1; }
+  // Rank 0: the process that prints, logs and saves.
+  bool is_main_process() const { return rank() == 0; }
+  const dist::ProcessGroupPtr& process_group() const { return group_; }
   // Where metrics.jsonl goes (written only when args.report_to asks for it).
   std::string metrics_path() const;
 
@@ -132,6 +158,9 @@ class Trainer {
   void log_training_loss();
   void say(const std::string& line);
   nlohmann::json entry_at_step() const;
+  void join_process_group();
+  void copy_model_from_main_process(bool parameters_too);
+  int agreed_stop_signal();
 
   std::shared_ptr<nn::Module> model_;
   TrainingArguments args_;
@@ -140,6 +169,8 @@ class Trainer {
   TrainerOptions options_;
   std::shared_ptr<ProgressCallback> progress_;
   DeviceChoice device_;
+  dist::ProcessGroupPtr group_;
+  std::unique_ptr<dist::GradientReducer> reducer_;
 
   TrainerState state_;
   TrainerControl control_;

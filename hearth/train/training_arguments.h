@@ -35,6 +35,9 @@ struct TrainingArguments {
   int64_t gradient_accumulation_steps = 1;
   bool dataloader_drop_last = false;
   int64_t dataloader_num_workers = 0;
+  // Data parallelism: seconds a collective waits for the other processes
+  // before failing (HEARTH_DIST_TIMEOUT, in seconds, overrides it).
+  int64_t ddp_timeout = 1800;
   // Batches in page-locked memory when training on an accelerator (asynchronous copies).
   bool dataloader_pin_memory = true;
 
