@@ -14,6 +14,7 @@ packages=(
   googletest libgtest-dev libgmock-dev  # the test suite
   dataset-fashion-mnist            # the data `hearth` trains on out of the box
   python3                          # helper scripts
+  libgloo-dev                      # data-parallel training on the CPU (the gloo process group)
 )
 packages+=("$@")
 

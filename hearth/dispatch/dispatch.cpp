@@ -1,5 +1,6 @@
 #include "hearth/dispatch/dispatch.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <iomanip>
 #include <iostream>
@@ -9,6 +10,7 @@
 
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
+#include "hearth/dispatch/op_profiler.h"
 
 namespace hearth {
 namespace {
@@ -125,6 +127,16 @@ void dispatch(OpHandle op, OpCall& call) {
   static const bool log = env_flag("HEARTH_LOG_DISPATCH");
   if (k.fn && k.dtypes.contains(dtype)) {
     if (log) std::cerr << "[dispatch] " << op->def.name << " on " << device.str() << " (" << dtype_name(dtype) << ")\n";
+    if (op_profiling_enabled()) {
+      DeviceRuntime& rt = device_runtime(device.kind);
+      rt.synchronize(device.index);
+      const auto t0 = std::chrono::steady_clock::now();
+      k.fn(call);
+      rt.synchronize(device.index);
+      record_op_time(op->def.name, call, device,
+                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+      return;
+    }
     k.fn(call);
     return;
   }

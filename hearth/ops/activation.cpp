@@ -2,6 +2,7 @@
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/unary_util.h"
+#include "hearth/ops/view.h"
 
 namespace hearth {
 namespace {
@@ -11,6 +12,21 @@ using autograd::SavedTensor;
 
 }  // namespace
 
+// grad where y > 0, else 0; differentiable in grad (for double backward).
+Tensor relu_backward(const Tensor& grad, const Tensor& y) {
+  static OpHandle op = detail::op_handle("relu_backward");
+  Tensor g = grad.dtype() == y.dtype() ? grad : cast(grad, y.dtype());
+  Tensor gx = Tensor::empty(y.shape(), y.dtype(), y.device());
+  if (gx.numel() > 0)
+    detail::run(op, {g.is_contiguous() ? g : contiguous(g), y.is_contiguous() ? y : contiguous(y)}, {gx});
+  if (autograd::any_requires_grad({grad})) {
+    autograd::record("ReluBackwardBackward", {grad}, {gx}, [sy = SavedTensor(y)](const BackwardContext& c) {
+      return std::vector<Tensor>{relu_backward(c.grad(0), sy.unpack(c.name()))};
+    });
+  }
+  return gx;
+}
+
 Tensor relu(const Tensor& a) {
   static OpHandle op = detail::op_handle("relu");
   detail::check_defined("relu", a, "input");
@@ -19,7 +35,9 @@ Tensor relu(const Tensor& a) {
   if (autograd::any_requires_grad({a})) {
     // The output's sign decides, so the saved tensor is the one the next op keeps anyway.
     autograd::record("ReluBackward", {a}, {out}, [so = SavedTensor(out)](const BackwardContext& c) {
-      return std::vector<Tensor>{where(gt(so.unpack(c.name()), 0), c.grad(0), 0)};
+      Tensor y = so.unpack(c.name());
+      if (!y.is_floating_point()) return std::vector<Tensor>{where(gt(y, 0), c.grad(0), 0)};
+      return std::vector<Tensor>{relu_backward(c.grad(0), y)};
     });
   }
   return out;

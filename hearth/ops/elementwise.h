@@ -30,6 +30,8 @@ Tensor rsqrt(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor sigmoid(const Tensor& a);
 Tensor relu(const Tensor& a);
+// relu's backward: grad where y = relu(x) > 0, else 0, in one pass.
+Tensor relu_backward(const Tensor& grad, const Tensor& y);
 // approximate = "none" (erf) or "tanh".
 Tensor gelu(const Tensor& a, const std::string& approximate = "none");
 Tensor silu(const Tensor& a);

@@ -43,15 +43,19 @@ TEST(PinnedMemory, FreedBlocksAreReusedOnceTheirCopiesFinish) {
 
 TEST(PinnedMemory, ABlockIsNotReusedWhileACopyFromItMayRun) {
   HEARTH_REQUIRE_CUDA();
-  Tensor a = randn({2048, 2048}, DType::float32, cuda0());
+  Tensor a = randn({4096, 4096}, DType::float32, cuda0());
+  a = mul(matmul(a, a), 1e-4);  // cuBLAS set up before the timed part
+  device_runtime(cuda0().kind).synchronize(0);
   Tensor expected = randn({1 << 16});
   Tensor g;
   void* first = nullptr;
   {
     Tensor p = expected.pin_memory();
     first = p.data_ptr();
-    for (int i = 0; i < 20; ++i) a = mul(matmul(a, a), 1e-3);  // keeps the stream busy
-    g = p.to(cuda0());                                         // queued behind the matmuls
+    // About 100 ms of queued GPU work (each product is 137 GFLOP) that the host
+    // enqueues in well under a millisecond; the copy waits behind it.
+    for (int i = 0; i < 40; ++i) a = mul(matmul(a, a), 1e-4);
+    g = p.to(cuda0());
   }
   Tensor q = zeros({1 << 16}).pin_memory();  // same size class, asked for while the copy waits
   EXPECT_NE(q.data_ptr(), first) << "the block was handed out before the copy from it ran";

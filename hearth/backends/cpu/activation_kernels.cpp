@@ -103,7 +103,18 @@ void gelu_backward_kernel(OpCall& call) {
   });
 }
 
+void relu_backward_kernel(OpCall& call) {
+  const Tensor& out = call.out(0);
+  visit_floating(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    binary_loop<T, T, T>(out, call.in(0), call.in(1),
+                         [](T g, T y) { return static_cast<C>(y) > C(0) ? g : static_cast<T>(C(0)); });
+  });
+}
+
 const KernelRegistrar reg_relu("relu", kCpu, relu_kernel, DTypeSet::floating() | DTypeSet::integral());
+const KernelRegistrar reg_relu_backward("relu_backward", kCpu, relu_backward_kernel, DTypeSet::floating());
 const KernelRegistrar reg_sigmoid("sigmoid", kCpu, sigmoid_kernel, DTypeSet::floating());
 const KernelRegistrar reg_tanh("tanh", kCpu, tanh_kernel, DTypeSet::floating());
 const KernelRegistrar reg_silu("silu", kCpu, silu_kernel, DTypeSet::floating());

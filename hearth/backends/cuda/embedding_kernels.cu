@@ -3,17 +3,21 @@
 // The lookup copies rows in the widest unit (16 down to 1 bytes) both tables'
 // alignment allows, so it serves every dtype. The backward is deterministic:
 // indices are sorted with their positions (CUB's stable radix sort, on 32-bit
-// keys with only the bits V needs), then each run of equal indices is summed by
-// one group of threads in position order, in float (double for float64). That
-// is the order the CPU kernel sums in, so results match it bit for bit for
-// float32 and float64. No atomics.
+// keys with only the bits V needs). The sorted list is cut into pieces of at
+// most kPiece entries that never straddle two indices; one group of threads
+// sums each piece's gradient rows in position order into a float (double for
+// float64) partial, then the group at the start of each run of equal indices
+// adds its pieces in order. Long runs (BERT's token-type ids are all 0: one
+// run of batch x sequence rows) thus spread over many groups instead of one
+// group reading every row. The order is fixed by the indices alone: no atomics.
+// Runs of at most kPiece rows are summed exactly as the CPU kernel sums them.
 //
 // Indices outside [0, V) cannot raise from the GPU without synchronising the
 // host, so they are not checked there: the lookup writes NaN rows for them
 // (zero rows for integer tables), and the backward drops their gradient.
-#include <cub/device/device_radix_sort.cuh>
-
 #include <cstring>
+
+#include <cub/device/device_radix_sort.cuh>
 
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
@@ -44,8 +48,8 @@ GatherPlan plan_gather(int64_t rows, int64_t units, int device) {
 }
 
 template <typename U>
-__global__ void embedding_kernel(const U* __restrict__ weight, Index indices, U* __restrict__ out, int64_t K,
-                                 int64_t V, int64_t units, U bad, int tpr) {
+__global__ void embedding_kernel(const U* __restrict__ weight, Index indices, U* __restrict__ out, int64_t K, int64_t V,
+                                 int64_t units, U bad, int tpr) {
   const GroupPos gp = group_pos(tpr);
   const int rows_per_block = blockDim.x / tpr;
   for (int64_t k = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; k < K;
@@ -74,8 +78,8 @@ void launch_gather(const Tensor& weight, const Tensor& indices, const Tensor& ou
   const int64_t K = indices.numel(), V = weight.shape()[0], units = row_bytes / static_cast<int64_t>(sizeof(U));
   const GatherPlan p = plan_gather(K, units, device);
   embedding_kernel<U><<<p.blocks, p.threads, 0, s>>>(static_cast<const U*>(weight.data_ptr()), index_of(indices),
-                                                      static_cast<U*>(out.data_ptr()), K, V, units,
-                                                      fill_unit<U>(floating ? 0xFF : 0x00), p.tpr);  // all ones: NaN
+                                                     static_cast<U*>(out.data_ptr()), K, V, units,
+                                                     fill_unit<U>(floating ? 0xFF : 0x00), p.tpr);  // all ones: NaN
   HEARTH_CUDA_CHECK_LAUNCH();
 }
 
@@ -89,11 +93,16 @@ void embedding_forward(OpCall& call) {
   const uintptr_t addr = reinterpret_cast<uintptr_t>(weight.data_ptr()) | reinterpret_cast<uintptr_t>(out.data_ptr());
   auto fits = [&](int64_t unit) { return row_bytes % unit == 0 && addr % static_cast<uintptr_t>(unit) == 0; };
   const bool floating = is_floating(weight.dtype());
-  if (fits(16)) launch_gather<uint4>(weight, indices, out, row_bytes, floating, device, s);
-  else if (fits(8)) launch_gather<uint2>(weight, indices, out, row_bytes, floating, device, s);
-  else if (fits(4)) launch_gather<uint32_t>(weight, indices, out, row_bytes, floating, device, s);
-  else if (fits(2)) launch_gather<uint16_t>(weight, indices, out, row_bytes, floating, device, s);
-  else launch_gather<uint8_t>(weight, indices, out, row_bytes, floating, device, s);
+  if (fits(16))
+    launch_gather<uint4>(weight, indices, out, row_bytes, floating, device, s);
+  else if (fits(8))
+    launch_gather<uint2>(weight, indices, out, row_bytes, floating, device, s);
+  else if (fits(4))
+    launch_gather<uint32_t>(weight, indices, out, row_bytes, floating, device, s);
+  else if (fits(2))
+    launch_gather<uint16_t>(weight, indices, out, row_bytes, floating, device, s);
+  else
+    launch_gather<uint8_t>(weight, indices, out, row_bytes, floating, device, s);
 }
 
 // Sort keys: the index, or V for an index out of range (sorted last, then skipped).
@@ -106,24 +115,50 @@ __global__ void embedding_keys_kernel(Index indices, int64_t K, int64_t V, uint3
   }
 }
 
-// A group of threads per sorted position; the group at the start of a run of
-// equal keys sums the run's gradient rows, in position order.
-template <typename D>
-__global__ void embedding_backward_kernel(const D* __restrict__ grad, const uint32_t* __restrict__ keys,
-                                          const int32_t* __restrict__ positions, int64_t K, int64_t V, int64_t Dim,
-                                          int64_t padding_idx, D* __restrict__ gw, int tpr) {
-  using A = acc_t<D>;
+inline constexpr int64_t kPiece = 64;
+
+// Pass 1: a group per block of kPiece sorted entries sums each piece (the
+// entries of one index within the block) into partial[first entry of the piece].
+template <typename D, typename A>
+__global__ void embedding_piece_sums_kernel(const D* __restrict__ grad, const uint32_t* __restrict__ keys,
+                                            const int32_t* __restrict__ positions, int64_t K, int64_t V, int64_t Dim,
+                                            int64_t padding_idx, A* __restrict__ partial, int tpr) {
+  const GroupPos gp = group_pos(tpr);
+  const int groups_per_block = blockDim.x / tpr;
+  const int64_t blocks_of_entries = (K + kPiece - 1) / kPiece;
+  for (int64_t b = static_cast<int64_t>(blockIdx.x) * groups_per_block + gp.group; b < blocks_of_entries;
+       b += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+    const int64_t stop = min(K, (b + 1) * kPiece);
+    for (int64_t q = b * kPiece; q < stop;) {
+      const uint32_t v = keys[q];
+      int64_t e = q + 1;
+      while (e < stop && keys[e] == v) ++e;
+      if (v < V && static_cast<int64_t>(v) != padding_idx) {
+        for (int64_t d = gp.t; d < Dim; d += tpr) {
+          A acc = 0;
+          for (int64_t r = q; r < e; ++r) acc += to_acc(grad[static_cast<int64_t>(positions[r]) * Dim + d]);
+          partial[q * Dim + d] = acc;
+        }
+      }
+      q = e;
+    }
+  }
+}
+
+// Pass 2: the group at the start of each run adds the run's pieces: the one at
+// its start and one at every kPiece boundary inside it, in order.
+template <typename D, typename A>
+__global__ void embedding_run_sums_kernel(const uint32_t* __restrict__ keys, const A* __restrict__ partial, int64_t K,
+                                          int64_t V, int64_t Dim, int64_t padding_idx, D* __restrict__ gw, int tpr) {
   const GroupPos gp = group_pos(tpr);
   const int rows_per_block = blockDim.x / tpr;
   for (int64_t j = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; j < K;
        j += static_cast<int64_t>(gridDim.x) * rows_per_block) {
     const uint32_t v = keys[j];
     if ((j > 0 && keys[j - 1] == v) || v >= V || static_cast<int64_t>(v) == padding_idx) continue;
-    int64_t end = j + 1;
-    while (end < K && keys[end] == v) ++end;
     for (int64_t d = gp.t; d < Dim; d += tpr) {
-      A acc = 0;
-      for (int64_t q = j; q < end; ++q) acc += to_acc(grad[static_cast<int64_t>(positions[q]) * Dim + d]);
+      A acc = partial[j * Dim + d];
+      for (int64_t p = (j / kPiece + 1) * kPiece; p < K && keys[p] == v; p += kPiece) acc += partial[p * Dim + d];
       gw[static_cast<int64_t>(v) * Dim + d] = from_acc<D>(acc);
     }
   }
@@ -153,8 +188,8 @@ void embedding_backward(OpCall& call) {
   uint32_t* keys_out = keys_in + K;
   int32_t* pos_in = static_cast<int32_t*>(positions.data_ptr());
   int32_t* pos_out = pos_in + K;
-  embedding_keys_kernel<<<static_cast<unsigned>(std::min<int64_t>((K + 255) / 256, sm_count(dev.index) * 32)), 256,
-                          0, s>>>(index_of(indices), K, V, keys_in, pos_in);
+  embedding_keys_kernel<<<static_cast<unsigned>(std::min<int64_t>((K + 255) / 256, sm_count(dev.index) * 32)), 256, 0,
+                          s>>>(index_of(indices), K, V, keys_in, pos_in);
   HEARTH_CUDA_CHECK_LAUNCH();
   const int bits = key_bits(V);
   size_t temp_bytes = 0;
@@ -165,10 +200,16 @@ void embedding_backward(OpCall& call) {
                                                     static_cast<int>(K), 0, bits, s));
   HEARTH_CUDA_DISPATCH_FLOATING(gw.dtype(), "embedding_backward", [&] {
     using D = scalar_t;
-    const GatherPlan p = plan_gather(K, Dim, dev.index);
-    embedding_backward_kernel<D><<<p.blocks, p.threads, 0, s>>>(static_cast<const D*>(grad.data_ptr()), keys_out,
-                                                                pos_out, K, V, Dim, padding_idx,
-                                                                static_cast<D*>(gw.data_ptr()), p.tpr);
+    using A = acc_t<D>;
+    Tensor partial = Tensor::empty({K, Dim}, std::is_same_v<A, double> ? DType::float64 : DType::float32, dev);
+    A* part = static_cast<A*>(partial.data_ptr());
+    const GatherPlan pieces = plan_gather((K + kPiece - 1) / kPiece, Dim, dev.index);
+    embedding_piece_sums_kernel<D, A><<<pieces.blocks, pieces.threads, 0, s>>>(
+        static_cast<const D*>(grad.data_ptr()), keys_out, pos_out, K, V, Dim, padding_idx, part, pieces.tpr);
+    HEARTH_CUDA_CHECK_LAUNCH();
+    const GatherPlan runs = plan_gather(K, Dim, dev.index);
+    embedding_run_sums_kernel<D, A><<<runs.blocks, runs.threads, 0, s>>>(keys_out, part, K, V, Dim, padding_idx,
+                                                                         static_cast<D*>(gw.data_ptr()), runs.tpr);
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }

@@ -15,20 +15,29 @@ struct UnaryFn {
     using A = acc_t<D>;
     A x = to_acc(v);
     if constexpr (op == U::neg) {
-      if constexpr (std::is_unsigned_v<A>) return from_acc<D>(A(0) - x);
-      else return from_acc<D>(-x);
+      if constexpr (std::is_unsigned_v<A>)
+        return from_acc<D>(A(0) - x);
+      else
+        return from_acc<D>(-x);
     } else if constexpr (op == U::abs) {
-      if constexpr (std::is_unsigned_v<A>) return v;
-      else return from_acc<D>(x < A(0) ? -x : x);
+      if constexpr (std::is_unsigned_v<A>)
+        return v;
+      else
+        return from_acc<D>(x < A(0) ? -x : x);
     } else if constexpr (op == U::sign) {
-      if constexpr (std::is_unsigned_v<A>) return from_acc<D>(A(x != 0));
-      else if constexpr (std::is_floating_point_v<A>) return from_acc<D>(x != x ? x : A((A(0) < x) - (x < A(0))));
-      else return from_acc<D>(A((A(0) < x) - (x < A(0))));
+      if constexpr (std::is_unsigned_v<A>)
+        return from_acc<D>(A(x != 0));
+      else if constexpr (std::is_floating_point_v<A>)
+        return from_acc<D>(x != x ? x : A((A(0) < x) - (x < A(0))));
+      else
+        return from_acc<D>(A((A(0) < x) - (x < A(0))));
     } else if constexpr (op == U::square) {
       return from_acc<D>(x * x);
     } else if constexpr (op == U::relu) {
-      if constexpr (std::is_unsigned_v<A>) return v;
-      else return x < A(0) ? from_acc<D>(A(0)) : v;
+      if constexpr (std::is_unsigned_v<A>)
+        return v;
+      else
+        return x < A(0) ? from_acc<D>(A(0)) : v;
     } else if constexpr (op == U::exp) {
       return from_acc<D>(exp(x));
     } else if constexpr (op == U::log) {
@@ -78,11 +87,15 @@ template <P op, typename D>
 struct PredicateFn {
   __device__ bool operator()(D v) const {
     auto x = to_acc(v);
-    if constexpr (op == P::logical_not) return x == decltype(x)(0);
-    else if constexpr (op == P::isnan) return x != x;
+    if constexpr (op == P::logical_not)
+      return x == decltype(x)(0);
+    else if constexpr (op == P::isnan)
+      return x != x;
     else {
-      if constexpr (std::is_floating_point_v<decltype(x)>) return isfinite(x);
-      else return true;
+      if constexpr (std::is_floating_point_v<decltype(x)>)
+        return isfinite(x);
+      else
+        return true;
     }
   }
 };
@@ -91,23 +104,23 @@ template <U op>
 void unary_numeric(OpCall& call) {
   const Tensor& out = call.out(0);
   activate(out.device().index);
-  HEARTH_CUDA_DISPATCH_NUMERIC(out.dtype(), "unary", [&] {
-    gpu_elementwise<scalar_t, scalar_t>(out, {&call.in(0)}, UnaryFn<op, scalar_t>{});
-  });
+  HEARTH_CUDA_DISPATCH_NUMERIC(
+      out.dtype(), "unary", [&] { gpu_elementwise<scalar_t, scalar_t>(out, {&call.in(0)}, UnaryFn<op, scalar_t>{}); });
 }
 
 template <U op>
 void unary_floating(OpCall& call) {
   const Tensor& out = call.out(0);
   activate(out.device().index);
-  HEARTH_CUDA_DISPATCH_FLOATING(out.dtype(), "unary", [&] {
-    gpu_elementwise<scalar_t, scalar_t>(out, {&call.in(0)}, UnaryFn<op, scalar_t>{});
-  });
+  HEARTH_CUDA_DISPATCH_FLOATING(
+      out.dtype(), "unary", [&] { gpu_elementwise<scalar_t, scalar_t>(out, {&call.in(0)}, UnaryFn<op, scalar_t>{}); });
 }
 
 void gelu_kernel(OpCall& call) {
-  if (call.attrs<GeluAttrs>().tanh_approximation) unary_floating<U::gelu_tanh>(call);
-  else unary_floating<U::gelu>(call);
+  if (call.attrs<GeluAttrs>().tanh_approximation)
+    unary_floating<U::gelu_tanh>(call);
+  else
+    unary_floating<U::gelu>(call);
 }
 
 void gelu_backward_kernel(OpCall& call) {
@@ -119,13 +132,25 @@ void gelu_backward_kernel(OpCall& call) {
   });
 }
 
+template <typename D>
+struct ReluBackwardFn {
+  __device__ D operator()(D g, D y) const { return to_acc(y) > acc_t<D>(0) ? g : from_acc<D>(acc_t<D>(0)); }
+};
+
+void relu_backward_kernel(OpCall& call) {
+  const Tensor& out = call.out(0);
+  activate(out.device().index);
+  HEARTH_CUDA_DISPATCH_FLOATING(out.dtype(), "relu_backward", [&] {
+    gpu_elementwise<scalar_t, scalar_t, scalar_t>(out, {&call.in(0), &call.in(1)}, ReluBackwardFn<scalar_t>{});
+  });
+}
+
 template <P op>
 void predicate(OpCall& call) {
   const Tensor& a = call.in(0);
   activate(a.device().index);
-  HEARTH_CUDA_DISPATCH_ALL(a.dtype(), "predicate", [&] {
-    gpu_elementwise<bool, scalar_t>(call.out(0), {&a}, PredicateFn<op, scalar_t>{});
-  });
+  HEARTH_CUDA_DISPATCH_ALL(a.dtype(), "predicate",
+                           [&] { gpu_elementwise<bool, scalar_t>(call.out(0), {&a}, PredicateFn<op, scalar_t>{}); });
 }
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
@@ -145,6 +170,7 @@ const KernelRegistrar r11("tanh", cuda_kind(), unary_floating<U::tanh>, DTypeSet
 const KernelRegistrar r12("silu", cuda_kind(), unary_floating<U::silu>, DTypeSet::floating());
 const KernelRegistrar r13("gelu", cuda_kind(), gelu_kernel, DTypeSet::floating());
 const KernelRegistrar r14("gelu_backward", cuda_kind(), gelu_backward_kernel, DTypeSet::floating());
+const KernelRegistrar r_relu_backward("relu_backward", cuda_kind(), relu_backward_kernel, DTypeSet::floating());
 const KernelRegistrar r15("logical_not", cuda_kind(), predicate<P::logical_not>, DTypeSet::all());
 const KernelRegistrar r16("isnan", cuda_kind(), predicate<P::isnan>, DTypeSet::all());
 const KernelRegistrar r17("isfinite", cuda_kind(), predicate<P::isfinite>, DTypeSet::all());

@@ -16,6 +16,8 @@
 //                   ops layer casts integers to float32 first), gelu (GeluAttrs)
 //       bool out:   logical_not isnan isfinite (any input dtype)
 //   gelu_backward  inputs {grad, x} outputs {grad_x}   GeluAttrs; all one floating dtype, same shape
+//   relu_backward  inputs {grad, y} outputs {grad_x}: grad_x = y > 0 ? grad : 0, where y = relu(x);
+//                  one floating dtype, same shape (one pass instead of a compare and a select)
 //   clamp        inputs {a} outputs {out}       ClampAttrs; same dtype; out may be a itself (clamp_)
 //   where        inputs {a, b, cond} outputs {out}: out = cond ? a : b; a, b share out's dtype,
 //                cond is bool; out may be b itself (masked_fill_)

@@ -110,6 +110,16 @@ TEST(Activation, ReluGradientUsesTheOutputMask) {
   EXPECT_TRUE(values_near(x.grad(), {0, 0, 1}));  // 0 at the kink, as PyTorch
 }
 
+// relu_backward is one op; its own gradient (in grad) is the same mask, so
+// relu differentiates twice, and gradcheck holds for relu_backward in grad.
+TEST(Activation, ReluBackwardIsTheMaskAndDifferentiable) {
+  Tensor y = relu(tensor(std::vector<double>{-1.0, 0.0, 2.0, 3.5}));
+  Tensor g = tensor(std::vector<double>{10.0, 20.0, 30.0, 40.0});
+  EXPECT_TRUE(values_near(relu_backward(g, y), {0, 0, 30, 40}));
+  Tensor gl = leaf(spread(4, 0.5, 2.0), {4}, false);
+  EXPECT_TRUE(grad_ok([y](const std::vector<Tensor>& in) { return relu_backward(in[0], y); }, {gl}));
+}
+
 TEST(Activation, Gradcheck) {
   for (bool transposed : {false, true}) {
     SCOPED_TRACE(transposed ? "transposed" : "contiguous");
