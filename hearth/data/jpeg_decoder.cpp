@@ -3,11 +3,16 @@
 // running. Each stage below sets its own jump point and keeps no object with a
 // destructor in its frame (longjmp would skip it); the tensor is allocated
 // between stages, in ordinary C++.
-#include <jerror.h>
-#include <jpeglib.h>
-
 #include <csetjmp>
-#include <cstdio>
+#include <vector>
+
+// jpeglib.h uses size_t and FILE without including their headers.
+// clang-format off
+#include <stddef.h>
+#include <stdio.h>
+#include <jpeglib.h>
+#include <jerror.h>
+// clang-format on
 
 #include "hearth/core/errors.h"
 #include "hearth/data/image_decoders.h"
