@@ -12,6 +12,8 @@
 namespace hearth::nn::init {
 namespace {
 
+thread_local int skip_init_depth = 0;
+
 void check_target(const char* fn, const Tensor& t) {
   HEARTH_CHECK(t.defined(), ValueError, "[", fn, "] expected a defined tensor");
   HEARTH_CHECK(t.is_floating_point(), TypeError, "[", fn, "] expected a floating-point tensor, got ",
@@ -63,6 +65,10 @@ double normal_icdf(double p) {
 
 }  // namespace
 
+SkipInitGuard::SkipInitGuard() { ++skip_init_depth; }
+SkipInitGuard::~SkipInitGuard() { --skip_init_depth; }
+bool random_init_skipped() { return skip_init_depth > 0; }
+
 double calculate_gain(const std::string& nonlinearity, std::optional<double> param) {
   if (nonlinearity == "linear" || nonlinearity == "conv1d" || nonlinearity == "conv2d" || nonlinearity == "conv3d" ||
       nonlinearity == "conv_transpose1d" || nonlinearity == "conv_transpose2d" || nonlinearity == "conv_transpose3d" ||
@@ -92,12 +98,14 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
 const Tensor& uniform_(const Tensor& t, double a, double b) {
   check_target("uniform_", t);
   HEARTH_CHECK(a <= b, ValueError, "[uniform_] expected a <= b, got a=", a, " b=", b);
+  if (random_init_skipped()) return t;
   NoGradGuard no_grad;
   return ::hearth::uniform_(t, a, b);
 }
 
 const Tensor& normal_(const Tensor& t, double mean, double std) {
   check_target("normal_", t);
+  if (random_init_skipped()) return t;
   NoGradGuard no_grad;
   return ::hearth::normal_(t, mean, std);
 }
@@ -106,7 +114,7 @@ const Tensor& trunc_normal_(const Tensor& t, double mean, double std, double a, 
   check_target("trunc_normal_", t);
   HEARTH_CHECK(std > 0, ValueError, "[trunc_normal_] std must be positive, got ", std);
   HEARTH_CHECK(a < b, ValueError, "[trunc_normal_] expected a < b, got a=", a, " b=", b);
-  if (t.numel() == 0) return t;
+  if (t.numel() == 0 || random_init_skipped()) return t;
   NoGradGuard no_grad;
   const double lo = normal_cdf((a - mean) / std), hi = normal_cdf((b - mean) / std);
   // The uniform draw happens on t's device (the Philox stream every device

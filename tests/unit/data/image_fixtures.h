@@ -12,7 +12,7 @@
 
 namespace hearth::testing {
 
-inline std::string image_fixtures_dir() { return std::string(HEARTH_TEST_FIXTURES_DIR) + "/images"; }
+inline std::string image_fixtures_dir() { return std::string(HEARTH_FIXTURES_DIR) + "/images"; }
 inline std::string pets_dir() { return image_fixtures_dir() + "/pets"; }
 
 inline const nlohmann::json& image_expectations() {

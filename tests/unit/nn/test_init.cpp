@@ -127,5 +127,24 @@ TEST(NnInit, FillsLeavesThatRequireGradWithoutRecording) {
   EXPECT_TRUE(w.requires_grad());
 }
 
+TEST(NnInit, SkipInitGuardLeavesRandomFillsUndrawn) {
+  Tensor w = full({8, 8}, 3.0);
+  const uint64_t offset = default_generator().offset();
+  {
+    init::SkipInitGuard skip;
+    EXPECT_TRUE(init::random_init_skipped());
+    init::kaiming_normal_(w);
+    init::xavier_uniform_(w);
+    init::trunc_normal_(w);
+    testing::expect_close(w, full({8, 8}, 3.0));
+    EXPECT_EQ(default_generator().offset(), offset);  // nothing drawn
+    init::ones_(w);                                   // constants still fill
+    testing::expect_close(w, ones({8, 8}));
+  }
+  EXPECT_FALSE(init::random_init_skipped());
+  init::normal_(w);
+  EXPECT_GT(moments_of(w).std, 0.5);
+}
+
 }  // namespace
 }  // namespace hearth
