@@ -189,13 +189,12 @@ int run(const Options& o) {
 
   using data::TransformPtr;
   auto normalize = std::make_shared<data::Normalize>(data::kImageNetMean, data::kImageNetStd);
+  // The resizing transforms read the decoded uint8 image and give float pixels.
   auto train_tf = std::make_shared<data::Compose>(std::vector<TransformPtr>{
-      std::make_shared<data::ToTensor>(),
       std::make_shared<data::RandomResizedCrop>(o.image_size, std::pair<double, double>{0.5, 1.0}),
       std::make_shared<data::RandomHorizontalFlip>(), normalize});
-  auto eval_tf = std::make_shared<data::Compose>(
-      std::vector<TransformPtr>{std::make_shared<data::ToTensor>(), std::make_shared<data::Resize>(o.image_size),
-                                std::make_shared<data::CenterCrop>(o.image_size), normalize});
+  auto eval_tf = std::make_shared<data::Compose>(std::vector<TransformPtr>{
+      std::make_shared<data::Resize>(o.image_size), std::make_shared<data::CenterCrop>(o.image_size), normalize});
   const auto seed = static_cast<uint64_t>(o.seed);
   auto train_set = std::make_shared<data::TransformDataset>(train_files, train_tf, seed);
   auto eval_set = std::make_shared<data::TransformDataset>(eval_files, eval_tf, seed);

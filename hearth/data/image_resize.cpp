@@ -1,6 +1,7 @@
 #include "hearth/data/image_resize.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <vector>
 
@@ -47,51 +48,40 @@ Taps antialias_taps(int64_t in_size, int64_t out_size) {
   return t;
 }
 
-}  // namespace
+// Where the pixels of plane p, row y, column x are: base[p * plane + y * row + x * pixel].
+template <typename T>
+struct PlaneLayout {
+  const T* base;
+  int64_t plane, row, pixel;
+};
 
-Tensor resize_bilinear(const Tensor& x, int64_t out_height, int64_t out_width) {
-  HEARTH_CHECK(x.defined() && x.dim() >= 2, ShapeError, "[resize] expects a tensor laid out [..., H, W], got ",
-               x.defined() ? x.shape_string() : std::string("an undefined tensor"));
-  return resize_bilinear(x, CropBox{0, 0, x.size(-2), x.size(-1)}, out_height, out_width);
+// What a stored value means: floats as they are, bytes as ToTensor scales them.
+inline float pixel_value(float v) { return v; }
+inline float pixel_value(uint8_t v) {
+  static const std::array<float, 256> kScaled = [] {
+    std::array<float, 256> t{};
+    for (int i = 0; i < 256; ++i) t[static_cast<size_t>(i)] = static_cast<float>(i) / 255.0f;
+    return t;
+  }();
+  return kScaled[v];
 }
 
-Tensor resize_bilinear(const Tensor& input, const CropBox& box, int64_t out_height, int64_t out_width) {
-  HEARTH_CHECK(input.defined() && input.dim() >= 2, ShapeError, "[resize] expects a tensor laid out [..., H, W], got ",
-               input.defined() ? input.shape_string() : std::string("an undefined tensor"));
-  HEARTH_CHECK(input.device().is_cpu(), DeviceError, "[resize] runs on CPU tensors, got one on ", input.device().str());
-  HEARTH_CHECK(input.dtype() == DType::float32, TypeError, "[resize] expects float32 pixels, got ",
-               dtype_name(input.dtype()), " (convert uint8 images with ToTensor first)");
-  HEARTH_CHECK(out_height >= 1 && out_width >= 1, ValueError, "[resize] the output size must be positive, got ",
-               out_height, "x", out_width);
-  const int64_t h = input.size(-2), w = input.size(-1);
-  HEARTH_CHECK(box.height >= 1 && box.width >= 1 && box.top >= 0 && box.left >= 0 && box.top + box.height <= h &&
-                   box.left + box.width <= w,
-               ValueError, "[resize] the box (top ", box.top, ", left ", box.left, ", ", box.height, "x", box.width,
-               ") must lie inside the ", h, "x", w, " image");
-  Tensor x = input.is_contiguous() ? input : input.detach().contiguous();
-  Shape shape = x.shape();
-  shape[shape.size() - 2] = out_height;
-  shape[shape.size() - 1] = out_width;
-  Tensor out = Tensor::empty(shape, DType::float32);
-  const int64_t planes = h * w == 0 ? 0 : x.numel() / (h * w);
-  if (planes == 0) return out;
-
+template <typename T>
+void resize_planes(const PlaneLayout<T>& src, int64_t planes, const CropBox& box, int64_t out_height, int64_t out_width,
+                   float* dst) {
   const Taps tx = antialias_taps(box.width, out_width);
   const Taps ty = antialias_taps(box.height, out_height);
-  const float* src = x.data<float>();
-  float* dst = out.data<float>();
   // The horizontal pass over the box's rows, then the vertical pass.
   std::vector<float> rows(static_cast<size_t>(box.height * out_width));
   for (int64_t p = 0; p < planes; ++p) {
-    const float* plane = src + p * h * w;
     for (int64_t y = 0; y < box.height; ++y) {
-      const float* in_row = plane + (box.top + y) * w + box.left;
+      const T* in_row = src.base + p * src.plane + (box.top + y) * src.row + box.left * src.pixel;
       float* out_row = rows.data() + y * out_width;
       for (int64_t o = 0; o < out_width; ++o) {
         const float* wt = tx.weights.data() + o * tx.width;
-        const float* px = in_row + tx.first[static_cast<size_t>(o)];
+        const T* px = in_row + tx.first[static_cast<size_t>(o)] * src.pixel;
         float acc = 0.0f;
-        for (int64_t k = 0; k < tx.count[static_cast<size_t>(o)]; ++k) acc += wt[k] * px[k];
+        for (int64_t k = 0; k < tx.count[static_cast<size_t>(o)]; ++k) acc += wt[k] * pixel_value(px[k * src.pixel]);
         out_row[o] = acc;
       }
     }
@@ -107,6 +97,55 @@ Tensor resize_bilinear(const Tensor& input, const CropBox& box, int64_t out_heig
       }
     }
   }
+}
+
+}  // namespace
+
+ImageSize image_size(const Tensor& x, const char* who) {
+  HEARTH_CHECK(x.defined(), ValueError, "[", who, "] got an undefined tensor");
+  HEARTH_CHECK(x.device().is_cpu(), DeviceError, "[", who, "] runs on CPU tensors, got one on ", x.device().str());
+  if (x.dtype() == DType::uint8) {
+    HEARTH_CHECK(x.dim() == 3, ShapeError, "[", who, "] expects a uint8 image laid out [H, W, C], got shape ",
+                 x.shape_string());
+    return {x.size(0), x.size(1)};
+  }
+  HEARTH_CHECK(x.dtype() == DType::float32, TypeError, "[", who,
+               "] expects a uint8 [H, W, C] image or float32 [..., C, H, W] pixels, got ", dtype_name(x.dtype()));
+  HEARTH_CHECK(x.dim() >= 2, ShapeError, "[", who, "] expects float32 pixels laid out [..., H, W], got shape ",
+               x.shape_string());
+  return {x.size(-2), x.size(-1)};
+}
+
+Tensor resize_bilinear(const Tensor& x, int64_t out_height, int64_t out_width) {
+  ImageSize size = image_size(x, "resize");
+  return resize_bilinear(x, CropBox{0, 0, size.height, size.width}, out_height, out_width);
+}
+
+Tensor resize_bilinear(const Tensor& input, const CropBox& box, int64_t out_height, int64_t out_width) {
+  const auto [h, w] = image_size(input, "resize");
+  HEARTH_CHECK(out_height >= 1 && out_width >= 1, ValueError, "[resize] the output size must be positive, got ",
+               out_height, "x", out_width);
+  HEARTH_CHECK(box.height >= 1 && box.width >= 1 && box.top >= 0 && box.left >= 0 && box.top + box.height <= h &&
+                   box.left + box.width <= w,
+               ValueError, "[resize] the box (top ", box.top, ", left ", box.left, ", ", box.height, "x", box.width,
+               ") must lie inside the ", h, "x", w, " image");
+  Tensor x = input.is_contiguous() ? input : input.detach().contiguous();
+  if (x.dtype() == DType::uint8) {
+    const int64_t channels = x.size(2);
+    Tensor out = Tensor::empty({channels, out_height, out_width}, DType::float32);
+    if (out.numel() > 0)
+      resize_planes(PlaneLayout<uint8_t>{x.data<uint8_t>(), 1, w * channels, channels}, channels, box, out_height,
+                    out_width, out.data<float>());
+    return out;
+  }
+  Shape shape = x.shape();
+  shape[shape.size() - 2] = out_height;
+  shape[shape.size() - 1] = out_width;
+  Tensor out = Tensor::empty(shape, DType::float32);
+  const int64_t planes = h * w == 0 ? 0 : x.numel() / (h * w);
+  if (planes > 0)
+    resize_planes(PlaneLayout<float>{x.data<float>(), h * w, w, 1}, planes, box, out_height, out_width,
+                  out.data<float>());
   return out;
 }
 

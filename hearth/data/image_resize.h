@@ -24,10 +24,19 @@ struct CropBox {
   int64_t top = 0, left = 0, height = 0, width = 0;
 };
 
-// Resizes each [H, W] plane of a float32 CPU tensor [..., H, W] to
-// [..., out_height, out_width]. With `box`, only that window (which must lie
-// inside the image) is resized: pixels outside it do not contribute, as when
-// cropping first.
+// The height and width of an image: a decoded uint8 [H, W, C] image, or
+// float32 pixels [..., H, W]. Anything else is an error naming `who`.
+struct ImageSize {
+  int64_t height = 0, width = 0;
+};
+ImageSize image_size(const Tensor& x, const char* who);
+
+// Resizes each [H, W] plane of float32 pixels [..., H, W] to
+// [..., out_height, out_width]. A decoded uint8 image [H, W, C] is read as it
+// is and comes out as float32 [C, out_height, out_width] scaled to [0, 1],
+// what ToTensor followed by the resize gives, without converting the whole
+// image first. With `box`, only that window (which must lie inside the image)
+// is resized: pixels outside it do not contribute, as when cropping first.
 Tensor resize_bilinear(const Tensor& x, int64_t out_height, int64_t out_width);
 Tensor resize_bilinear(const Tensor& x, const CropBox& box, int64_t out_height, int64_t out_width);
 

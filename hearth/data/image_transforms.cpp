@@ -1,6 +1,7 @@
 #include "hearth/data/image_transforms.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 
@@ -8,17 +9,6 @@
 
 namespace hearth::data {
 namespace {
-
-Tensor float_image(const Tensor& x, const char* who) {
-  HEARTH_CHECK(x.defined(), ValueError, "[", who, "] got an undefined tensor");
-  HEARTH_CHECK(x.device().is_cpu(), DeviceError, "[", who, "] transforms run on CPU tensors, got one on ",
-               x.device().str());
-  HEARTH_CHECK(x.dim() >= 2, ShapeError, "[", who, "] expects an image laid out [..., C, H, W], got shape ",
-               x.shape_string());
-  HEARTH_CHECK(x.dtype() == DType::float32, TypeError, "[", who, "] expects float32 pixels, got ",
-               dtype_name(x.dtype()), " (put ToTensor before it)");
-  return x.is_contiguous() ? x : x.detach().contiguous();
-}
 
 // Python's round() of k / 2 for an integer k: halves go to the even neighbour.
 int64_t round_half_even_div2(int64_t k) {
@@ -48,8 +38,18 @@ Tensor ToTensor::operator()(const Tensor& input, SampleRng&) const {
   const uint8_t* src = x.data<uint8_t>();
   float* dst = out.data<float>();
   const int64_t plane = h * w;
-  for (int64_t i = 0; i < plane; ++i)
-    for (int64_t k = 0; k < c; ++k) dst[k * plane + i] = static_cast<float>(src[i * c + k]) / 255.0f;
+  // A table of the 256 quotients, and one channel at a time so the writes are
+  // sequential: several times faster than dividing pixel by pixel.
+  static const std::array<float, 256> kScaled = [] {
+    std::array<float, 256> t{};
+    for (int v = 0; v < 256; ++v) t[static_cast<size_t>(v)] = static_cast<float>(v) / 255.0f;
+    return t;
+  }();
+  for (int64_t k = 0; k < c; ++k) {
+    float* out_plane = dst + k * plane;
+    const uint8_t* in = src + k;
+    for (int64_t i = 0; i < plane; ++i) out_plane[i] = kScaled[in[i * c]];
+  }
   return out;
 }
 
@@ -69,12 +69,13 @@ std::pair<int64_t, int64_t> Resize::output_size(int64_t h, int64_t w) const {
   return {static_cast<int64_t>(static_cast<double>(size_) * h / w), size_};
 }
 
-Tensor Resize::operator()(const Tensor& input, SampleRng&) const {
-  Tensor x = float_image(input, "Resize");
-  HEARTH_CHECK(x.size(-2) >= 1 && x.size(-1) >= 1, ShapeError, "[Resize] cannot resize an empty image of shape ",
-               x.shape_string());
-  auto [oh, ow] = output_size(x.size(-2), x.size(-1));
-  if (oh == x.size(-2) && ow == x.size(-1)) return x;
+Tensor Resize::operator()(const Tensor& x, SampleRng&) const {
+  const auto [h, w] = image_size(x, "Resize");
+  HEARTH_CHECK(h >= 1 && w >= 1, ShapeError, "[Resize] cannot resize an empty image of shape ", x.shape_string());
+  auto [oh, ow] = output_size(h, w);
+  // A float image already of that size stays as it is; a uint8 one still
+  // becomes float pixels (the identity resize is exact).
+  if (x.dtype() == DType::float32 && oh == h && ow == w) return x;
   return resize_bilinear(x, oh, ow);
 }
 
@@ -159,12 +160,11 @@ CropBox RandomResizedCrop::sample_box(int64_t h, int64_t w, SampleRng& rng) cons
   return {(h - ch) / 2, (w - cw) / 2, ch, cw};
 }
 
-Tensor RandomResizedCrop::operator()(const Tensor& input, SampleRng& rng) const {
-  Tensor x = float_image(input, "RandomResizedCrop");
-  HEARTH_CHECK(x.size(-2) >= 1 && x.size(-1) >= 1, ShapeError,
-               "[RandomResizedCrop] cannot crop an empty image of shape ", x.shape_string());
-  CropBox box = sample_box(x.size(-2), x.size(-1), rng);
-  return resize_bilinear(x, box, size_, size_);
+Tensor RandomResizedCrop::operator()(const Tensor& x, SampleRng& rng) const {
+  const auto [h, w] = image_size(x, "RandomResizedCrop");
+  HEARTH_CHECK(h >= 1 && w >= 1, ShapeError, "[RandomResizedCrop] cannot crop an empty image of shape ",
+               x.shape_string());
+  return resize_bilinear(x, sample_box(h, w, rng), size_, size_);
 }
 
 }  // namespace hearth::data

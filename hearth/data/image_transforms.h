@@ -1,16 +1,20 @@
 // The image transforms of a torchvision classification pipeline, on top of
 // hearth/data/transforms.h (Normalize, RandomCrop, RandomHorizontalFlip,
 // Compose). Decoded images are uint8 [H, W, 3] (hearth/data/image_io.h);
-// ToTensor comes first and the others work on its float32 [C, H, W] output:
+// every transform after the first works on float32 pixels [C, H, W]:
 //
-//   train: ToTensor, RandomResizedCrop(224), RandomHorizontalFlip, Normalize(ImageNet)
-//   eval:  ToTensor, Resize(256), CenterCrop(224), Normalize(ImageNet)
+//   train: RandomResizedCrop(224), RandomHorizontalFlip, Normalize(ImageNet)
+//   eval:  Resize(256), CenterCrop(224), Normalize(ImageNet)
 //
-// (torchvision puts ToTensor after the geometric transforms because they run
-// on PIL images there; resizing floats here skips PIL's 8-bit rounding after
-// each resize pass, otherwise the results are the same; see image_resize.h.)
-// Random choices come from the SampleRng of (seed, epoch, sample), so the same
-// seed gives the same crops whichever worker builds the sample.
+// Resize and RandomResizedCrop read a uint8 [H, W, C] image directly and give
+// float32 [C, H, W] in [0, 1], as ToTensor then the resize would, but without
+// converting the full-size image first (a third of the cost of the whole
+// pipeline at 500x375). Pipelines that do not start by resizing start with
+// ToTensor. torchvision resizes 8-bit PIL images and rounds after each pass;
+// resizing in float skips that rounding, otherwise the results are the same
+// (hearth/data/image_resize.h). Random choices come from the SampleRng of
+// (seed, epoch, sample), so the same seed gives the same crops whichever
+// worker builds the sample.
 #pragma once
 
 #include <cstdint>
@@ -34,7 +38,8 @@ class ToTensor : public Transform {
 
 // Resize(size): the shorter side becomes `size`, the longer keeps the aspect
 // ratio (truncated: torchvision's int(size * long / short)).
-// Resize(height, width): exactly that size. Bilinear with antialiasing.
+// Resize(height, width): exactly that size. Bilinear with antialiasing; uint8
+// [H, W, C] images come out as float32 [C, H, W] (see above).
 class Resize : public Transform {
  public:
   explicit Resize(int64_t size);
@@ -63,7 +68,8 @@ class CenterCrop : public Transform {
 
 // torchvision's RandomResizedCrop: a window covering a random fraction
 // `scale` of the area with a random aspect ratio (log-uniform in `ratio`),
-// resized to size x size. After 10 failed draws, the largest central window
+// resized to size x size (uint8 [H, W, C] images come out as float32
+// [C, size, size]). After 10 failed draws, the largest central window
 // whose ratio is within `ratio`.
 class RandomResizedCrop : public Transform {
  public:

@@ -140,9 +140,9 @@ TEST(ImageFolder, SplitIsASeededPermutation) {
 TEST(ImageFolder, LoadsThroughTheDataLoaderWithWorkers) {
   std::ostringstream warnings;
   auto folder = std::make_shared<ImageFolder>(pets_dir(), ImageFolderOptions{.warnings = &warnings});
-  auto transform = std::make_shared<Compose>(std::vector<TransformPtr>{
-      std::make_shared<ToTensor>(), std::make_shared<RandomResizedCrop>(16), std::make_shared<RandomHorizontalFlip>(),
-      std::make_shared<Normalize>(kImageNetMean, kImageNetStd)});
+  auto transform = std::make_shared<Compose>(
+      std::vector<TransformPtr>{std::make_shared<RandomResizedCrop>(16), std::make_shared<RandomHorizontalFlip>(),
+                                std::make_shared<Normalize>(kImageNetMean, kImageNetStd)});
   auto data = std::make_shared<TransformDataset>(folder, transform, /*seed=*/9);
   auto run = [&](int64_t workers) {
     DataLoader loader(data, {.batch_size = 4, .shuffle = true, .seed = 1, .num_workers = workers});

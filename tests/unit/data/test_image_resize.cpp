@@ -47,6 +47,22 @@ TEST(ImageResize, MatchesPilWithinOneEightBitStep) {
   }
 }
 
+// A decoded uint8 [H, W, C] image is resized as ToTensor's float [C, H, W]
+// output would be: the same numbers, in the same layout.
+TEST(ImageResize, Uint8HwcImagesResizeLikeTheirToTensorOutput) {
+  Tensor img = read_image(hearth::testing::pets_dir() + "/green_square_1.jpg");
+  Tensor chw = to_float_chw(img);
+  for (auto [box, oh, ow] : {std::tuple<CropBox, int64_t, int64_t>{CropBox{0, 0, 36, 40}, 36, 40},
+                             {CropBox{3, 5, 20, 30}, 16, 16},
+                             {CropBox{0, 0, 36, 40}, 50, 61}}) {
+    Tensor a = resize_bilinear(img, box, oh, ow), b = resize_bilinear(chw, box, oh, ow);
+    ASSERT_EQ(a.shape(), (Shape{3, oh, ow}));
+    ASSERT_EQ(a.shape(), b.shape());
+    // Equal up to the compiler's choice of fused multiply-adds.
+    for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-6f) << i;
+  }
+}
+
 TEST(ImageResize, SameSizeIsTheIdentityAndConstantsStayConstant) {
   Tensor x = Tensor::empty({2, 5, 7}, DType::float32);
   for (int64_t i = 0; i < x.numel(); ++i) x.data<float>()[i] = static_cast<float>(i % 11) / 10.0f;
@@ -85,7 +101,8 @@ TEST(ImageResize, RejectsBadArguments) {
   Tensor x = Tensor::empty({1, 4, 4}, DType::float32);
   EXPECT_THROW(resize_bilinear(x, CropBox{2, 0, 3, 4}, 2, 2), ValueError);
   EXPECT_THROW(resize_bilinear(x, 0, 2), ValueError);
-  EXPECT_THROW(resize_bilinear(Tensor::empty({4, 4, 3}, DType::uint8), 2, 2), TypeError);
+  EXPECT_THROW(resize_bilinear(Tensor::empty({4, 4}, DType::int64), 2, 2), TypeError);
+  EXPECT_THROW(resize_bilinear(Tensor::empty({4, 4}, DType::uint8), 2, 2), ShapeError);  // not [H, W, C]
 }
 
 }  // namespace

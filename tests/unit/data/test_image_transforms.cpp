@@ -110,6 +110,16 @@ TEST(RandomResizedCrop, FallsBackToTheCentralCropOfTheRatioBound) {
   EXPECT_EQ(b.height * b.width, 120);
 }
 
+TEST(Resize, Uint8ImagesBecomeFloatChwEvenAtTheirOwnSize) {
+  Tensor img = Tensor::empty({4, 6, 3}, DType::uint8);
+  for (int64_t i = 0; i < img.numel(); ++i) img.data<uint8_t>()[i] = static_cast<uint8_t>(i * 3);
+  SampleRng rng(0, 0, 0);
+  Tensor same = Resize(4)(img, rng), reference = ToTensor()(img, rng);
+  ASSERT_EQ(same.shape(), (Shape{3, 4, 6}));
+  for (int64_t i = 0; i < same.numel(); ++i) EXPECT_EQ(same.data<float>()[i], reference.data<float>()[i]);
+  EXPECT_EQ(RandomResizedCrop(5)(img, rng).shape(), (Shape{3, 5, 5}));
+}
+
 TEST(RandomResizedCrop, SameSeedSameCropsOtherSeedOtherCrops) {
   RandomResizedCrop rrc(16);
   Tensor img = grid(3, 40, 36);
@@ -135,10 +145,12 @@ TEST(ImageTransforms, RejectBadArgumentsWithTheirNames) {
   EXPECT_THROW(CenterCrop(0), ValueError);
   SampleRng rng(0, 0, 0);
   try {
-    RandomResizedCrop(8)(Tensor::empty({8, 8, 3}, DType::uint8), rng);
+    RandomResizedCrop(8)(Tensor::empty({8, 8, 3}, DType::int32), rng);
     FAIL() << "expected TypeError";
   } catch (const TypeError& e) {
-    EXPECT_NE(std::string(e.what()).find("[RandomResizedCrop] expects float32 pixels"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("[RandomResizedCrop] expects a uint8 [H, W, C] image or float32"),
+              std::string::npos)
+        << e.what();
   }
 }
 
