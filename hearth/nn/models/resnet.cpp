@@ -135,26 +135,34 @@ Tensor ResNet::forward(const Tensor& x) {
   return fc->forward(flatten(avgpool->forward(h), 1));
 }
 
-namespace {
-
-std::shared_ptr<ResNet> make_resnet(ResNetBlock block, std::vector<int64_t> layers, int64_t num_classes) {
+ResNetConfig resnet_config(int depth, int64_t num_classes) {
   ResNetConfig c;
-  c.block = block;
-  c.layers = std::move(layers);
   c.num_classes = num_classes;
-  return std::make_shared<ResNet>(c);
+  switch (depth) {
+    case 18:
+      c.layers = {2, 2, 2, 2};
+      break;
+    case 34:
+      c.layers = {3, 4, 6, 3};
+      break;
+    case 50:
+      c.block = ResNetBlock::bottleneck;
+      c.layers = {3, 4, 6, 3};
+      break;
+    default:
+      HEARTH_THROW(ValueError, "[ResNet] depth must be 18, 34 or 50, got ", depth);
+  }
+  return c;
 }
-
-}  // namespace
 
 std::shared_ptr<ResNet> resnet18(int64_t num_classes) {
-  return make_resnet(ResNetBlock::basic, {2, 2, 2, 2}, num_classes);
+  return std::make_shared<ResNet>(resnet_config(18, num_classes));
 }
 std::shared_ptr<ResNet> resnet34(int64_t num_classes) {
-  return make_resnet(ResNetBlock::basic, {3, 4, 6, 3}, num_classes);
+  return std::make_shared<ResNet>(resnet_config(34, num_classes));
 }
 std::shared_ptr<ResNet> resnet50(int64_t num_classes) {
-  return make_resnet(ResNetBlock::bottleneck, {3, 4, 6, 3}, num_classes);
+  return std::make_shared<ResNet>(resnet_config(50, num_classes));
 }
 
 }  // namespace hearth::nn::models

@@ -89,8 +89,12 @@ class ResNet : public Module {
   std::shared_ptr<Linear> fc;
 };
 
-// torchvision's configurations (11,689,512, 21,797,672 and 25,557,032
-// parameters with 1000 classes).
+// torchvision's configuration for depth 18, 34 (BasicBlock) or 50
+// (Bottleneck), to adjust before building (in_channels for grey images).
+ResNetConfig resnet_config(int depth, int64_t num_classes = 1000);
+
+// torchvision's models (11,689,512, 21,797,672 and 25,557,032 parameters
+// with 1000 classes).
 std::shared_ptr<ResNet> resnet18(int64_t num_classes = 1000);
 std::shared_ptr<ResNet> resnet34(int64_t num_classes = 1000);
 std::shared_ptr<ResNet> resnet50(int64_t num_classes = 1000);

@@ -93,6 +93,14 @@ TEST(NnResnet, ZeroInitResidual) {
   testing::expect_close(b->bn2->weight, ones({4}));
 }
 
+TEST(NnResnet, TorchvisionConfigsByDepth) {
+  EXPECT_EQ(nn::models::resnet_config(34).layers, (std::vector<int64_t>{3, 4, 6, 3}));
+  EXPECT_EQ(nn::models::resnet_config(34).block, ResNetBlock::basic);
+  EXPECT_EQ(nn::models::resnet_config(50, 7).block, ResNetBlock::bottleneck);
+  EXPECT_EQ(nn::models::resnet_config(50, 7).num_classes, 7);
+  EXPECT_THROW(nn::models::resnet_config(101), ValueError);
+}
+
 TEST(NnResnet, RejectsBadConfigAndInput) {
   ResNetConfig c = tiny(ResNetBlock::basic);
   c.layers = {1, 1, 1};
