@@ -33,12 +33,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "hearth/data/image_folder.h"
-#include "hearth/data/image_transforms.h"
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
-#include "hearth/nn/models/resnet.h"
 
 namespace {
 
