@@ -56,15 +56,13 @@ struct PlaneLayout {
 };
 
 // What a stored value means: floats as they are, bytes as ToTensor scales them.
+constexpr std::array<float, 256> kByteToUnit = [] {
+  std::array<float, 256> t{};
+  for (int i = 0; i < 256; ++i) t[static_cast<size_t>(i)] = static_cast<float>(i) / 255.0f;
+  return t;
+}();
 inline float pixel_value(float v) { return v; }
-inline float pixel_value(uint8_t v) {
-  static const std::array<float, 256> kScaled = [] {
-    std::array<float, 256> t{};
-    for (int i = 0; i < 256; ++i) t[static_cast<size_t>(i)] = static_cast<float>(i) / 255.0f;
-    return t;
-  }();
-  return kScaled[v];
-}
+inline float pixel_value(uint8_t v) { return kByteToUnit[v]; }
 
 template <typename T>
 void resize_planes(const PlaneLayout<T>& src, int64_t planes, const CropBox& box, int64_t out_height, int64_t out_width,
