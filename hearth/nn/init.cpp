@@ -27,6 +27,7 @@ int64_t fan_for(const Tensor& t, const std::string& mode, const char* fn) {
   return mode == "fan_in" ? fan_in : fan_out;
 }
 
+
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
 // Inverse of the standard normal CDF for p in (0, 1): a rational first guess
@@ -95,17 +96,18 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
   return {t.size(1) * receptive, t.size(0) * receptive};
 }
 
+
 const Tensor& uniform_(const Tensor& t, double a, double b) {
   check_target("uniform_", t);
   HEARTH_CHECK(a <= b, ValueError, "[uniform_] expected a <= b, got a=", a, " b=", b);
-  if (random_init_skipped()) return t;
+  if (random_init_skipped()) return zeros_(t);
   NoGradGuard no_grad;
   return ::hearth::uniform_(t, a, b);
 }
 
 const Tensor& normal_(const Tensor& t, double mean, double std) {
   check_target("normal_", t);
-  if (random_init_skipped()) return t;
+  if (random_init_skipped()) return zeros_(t);
   NoGradGuard no_grad;
   return ::hearth::normal_(t, mean, std);
 }
@@ -114,7 +116,8 @@ const Tensor& trunc_normal_(const Tensor& t, double mean, double std, double a, 
   check_target("trunc_normal_", t);
   HEARTH_CHECK(std > 0, ValueError, "[trunc_normal_] std must be positive, got ", std);
   HEARTH_CHECK(a < b, ValueError, "[trunc_normal_] expected a < b, got a=", a, " b=", b);
-  if (t.numel() == 0 || random_init_skipped()) return t;
+  if (t.numel() == 0) return t;
+  if (random_init_skipped()) return zeros_(t);
   NoGradGuard no_grad;
   const double lo = normal_cdf((a - mean) / std), hi = normal_cdf((b - mean) / std);
   // The uniform draw happens on t's device (the Philox stream every device

@@ -40,12 +40,12 @@ const Tensor& xavier_uniform_(const Tensor& t, double gain = 1.0);
 const Tensor& xavier_normal_(const Tensor& t, double gain = 1.0);
 
 // While one is alive, the random fills above (uniform_, normal_,
-// trunc_normal_ and the kaiming/xavier ones built on them) leave their tensor
-// as it is, on this thread, and draw nothing from the generator. For building
-// a model whose weights are loaded right after (load_pretrained): drawing a
-// VGG16's 138M initial weights only to overwrite them takes seconds. The
-// skipped parameters hold unspecified values until loaded; constant fills
-// (BatchNorm's ones and zeros) still run.
+// trunc_normal_ and the kaiming/xavier ones built on them) fill their tensor
+// with zeros on this thread and draw nothing from the generator. For building
+// a model whose weights are loaded right after (load_pretrained,
+// from_pretrained): drawing a VGG16's 138M initial weights only to overwrite
+// them takes seconds, and the generator stays where the caller left it.
+// Constant fills (BatchNorm's ones and zeros) still run. Guards nest.
 class SkipInitGuard {
  public:
   SkipInitGuard();
