@@ -1,7 +1,8 @@
 // The `hearth` command. Each subcommand lives in its own file and registers
 // itself here through a small table, like git's builtins.
-#include <CLI/CLI.hpp>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
@@ -25,6 +26,8 @@ int main(int argc, char** argv) {
   hearth::cli::add_env_command(app);
   hearth::cli::add_train_command(app);
   hearth::cli::add_eval_command(app);
+  hearth::cli::add_launch_command(app);
+  hearth::cli::set_command_line(argc, argv);
   hearth::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
