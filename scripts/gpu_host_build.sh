@@ -2,7 +2,8 @@
 # Builds hearth on a GPU host that has the CUDA toolkit but none of the Debian
 # development packages: they come as .deb files in .deps/build/ (unpacked under
 # /tmp, never over /), cuDNN from the host's Python environment. The sources come
-# as .deps/src.tar.gz (git archive HEAD), so uncommitted edits stay out. Then it
+# from .deps/src.tar.gz when present (git archive of a commit), else from the
+# working tree the script runs in. Then it
 # runs the GPU tests and the unit tests, or the command given as arguments.
 # Logs go to $LOG_DIR; HEARTH_CMAKE_ARGS and EXTRA_CXX_FLAGS add configure options.
 set -u
@@ -12,7 +13,11 @@ SP=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.dirname(list(m.__pa
 mkdir -p /tmp/d /tmp/links /tmp/src
 for f in .deps/build/*.deb; do dpkg -x "$f" /tmp/d; done
 ln -sf "$SP/cudnn/lib/libcudnn.so.9" /tmp/links/libcudnn.so
-tar -xzf .deps/src.tar.gz -C /tmp/src
+if [ -f .deps/src.tar.gz ]; then
+  tar -xzf .deps/src.tar.gz -C /tmp/src
+else
+  tar -cf - --exclude='./build*' --exclude=./.deps --exclude=./.git . | tar -xf - -C /tmp/src
+fi
 cd /tmp/src && rm -rf build
 export LD_LIBRARY_PATH=/tmp/d/usr/lib/x86_64-linux-gnu/openblas-pthread:/tmp/d/usr/lib/x86_64-linux-gnu:$SP/cudnn/lib:$SP/nccl/lib:$SP/cu13/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEARTH_CUDA=ON \

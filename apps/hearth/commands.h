@@ -12,6 +12,7 @@ void add_ops_command(CLI::App& app);
 void add_env_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_bench_command(CLI::App& app);
 
 // Registers `fn` to run when `sub` is selected; it returns the exit code.
 void on_run(CLI::App* sub, std::function<int()> fn);

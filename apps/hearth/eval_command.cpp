@@ -10,6 +10,7 @@
 #include "apps/hearth/commands.h"
 #include "apps/hearth/tasks.h"
 #include "hearth/core/errors.h"
+#include "hearth/nn/init.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/trainer.h"
@@ -56,7 +57,13 @@ int run_eval(const EvalFlags& f) {
     throw UsageError(e.what());
   }
 
-  std::shared_ptr<nn::Module> model = build_model(task);
+  std::shared_ptr<nn::Module> model;
+  {
+    // The checkpoint's weights replace the initial ones: drawing them would
+    // only cost time (seconds for VGG16).
+    nn::init::SkipInitGuard skip;
+    model = build_model(task);
+  }
   train::load_model_weights(f.checkpoint, *model);
   auto eval_set = load_split(task, /*train=*/false, f.data_dir, max_eval);
   train::TrainerOptions opts;

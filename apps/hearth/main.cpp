@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   hearth::cli::add_env_command(app);
   hearth::cli::add_train_command(app);
   hearth::cli::add_eval_command(app);
+  hearth::cli::add_bench_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -9,7 +9,9 @@
 #include "hearth/data/transforms.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/nn/models/mlp.h"
+#include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/small_cnn.h"
+#include "hearth/nn/models/vgg.h"
 
 namespace hearth::cli {
 namespace {
@@ -58,7 +60,8 @@ std::string quoted_choices(const std::vector<std::string>& names) {
 }
 
 const std::vector<std::string>& model_names() {
-  static const std::vector<std::string> names = {"small_cnn", "mlp"};
+  static const std::vector<std::string> names = {"small_cnn", "mlp",   "resnet18", "resnet34",
+                                                 "resnet50",  "vgg16", "vgg16_bn"};
   return names;
 }
 
@@ -101,13 +104,41 @@ TaskConfig make_task(const std::string& model, const std::string& dataset) {
   TaskConfig t;
   t.model_type = model;
   t.dataset = dataset;
-  return t;  // fashion_mnist is the only data set: its shape is the default
+  // fashion_mnist is the only data set: its shape is the default.
+  check_model_fits(t);
+  return t;
+}
+
+void check_model_fits(const TaskConfig& task) {
+  // The torchvision CNNs take the task's channel count in their first conv
+  // (grey images need no fake RGB). ResNet's adaptive pool takes any size;
+  // VGG's five 2x2 max-pools need 32x32 at least.
+  if (task.model_type == "vgg16" || task.model_type == "vgg16_bn") {
+    const int64_t min_side = nn::models::vgg_min_image_size(nn::models::vgg_features_cfg(16));
+    HEARTH_CHECK(task.image_size >= min_side, ValueError, "[trainer] --model ", task.model_type,
+                 " needs images of at least ", min_side, "x", min_side, " (five 2x2 max-pools halve them), but ",
+                 task.dataset, " has ", task.image_size, "x", task.image_size,
+                 "; use resnet18, resnet34, resnet50, small_cnn or mlp for it");
+  }
 }
 
 std::shared_ptr<nn::Module> build_model(const TaskConfig& task) {
   if (task.model_type == "mlp") {
     return std::make_shared<nn::models::MLP>(task.in_channels * task.image_size * task.image_size,
                                              std::vector<int64_t>{256, 128}, task.num_labels);
+  }
+  if (task.model_type.rfind("resnet", 0) == 0) {
+    nn::models::ResNetConfig c = nn::models::resnet_config(std::stoi(task.model_type.substr(6)), task.num_labels);
+    c.in_channels = task.in_channels;
+    return std::make_shared<nn::models::ResNet>(c);
+  }
+  if (task.model_type == "vgg16" || task.model_type == "vgg16_bn") {
+    nn::models::VGGConfig c;
+    c.features = nn::models::vgg_features_cfg(16);
+    c.batch_norm = task.model_type == "vgg16_bn";
+    c.in_channels = task.in_channels;
+    c.num_classes = task.num_labels;
+    return std::make_shared<nn::models::VGG>(c);
   }
   nn::models::SmallCNNConfig c;
   c.in_channels = task.in_channels;

@@ -1,5 +1,5 @@
 // What `hearth train` and `hearth eval` can build by name: the models
-// (small_cnn, mlp) and the data sets (fashion_mnist), and the description of
+// (small_cnn, mlp, resnet18/34/50, vgg16, vgg16_bn) and the data sets (fashion_mnist), and the description of
 // both that every checkpoint keeps as config.json, so `hearth eval` can rebuild
 // the model a checkpoint's weights belong to.
 #pragma once
@@ -36,7 +36,9 @@ const std::vector<std::string>& model_names();
 const std::vector<std::string>& dataset_names();
 
 // The task for a model and data set, both already checked to be known names.
+// ValueError when the model cannot take the data set's images.
 TaskConfig make_task(const std::string& model, const std::string& dataset);
+void check_model_fits(const TaskConfig& task);
 // A freshly initialised model (draws from the global generator: seed first).
 std::shared_ptr<nn::Module> build_model(const TaskConfig& task);
 // One split, normalised, cut to its first `max_samples` samples when >= 0.

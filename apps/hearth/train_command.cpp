@@ -121,7 +121,12 @@ int run_train(const TrainFlags& f) {
   const auto t0 = std::chrono::steady_clock::now();
   check_choice("--model", f.model, model_names());
   check_choice("--dataset", f.dataset, dataset_names());
-  const TaskConfig task = make_task(f.model, f.dataset);
+  TaskConfig task;
+  try {
+    task = make_task(f.model, f.dataset);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
   TrainingArguments args = resolve_arguments(f, task);
   const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
   const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);

@@ -66,12 +66,18 @@ DeviceRuntime& device_runtime(DeviceKind kind) {
 void check_device_usable(const Device& device) {
   DeviceRuntime& rt = device_runtime(device.kind);
   if (!rt.is_available()) {
-    HEARTH_THROW(DeviceError, "[device] ", device.str(), " was requested but is not available: ",
-                 rt.unavailable_reason(), " Use --cpu (device: cpu) to train on the CPU.");
+    HEARTH_THROW(DeviceError, "[device] ", device.str(),
+                 " was requested but is not available: ", rt.unavailable_reason(),
+                 " Use --cpu (device: cpu) to train on the CPU.");
   }
   int n = rt.device_count();
   HEARTH_CHECK(device.index >= 0 && device.index < n, DeviceError, "[device] ", device.str(),
                " was requested but only ", n, " ", device_kind_name(device.kind), " device(s) are visible");
+}
+
+DeviceRuntime* pinned_memory_runtime() {
+  Device best = resolve_device("auto");
+  return best.is_cpu() ? nullptr : &device_runtime(best.kind);
 }
 
 Device resolve_device(const std::string& spec) {

@@ -13,10 +13,10 @@ namespace hearth {
 
 // Memory accounting of a device's allocator (bytes).
 struct MemoryStats {
-  size_t active = 0;       // held by live tensors
-  size_t peak_active = 0;  // high-water mark of active since the last reset
-  size_t reserved = 0;     // obtained from the device and kept for reuse
-  size_t limit = 0;        // 0: no limit beyond the device's memory
+  size_t active = 0;             // held by live tensors
+  size_t peak_active = 0;        // high-water mark of active since the last reset
+  size_t reserved = 0;           // obtained from the device and kept for reuse
+  size_t limit = 0;              // 0: no limit beyond the device's memory
   size_t num_device_allocs = 0;  // calls that had to obtain new memory from the device
   size_t num_ooms = 0;
 };
@@ -38,8 +38,16 @@ class DeviceRuntime {
   virtual void* allocate(size_t nbytes, int index) = 0;
   virtual void deallocate(void* ptr, int index) = 0;
 
+  // Page-locked host memory the device can copy from without staging
+  // (torch's pin_memory). nullptr when the runtime has none to give. A copy
+  // from it returns at once; the runtime keeps a freed block out of reuse
+  // until every copy from it has finished.
+  virtual void* allocate_pinned_host(size_t /*nbytes*/) { return nullptr; }
+  virtual void free_pinned_host(void* /*ptr*/) {}
+
   // Copies of contiguous bytes. They are ordered with the device's kernels;
-  // copy_to_host returns when the bytes are on the host.
+  // copy_to_host returns when the bytes are on the host. copy_from_host may
+  // return before the copy ends only when `src` is pinned memory of this runtime.
   virtual void copy_from_host(void* dst, const void* src, size_t nbytes, int index) = 0;
   virtual void copy_to_host(void* dst, const void* src, size_t nbytes, int index) = 0;
   virtual void copy_within(void* dst, const void* src, size_t nbytes, int index) = 0;
@@ -62,6 +70,10 @@ void register_device_runtime(DeviceKind kind, std::unique_ptr<DeviceRuntime> run
 bool has_device_runtime(DeviceKind kind);
 // Throws DeviceError naming the kind if no runtime is registered.
 DeviceRuntime& device_runtime(DeviceKind kind);
+
+// The runtime that gives pinned host memory: the available accelerator with
+// the highest auto priority, or nullptr where there is none (CPU-only machines).
+DeviceRuntime* pinned_memory_runtime();
 
 // Throws DeviceError with the runtime's reason if the device cannot be used
 // (unavailable kind, index out of range).

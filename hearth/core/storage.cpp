@@ -18,4 +18,13 @@ std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   return std::make_shared<Storage>(p, nbytes, device, [&rt, index](void* ptr) { rt.deallocate(ptr, index); });
 }
 
+std::shared_ptr<Storage> Storage::allocate_pinned(size_t nbytes) {
+  DeviceRuntime* rt = pinned_memory_runtime();
+  void* p = rt && nbytes > 0 ? rt->allocate_pinned_host(nbytes) : nullptr;
+  if (!p) return allocate(nbytes, Device());
+  auto s = std::make_shared<Storage>(p, nbytes, Device(), [rt](void* ptr) { rt->free_pinned_host(ptr); });
+  s->pinned_ = true;
+  return s;
+}
+
 }  // namespace hearth

@@ -22,10 +22,14 @@ class Storage {
 
   // Memory from the device's runtime.
   static std::shared_ptr<Storage> allocate(size_t nbytes, Device device);
+  // Page-locked host memory (a CPU storage) from pinned_memory_runtime(), or
+  // ordinary CPU memory where no runtime gives pinned memory.
+  static std::shared_ptr<Storage> allocate_pinned(size_t nbytes);
 
   void* data() const { return data_; }
   size_t nbytes() const { return nbytes_; }
   const Device& device() const { return device_; }
+  bool is_pinned() const { return pinned_; }
 
   uint32_t version() const { return version_.load(std::memory_order_relaxed); }
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
@@ -35,6 +39,7 @@ class Storage {
   size_t nbytes_;
   Device device_;
   Deleter deleter_;
+  bool pinned_ = false;
   std::atomic<uint32_t> version_{0};
 };
 

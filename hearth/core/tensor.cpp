@@ -1,6 +1,7 @@
 #include "hearth/core/tensor.h"
 
 #include "hearth/core/errors.h"
+#include "hearth/core/storage.h"
 
 namespace hearth {
 
@@ -30,12 +31,13 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, DType dtype, Shape
 }
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
-  for (int64_t s : shape)
-    HEARTH_CHECK(s >= 0, ShapeError, "[empty] negative dimension in shape ", shape_str(shape));
+  for (int64_t s : shape) HEARTH_CHECK(s >= 0, ShapeError, "[empty] negative dimension in shape ", shape_str(shape));
   size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
   auto storage = Storage::allocate(nbytes, device);
   return from_storage(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
 }
+
+bool Tensor::is_pinned() const { return defined() && storage() && storage()->is_pinned(); }
 
 int64_t Tensor::size(int64_t d) const { return impl_->shape[wrap_dim(d, dim(), "size")]; }
 int64_t Tensor::stride(int64_t d) const { return impl_->strides[wrap_dim(d, dim(), "stride")]; }

@@ -103,11 +103,18 @@ class Tensor {
   Tensor to(DType dtype) const;
   Tensor to(Device device, DType dtype) const;
   Tensor cpu() const { return to(Device()); }
+  // A dense copy in page-locked host memory (torch's pin_memory): copies from
+  // it to an accelerator return at once and overlap with compute. CPU tensors
+  // only; itself when already pinned; ordinary memory where no accelerator is.
+  Tensor pin_memory() const;
+  bool is_pinned() const;
   Tensor contiguous() const;
   Tensor clone() const;
   Scalar item() const;
   template <typename T>
-  T item() const { return item().to<T>(); }
+  T item() const {
+    return item().to<T>();
+  }
   template <typename T>
   std::vector<T> to_vector() const;
 

@@ -158,7 +158,10 @@ Batch DataLoader::build_batch(const std::vector<int64_t>& order, int64_t epoch, 
   std::vector<Example> samples;
   samples.reserve(last - first);
   for (size_t i = first; i < last; ++i) samples.push_back(dataset_->get_for_epoch(order[i], epoch));
-  return options_.collate(std::move(samples));
+  Batch b = options_.collate(std::move(samples));
+  if (options_.pin_memory)  // in the worker thread, off the training loop's path
+    for (const std::string& name : b.names()) b[name] = b[name].pin_memory();
+  return b;
 }
 
 std::optional<Batch> DataLoader::next() {

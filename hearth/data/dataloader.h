@@ -40,6 +40,9 @@ struct DataLoaderOptions {
   int64_t num_workers = 0;
   // Batches each worker may build ahead of the consumer.
   int64_t prefetch_factor = 2;
+  // Collated batches go to page-locked memory (Tensor::pin_memory), so their
+  // copies to an accelerator return at once and overlap with compute.
+  bool pin_memory = false;
   // Data parallelism (DistributedSampler): this process reads rank's share of
   // each epoch, padded so every rank gets the same number of samples.
   int64_t num_replicas = 1;

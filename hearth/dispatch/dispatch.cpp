@@ -69,10 +69,15 @@ void run_on_cpu_fallback(OpHandle op, OpCall& call, Device device) {
   const KernelEntry& k = op->kernels[kCpu.id];
   k.fn(cpu_call);
   // 3. Inputs the op mutates go back; 4. outputs go back.
-  for (int idx : op->def.mutated_inputs) {
-    if (idx < static_cast<int>(call.inputs.size()) && call.inputs[idx].defined()) {
-      copy_into(call.inputs[idx], cpu_call.inputs[idx]);
-      delta.bytes_from_cpu += static_cast<int64_t>(call.inputs[idx].nbytes());
+  const int n_inputs = static_cast<int>(call.inputs.size());
+  const int stride = op->def.mutated_stride > 0 ? op->def.mutated_stride : n_inputs + 1;
+  for (int base = 0; base < n_inputs; base += stride) {
+    for (int idx : op->def.mutated_inputs) {
+      const int i = base + idx;
+      if (i < n_inputs && call.inputs[i].defined()) {
+        copy_into(call.inputs[i], cpu_call.inputs[i]);
+        delta.bytes_from_cpu += static_cast<int64_t>(call.inputs[i].nbytes());
+      }
     }
   }
   for (size_t i = 0; i < call.outputs.size(); ++i) {
@@ -126,15 +131,16 @@ void dispatch(OpHandle op, OpCall& call) {
   const KernelEntry& cpu = op->kernels[kCpu.id];
   bool cpu_can = cpu.fn && cpu.dtypes.contains(dtype);
   if (device.is_cpu() || !cpu_can || op->def.name == "copy_") {
-    std::string why = k.fn ? "for dtype " + std::string(dtype_name(dtype)) + " (supported: " + supported_dtypes(k) + ")"
-                           : "";
+    std::string why =
+        k.fn ? "for dtype " + std::string(dtype_name(dtype)) + " (supported: " + supported_dtypes(k) + ")" : "";
     HEARTH_THROW(NotImplementedError, "[", op->def.name, "] is not implemented for ", device_kind_name(device.kind),
                  why.empty() ? "" : " ", why, ".");
   }
   if (!cpu_fallback_enabled()) {
     std::string why = k.fn ? " for dtype " + std::string(dtype_name(dtype)) : "";
     HEARTH_THROW(NotImplementedError, "[", op->def.name, "] is not implemented for ", device_kind_name(device.kind),
-                 why, ". Set HEARTH_ENABLE_CPU_FALLBACK=1 to run it on the CPU (slower), or move the tensors to the CPU.");
+                 why,
+                 ". Set HEARTH_ENABLE_CPU_FALLBACK=1 to run it on the CPU (slower), or move the tensors to the CPU.");
   }
   if (log) std::cerr << "[dispatch] " << op->def.name << " on cpu (fallback from " << device.str() << ")\n";
   run_on_cpu_fallback(op, call, device);
@@ -166,7 +172,7 @@ Tensor transfer(const Tensor& src, Device device) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   HEARTH_CHECK(dst.shape() == src.shape(), ShapeError, "[copy_] destination shape ", dst.shape_string(),
                " differs from source shape ", src.shape_string());
-  static OpHandle copy_op = find_op("copy_") ? find_op("copy_") : define_op(OpDef{"copy_", {}});
+  static OpHandle copy_op = find_op("copy_") ? find_op("copy_") : define_op(OpDef{"copy_", {}, 0});
   OpCall call;
   call.inputs = {src.device() == dst.device() ? src : transfer(src, dst.device())};
   call.outputs = {dst};
@@ -192,11 +198,11 @@ std::string fallback_report() {
   std::ostringstream os;
   os << "CPU fallback (ops the device could not run):\n";
   os << std::left << std::setw(24) << "op" << std::right << std::setw(10) << "calls" << std::setw(16) << "MB to cpu"
-     << std::setw(16) << "MB from cpu" << "\n";
+     << std::setw(16) << "MB from cpu"
+     << "\n";
   for (auto& [name, s] : stats) {
-    os << std::left << std::setw(24) << name << std::right << std::setw(10) << s.calls << std::setw(16)
-       << std::fixed << std::setprecision(3) << s.bytes_to_cpu / 1e6 << std::setw(16) << s.bytes_from_cpu / 1e6
-       << "\n";
+    os << std::left << std::setw(24) << name << std::right << std::setw(10) << s.calls << std::setw(16) << std::fixed
+       << std::setprecision(3) << s.bytes_to_cpu / 1e6 << std::setw(16) << s.bytes_from_cpu / 1e6 << "\n";
   }
   return os.str();
 }

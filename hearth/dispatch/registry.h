@@ -23,6 +23,10 @@ struct OpDef {
   // Inputs the kernel writes in place besides its outputs (batch_norm's running
   // statistics, optimizer state); the CPU fallback copies them back.
   std::vector<int> mutated_inputs;
+  // > 0 for ops over a list of equal groups of inputs (the optimizers' foreach
+  // steps): mutated_inputs then name positions within the first group and
+  // repeat every mutated_stride inputs.
+  int mutated_stride = 0;
 };
 
 struct OpEntry {

@@ -12,6 +12,8 @@
 namespace hearth::nn::init {
 namespace {
 
+thread_local int skip_init_depth = 0;
+
 void check_target(const char* fn, const Tensor& t) {
   HEARTH_CHECK(t.defined(), ValueError, "[", fn, "] expected a defined tensor");
   HEARTH_CHECK(t.is_floating_point(), TypeError, "[", fn, "] expected a floating-point tensor, got ",
@@ -25,7 +27,6 @@ int64_t fan_for(const Tensor& t, const std::string& mode, const char* fn) {
   return mode == "fan_in" ? fan_in : fan_out;
 }
 
-thread_local bool random_init_skipped_flag = false;
 
 double normal_cdf(double x) { return 0.5 * std::erfc(-x / std::sqrt(2.0)); }
 
@@ -65,6 +66,10 @@ double normal_icdf(double p) {
 
 }  // namespace
 
+SkipInitGuard::SkipInitGuard() { ++skip_init_depth; }
+SkipInitGuard::~SkipInitGuard() { --skip_init_depth; }
+bool random_init_skipped() { return skip_init_depth > 0; }
+
 double calculate_gain(const std::string& nonlinearity, std::optional<double> param) {
   if (nonlinearity == "linear" || nonlinearity == "conv1d" || nonlinearity == "conv2d" || nonlinearity == "conv3d" ||
       nonlinearity == "conv_transpose1d" || nonlinearity == "conv_transpose2d" || nonlinearity == "conv_transpose3d" ||
@@ -91,9 +96,6 @@ std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t) {
   return {t.size(1) * receptive, t.size(0) * receptive};
 }
 
-SkipRandomInitGuard::SkipRandomInitGuard() : previous_(random_init_skipped_flag) { random_init_skipped_flag = true; }
-SkipRandomInitGuard::~SkipRandomInitGuard() { random_init_skipped_flag = previous_; }
-bool random_init_skipped() { return random_init_skipped_flag; }
 
 const Tensor& uniform_(const Tensor& t, double a, double b) {
   check_target("uniform_", t);

@@ -21,24 +21,6 @@ double calculate_gain(const std::string& nonlinearity, std::optional<double> par
 // out * prod(kernel). Needs at least 2 dims.
 std::pair<int64_t, int64_t> calculate_fan_in_and_fan_out(const Tensor& t);
 
-// While one is alive, the random initialisers of this thread (uniform_,
-// normal_, trunc_normal_, and the kaiming_ and xavier_ ones built on them)
-// fill with zeros instead of drawing; constant_, zeros_ and ones_ work as
-// usual. For building a model whose weights are all about to be overwritten
-// (from_pretrained): it saves the draws, seconds for a hundred million
-// parameters, and leaves the global generator untouched. Guards nest.
-class SkipRandomInitGuard {
- public:
-  SkipRandomInitGuard();
-  ~SkipRandomInitGuard();
-  SkipRandomInitGuard(const SkipRandomInitGuard&) = delete;
-  SkipRandomInitGuard& operator=(const SkipRandomInitGuard&) = delete;
-
- private:
-  bool previous_;
-};
-bool random_init_skipped();
-
 const Tensor& uniform_(const Tensor& t, double a = 0.0, double b = 1.0);
 const Tensor& normal_(const Tensor& t, double mean = 0.0, double std = 1.0);
 // Normal(mean, std) restricted to [a, b], by inverting the normal CDF of a
@@ -56,5 +38,21 @@ const Tensor& kaiming_normal_(const Tensor& t, double a = 0.0, const std::string
                               const std::string& nonlinearity = "leaky_relu");
 const Tensor& xavier_uniform_(const Tensor& t, double gain = 1.0);
 const Tensor& xavier_normal_(const Tensor& t, double gain = 1.0);
+
+// While one is alive, the random fills above (uniform_, normal_,
+// trunc_normal_ and the kaiming/xavier ones built on them) fill their tensor
+// with zeros on this thread and draw nothing from the generator. For building
+// a model whose weights are loaded right after (load_pretrained,
+// from_pretrained): drawing a VGG16's 138M initial weights only to overwrite
+// them takes seconds, and the generator stays where the caller left it.
+// Constant fills (BatchNorm's ones and zeros) still run. Guards nest.
+class SkipInitGuard {
+ public:
+  SkipInitGuard();
+  ~SkipInitGuard();
+  SkipInitGuard(const SkipInitGuard&) = delete;
+  SkipInitGuard& operator=(const SkipInitGuard&) = delete;
+};
+bool random_init_skipped();
 
 }  // namespace hearth::nn::init

@@ -14,3 +14,4 @@
 #include "hearth/nn/linear.h"
 #include "hearth/nn/module.h"
 #include "hearth/nn/pooling.h"
+#include "hearth/nn/pretrained.h"

@@ -10,8 +10,8 @@
 namespace hearth::detail {
 
 // Looks the op up once (static local in each op file) and defines it if no
-// backend registered it yet.
-OpHandle op_handle(const char* name, std::vector<int> mutated_inputs = {});
+// backend registered it yet. mutated_stride: see OpDef.
+OpHandle op_handle(const char* name, std::vector<int> mutated_inputs = {}, int mutated_stride = 0);
 
 // Dispatches `op` with no attributes.
 void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs);

@@ -2,11 +2,12 @@
 // `x.sum()` and `hearth::sum(x)` are the same op.
 #include "hearth/autograd/function.h"
 #include "hearth/core/device_runtime.h"
+#include "hearth/core/storage.h"
 #include "hearth/dispatch/dispatch.h"
-#include "hearth/ops/type_promotion.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/reduction.h"
+#include "hearth/ops/type_promotion.h"
 #include "hearth/ops/view.h"
 
 namespace hearth {
@@ -24,6 +25,16 @@ Tensor Tensor::to(Device device) const {
 Tensor Tensor::to(DType dtype) const { return cast(*this, dtype); }
 Tensor Tensor::to(Device device, DType dtype) const { return to(device).to(dtype); }
 Tensor Tensor::contiguous() const { return hearth::contiguous(*this); }
+
+Tensor Tensor::pin_memory() const {
+  HEARTH_CHECK(device().is_cpu(), DeviceError, "[pin_memory] only CPU tensors can be pinned, this one is on ",
+               device().str());
+  if (is_pinned()) return *this;
+  const size_t nbytes = static_cast<size_t>(numel()) * itemsize(dtype());
+  Tensor out = Tensor::from_storage(Storage::allocate_pinned(nbytes), dtype(), shape(), contiguous_strides(shape()), 0);
+  if (numel() > 0) copy_into(out, *this);
+  return out;
+}
 
 Tensor Tensor::clone() const {
   Tensor out = Tensor::empty(shape(), dtype(), device());
@@ -70,7 +81,9 @@ Tensor Tensor::t() const {
   return dim() < 2 ? *this : hearth::transpose(*this, 0, 1);
 }
 Tensor Tensor::permute(const std::vector<int64_t>& dims) const { return hearth::permute(*this, dims); }
-Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const { return hearth::narrow(*this, d, start, length); }
+Tensor Tensor::narrow(int64_t d, int64_t start, int64_t length) const {
+  return hearth::narrow(*this, d, start, length);
+}
 Tensor Tensor::select(int64_t d, int64_t index) const { return hearth::select(*this, d, index); }
 Tensor Tensor::expand(const Shape& s) const { return hearth::expand(*this, s); }
 Tensor Tensor::squeeze(int64_t d) const { return hearth::squeeze(*this, d); }

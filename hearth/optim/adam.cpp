@@ -1,5 +1,8 @@
 #include "hearth/optim/adam.h"
 
+#include <map>
+#include <vector>
+
 #include "hearth/ops/factory.h"
 #include "hearth/optim/functional.h"
 
@@ -54,6 +57,12 @@ void Adam::update(ParamGroup& group) {
   a.amsgrad = group.flag("amsgrad");
   a.maximize = group.flag("maximize");
   a.decoupled_weight_decay = decoupled_;
+  // One foreach call per step count (parameters that joined later have
+  // counted fewer steps); normally there is one.
+  struct Lists {
+    std::vector<Tensor> params, grads, exp_avgs, exp_avg_sqs, max_sqs;
+  };
+  std::map<int64_t, Lists> by_step;
   for (const Tensor& p : group.params) {
     const Tensor g = p.grad();
     if (!g.defined()) continue;
@@ -63,11 +72,17 @@ void Adam::update(ParamGroup& group) {
       if (!t.defined()) t = zeros(p.shape(), p.dtype(), p.device());
       return t;
     };
-    const Tensor exp_avg = slot("exp_avg"), exp_avg_sq = slot("exp_avg_sq");
-    const Tensor max_sq = a.amsgrad ? slot("max_exp_avg_sq") : Tensor();
     st.step += 1;
-    a.step = st.step;
-    adam_step_(p, g, exp_avg, exp_avg_sq, max_sq, a);
+    Lists& l = by_step[st.step];
+    l.params.push_back(p);
+    l.grads.push_back(g);
+    l.exp_avgs.push_back(slot("exp_avg"));
+    l.exp_avg_sqs.push_back(slot("exp_avg_sq"));
+    l.max_sqs.push_back(a.amsgrad ? slot("max_exp_avg_sq") : Tensor());
+  }
+  for (const auto& [step, l] : by_step) {
+    a.step = step;
+    adam_step_foreach_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_sqs, a);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "hearth/optim/sgd.h"
 
+#include <vector>
+
 #include "hearth/ops/factory.h"
 #include "hearth/optim/functional.h"
 
@@ -38,21 +40,31 @@ void SGD::update(ParamGroup& group) {
   a.weight_decay = group.get("weight_decay");
   a.nesterov = group.flag("nesterov");
   a.maximize = group.flag("maximize");
+  // Parameters whose momentum buffer starts now take d as the buffer: they go
+  // in a call of their own (normally the first step, all of them).
+  std::vector<Tensor> params[2], grads[2], bufs[2];
   for (const Tensor& p : group.params) {
     const Tensor g = p.grad();
     if (!g.defined()) continue;
+    int fresh = 0;
     Tensor buf;
-    a.init_buffer = false;
     if (a.momentum != 0) {
       ParamState& st = state_for(p);
       Tensor& slot = st.tensors["momentum_buffer"];
       if (!slot.defined()) {
         slot = empty(p.shape(), p.dtype(), p.device());
-        a.init_buffer = true;
+        fresh = 1;
       }
       buf = slot;
     }
-    sgd_step_(p, g, buf, a);
+    params[fresh].push_back(p);
+    grads[fresh].push_back(g);
+    bufs[fresh].push_back(buf);
+  }
+  for (int fresh = 0; fresh < 2; ++fresh) {
+    if (params[fresh].empty()) continue;
+    a.init_buffer = fresh == 1;
+    sgd_step_foreach_(params[fresh], grads[fresh], bufs[fresh], a);
   }
 }
 

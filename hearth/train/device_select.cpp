@@ -39,6 +39,17 @@ int local_rank() {
   return std::stoi(v);
 }
 
+// "cuda:0 (NVIDIA H100 80GB HBM3), cuda:1 (...)": what a user can pick instead.
+std::string list_devices(DeviceKind kind) {
+  DeviceRuntime& rt = device_runtime(kind);
+  std::string s;
+  for (int d = 0; d < rt.device_count(); ++d) {
+    if (!s.empty()) s += ", ";
+    s += Device(kind, d).str() + " (" + rt.device_name(d) + ")";
+  }
+  return s;
+}
+
 }  // namespace
 
 std::string available_devices() {
@@ -94,7 +105,7 @@ DeviceChoice select_device(const std::string& spec, bool use_cpu) {
     int rank = local_rank();
     int count = device_runtime(d.kind).device_count();
     HEARTH_CHECK(rank < count, DeviceError, "[trainer] LOCAL_RANK is ", rank, " but only ", count, " ",
-                 device_kind_name(d.kind), " device(s) are visible", use_instead());
+                 device_kind_name(d.kind), " device(s) are visible: ", list_devices(d.kind), use_instead());
     d.index = rank;
     return {d, describe_device(d)};
   }
@@ -114,8 +125,8 @@ DeviceChoice select_device(const std::string& spec, bool use_cpu) {
                  use_instead());
   }
   HEARTH_CHECK(d.index < rt.device_count(), DeviceError, "[trainer] device '", d.str(),
-               "' is not available on this system (", rt.device_count(), " ", kind, " device(s) visible)",
-               use_instead());
+               "' is not available on this system (", rt.device_count(), " ", kind,
+               " device(s) visible: ", list_devices(d.kind), ")", use_instead());
   return {d, describe_device(d)};
 }
 

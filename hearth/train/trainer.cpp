@@ -134,6 +134,7 @@ void Trainer::setup_training() {
   lo.seed = static_cast<uint64_t>(args_.seed);
   lo.drop_last = args_.dataloader_drop_last;
   lo.num_workers = args_.dataloader_num_workers;
+  lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
   const int64_t batches = loader_->num_batches();
   HEARTH_CHECK(batches > 0, ValueError, "[trainer] the training set has ", train_dataset_->size(),
@@ -427,6 +428,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     data::DataLoaderOptions lo;
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
+    lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
     data::DataLoader loader(dataset, lo);
     ClassificationMetrics acc;
     while (std::optional<data::Batch> b = loader.next()) {

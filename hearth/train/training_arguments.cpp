@@ -204,6 +204,8 @@ std::vector<Field> make_fields() {
               "batches whose gradients add up to one optimizer step (>= 1)"),
       boolean("dataloader_drop_last", &A::dataloader_drop_last, "drop the last, smaller batch of each epoch"),
       integer("dataloader_num_workers", &A::dataloader_num_workers, 0, "threads that build batches ahead (>= 0)"),
+      boolean("dataloader_pin_memory", &A::dataloader_pin_memory,
+              "batches in page-locked memory when training on an accelerator (asynchronous copies)"),
       choice("optim", &A::optim, {"adamw_torch", "adam", "sgd"}, "optimizer: adamw_torch, adam or sgd (momentum 0.9)"),
       number("learning_rate", &A::learning_rate, 0.0, kInf, false, "peak learning rate (>= 0)"),
       number("weight_decay", &A::weight_decay, 0.0, kInf, false,

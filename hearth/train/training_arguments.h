@@ -33,6 +33,8 @@ struct TrainingArguments {
   int64_t gradient_accumulation_steps = 1;
   bool dataloader_drop_last = false;
   int64_t dataloader_num_workers = 0;
+  // Batches in page-locked memory when training on an accelerator (asynchronous copies).
+  bool dataloader_pin_memory = true;
 
   // Optimizer: "adamw_torch" (AdamW), "adam" or "sgd" (momentum 0.9).
   std::string optim = "adamw_torch";

@@ -18,15 +18,22 @@ const std::vector<ParityCase>& parity_cases() { return cases(); }
 
 double default_tolerance(DType t) {
   switch (t) {
-    case DType::float64: return 1e-10;
-    case DType::float32: return 1e-5;
-    case DType::bfloat16: return 1e-2;
-    case DType::float16: return 2e-3;
-    default: return 0;
+    case DType::float64:
+      return 1e-10;
+    case DType::float32:
+      return 1e-5;
+    case DType::bfloat16:
+      return 1e-2;
+    case DType::float16:
+      return 2e-3;
+    default:
+      return 0;
   }
 }
 
 Tensor random_input(const Shape& shape, DType dtype) {
+  // Half true, half false: a cast of nonzero values would make every bool true.
+  if (dtype == DType::bool_) return lt(rand(shape, DType::float64), 0.5);
   Tensor t = sub(mul(rand(shape, DType::float64), 2.0), 1.0);
   if (is_integral(dtype, true)) t = mul(t, 50.0);
   return cast(t, dtype);

@@ -59,5 +59,70 @@ ParityCase adam_case(bool decoupled, bool amsgrad) {
 const ParityRegistrar adam(adam_case(false, false));
 const ParityRegistrar adamw(adam_case(true, true));
 
+// Foreach steps over many parameters: more tensors than one launch takes, sizes
+// around the chunk length, and (float32 only) one tensor longer than a launch's
+// blocks cover, so packing carries a tensor over to the next launch.
+std::vector<int64_t> foreach_sizes(bool huge) {
+  std::vector<int64_t> sizes;
+  for (int i = 0; i < 40; ++i) sizes.push_back(1 + i * 1733);
+  sizes.insert(sizes.end(), {65535, 65536, 65537, 1});
+  if (huge) sizes.push_back(320 * 65536 + 5);
+  return sizes;
+}
+
+ParityCase foreach_case(const char* name, std::vector<DType> dtypes, bool huge) {
+  return ParityCase{name,
+                    {"sgd_step_foreach", "adam_step_foreach"},
+                    std::move(dtypes),
+                    [huge](DType dt) {
+                      std::vector<Tensor> in;
+                      for (int64_t n : foreach_sizes(huge)) {
+                        in.push_back(random_input({n}, dt));
+                        in.push_back(random_input({n}, dt));
+                      }
+                      return in;
+                    },
+                    [](const std::vector<Tensor>& in, Device) {
+                      NoGradGuard no_grad;
+                      std::vector<Tensor> ps, qs, gs, bufs, ms, vs, vmaxs;
+                      for (size_t i = 0; i < in.size(); i += 2) {
+                        ps.push_back(in[i].clone());
+                        qs.push_back(in[i].clone());
+                        gs.push_back(in[i + 1]);
+                        bufs.push_back(in[i].clone());
+                        ms.push_back(in[i].clone().zero_());
+                        vs.push_back(in[i].clone().zero_());
+                        vmaxs.push_back(in[i].clone().zero_());
+                      }
+                      for (int step = 1; step <= 2; ++step) {
+                        SgdStepAttrs s;
+                        s.lr = 0.1;
+                        s.momentum = 0.9;
+                        s.weight_decay = 0.01;
+                        s.init_buffer = step == 1;
+                        optim::sgd_step_foreach_(ps, gs, bufs, s);
+                        AdamStepAttrs a;
+                        a.lr = 1e-2;
+                        a.weight_decay = 0.1;
+                        a.step = step;
+                        a.amsgrad = true;
+                        a.decoupled_weight_decay = true;
+                        optim::adam_step_foreach_(qs, gs, ms, vs, vmaxs, a);
+                      }
+                      std::vector<Tensor> out;
+                      for (size_t i = 0; i < ps.size(); ++i) {
+                        out.push_back(ps[i]);
+                        out.push_back(bufs[i]);
+                        out.push_back(qs[i]);
+                        out.push_back(vmaxs[i]);
+                      }
+                      return out;
+                    },
+                    false};
+}
+
+const ParityRegistrar foreach_many(foreach_case("sgd/adamw foreach, 44 tensors, 2 steps", kFloat, false));
+const ParityRegistrar foreach_huge(foreach_case("sgd/adamw foreach, one tensor over a launch", {DType::float32}, true));
+
 }  // namespace
 }  // namespace hearth::gpu_testing

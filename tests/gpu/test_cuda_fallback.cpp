@@ -1,15 +1,17 @@
 // The CPU fallback from a real accelerator: an op whose CUDA kernel is taken
 // away runs on the CPU only when HEARTH_ENABLE_CPU_FALLBACK=1, returns its result
 // on the GPU, and autograd flows through it.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
+#include <string>
+
+#include <gtest/gtest.h>
 
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/reduction.h"
+#include "hearth/train/device_select.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace hearth::gpu_testing {
@@ -81,6 +83,24 @@ TEST(CudaDevice, AutoPicksTheGpuAndAbsentIndexFails) {
   HEARTH_REQUIRE_CUDA();
   EXPECT_EQ(resolve_device("auto"), cuda0());
   EXPECT_THROW(resolve_device("cuda:99"), DeviceError);
+}
+
+// The Trainer's choice: an absent index lists the devices that are there, by name.
+TEST(CudaDevice, AbsentIndexListsTheDevicesPresent) {
+  HEARTH_REQUIRE_CUDA();
+  const int count = device_runtime(cuda0().kind).device_count();
+  const std::string name = device_runtime(cuda0().kind).device_name(0);
+  try {
+    train::select_device("cuda:" + std::to_string(count), false);
+    FAIL() << "cuda:" << count << " was accepted";
+  } catch (const DeviceError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("cuda:0 (" + name + ")"), std::string::npos) << m;
+    EXPECT_NE(m.find(std::to_string(count) + " cuda device(s) visible"), std::string::npos) << m;
+  }
+  train::DeviceChoice c = train::select_device("auto", false);
+  EXPECT_EQ(c.device, cuda0());
+  EXPECT_NE(c.description.find(name), std::string::npos) << c.description;
 }
 
 }  // namespace

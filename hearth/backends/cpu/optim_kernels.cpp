@@ -89,7 +89,25 @@ void adam_step_kernel(OpCall& call) {
   });
 }
 
+// The foreach ops run the single-tensor kernel on each group: on the CPU the
+// per-call cost is small next to the pass over memory.
+template <void (*Single)(OpCall&), size_t kGroup>
+void foreach_kernel(OpCall& call) {
+  OpCall one;
+  one.attrs_ptr = call.attrs_ptr;
+  one.attrs_type = call.attrs_type;
+  for (size_t base = 0; base + kGroup <= call.inputs.size(); base += kGroup) {
+    one.inputs.assign(call.inputs.begin() + static_cast<std::ptrdiff_t>(base),
+                      call.inputs.begin() + static_cast<std::ptrdiff_t>(base + kGroup));
+    if (one.inputs[0].numel() > 0) Single(one);
+  }
+}
+
 const KernelRegistrar reg_sgd("sgd_step", kCpu, sgd_step_kernel, DTypeSet::floating());
+const KernelRegistrar reg_sgd_foreach("sgd_step_foreach", kCpu, foreach_kernel<sgd_step_kernel, 3>,
+                                      DTypeSet::floating());
+const KernelRegistrar reg_adam_foreach("adam_step_foreach", kCpu, foreach_kernel<adam_step_kernel, 5>,
+                                       DTypeSet::floating());
 const KernelRegistrar reg_adam("adam_step", kCpu, adam_step_kernel, DTypeSet::floating());
 
 }  // namespace

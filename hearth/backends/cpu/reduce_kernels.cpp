@@ -19,8 +19,10 @@ using acc_t = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double,
 
 template <typename C>
 bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<C>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 constexpr int64_t kChunk = 32768;
@@ -30,12 +32,17 @@ template <typename Acc, typename Chunk, typename Combine>
 Acc chunked_reduce(int64_t n, Chunk&& chunk, Combine&& combine) {
   if (n <= kChunk) return chunk(int64_t{0}, n);
   const int64_t chunks = (n + kChunk - 1) / kChunk;
-  std::vector<Acc> partial(chunks);
+  // One whole object per chunk: a std::vector<bool> would pack the flags of
+  // neighbouring chunks into one word that several threads write at once.
+  struct Slot {
+    Acc value;
+  };
+  std::vector<Slot> partial(chunks);
   parallel_for(chunks, 1, [&](int64_t cb, int64_t ce) {
-    for (int64_t c = cb; c < ce; ++c) partial[c] = chunk(c * kChunk, std::min(n, (c + 1) * kChunk));
+    for (int64_t c = cb; c < ce; ++c) partial[c].value = chunk(c * kChunk, std::min(n, (c + 1) * kChunk));
   });
-  Acc acc = partial[0];
-  for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, partial[c]);
+  Acc acc = partial[0].value;
+  for (int64_t c = 1; c < chunks; ++c) acc = combine(acc, partial[c].value);
   return acc;
 }
 
@@ -131,7 +138,8 @@ void arg_extreme_kernel(OpCall& call) {
           inner,
           [&](int64_t b, int64_t e) {
             Acc acc{static_cast<C>(row[b]), b};
-            for (int64_t i = b + 1; i < e && !is_nan(acc.first); ++i) acc = combine(acc, Acc{static_cast<C>(row[i]), i});
+            for (int64_t i = b + 1; i < e && !is_nan(acc.first); ++i)
+              acc = combine(acc, Acc{static_cast<C>(row[i]), i});
             return acc;
           },
           combine);

@@ -1,6 +1,7 @@
 // Philox fills on CUDA, element-for-element the same as the CPU backend (see
 // hearth/dispatch/schemas/random.h for the mapping).
 #include "hearth/backends/cuda/loops.cuh"
+#include "hearth/backends/cuda/philox.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/random.h"
 
@@ -9,34 +10,11 @@ namespace {
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
-struct U4 {
-  uint32_t x[4];
-};
-
-__device__ inline U4 philox(uint64_t counter, uint64_t key) {
-  constexpr uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u, kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
-  uint32_t c0 = static_cast<uint32_t>(counter), c1 = static_cast<uint32_t>(counter >> 32), c2 = 0, c3 = 0;
-  uint32_t k0 = static_cast<uint32_t>(key), k1 = static_cast<uint32_t>(key >> 32);
-#pragma unroll
-  for (int r = 0; r < 10; ++r) {
-    uint32_t hi0 = __umulhi(kM0, c0), lo0 = kM0 * c0;
-    uint32_t hi1 = __umulhi(kM1, c2), lo1 = kM1 * c2;
-    uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0;
-    c1 = lo1;
-    c2 = n2;
-    c3 = lo0;
-    k0 += kW0;
-    k1 += kW1;
-  }
-  return U4{{c0, c1, c2, c3}};
-}
-
 template <typename D>
 __global__ void uniform_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, float lo, float span) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (4 * c >= n) return;
-  U4 r = philox(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(offset + c, seed);
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     int64_t i = 4 * c + k;
@@ -47,7 +25,7 @@ __global__ void uniform_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset
 __global__ void uniform_double_kernel(double* out, int64_t n, uint64_t seed, uint64_t offset, double lo, double hi) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (2 * c >= n) return;
-  U4 r = philox(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(offset + c, seed);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     int64_t i = 2 * c + k;
@@ -60,7 +38,7 @@ template <typename D>
 __global__ void normal_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, double mean, double std) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (2 * c >= n) return;
-  U4 r = philox(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(offset + c, seed);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     int64_t i = 2 * c + k;
@@ -76,7 +54,7 @@ template <typename D>
 __global__ void randint_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, int64_t low, uint64_t range) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (2 * c >= n) return;
-  U4 r = philox(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(offset + c, seed);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     int64_t i = 2 * c + k;

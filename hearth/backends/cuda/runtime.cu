@@ -9,6 +9,7 @@
 #include "hearth/backends/cuda/allocator.h"
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/host_allocator.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 
@@ -35,10 +36,17 @@ class CudaRuntime final : public DeviceRuntime {
   void* allocate(size_t nbytes, int index) override { return cuda::allocate(nbytes, index); }
   void deallocate(void* ptr, int index) override { cuda::deallocate(ptr, index); }
 
+  void* allocate_pinned_host(size_t nbytes) override { return cuda::allocate_pinned(nbytes); }
+  void free_pinned_host(void* ptr) override { cuda::free_pinned(ptr); }
+
   void copy_from_host(void* dst, const void* src, size_t n, int index) override {
     // From pageable memory the call returns once `src` has been staged, so the
-    // caller may free it; ordering with kernels comes from the stream.
-    HEARTH_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream(index)));
+    // caller may free it. From pinned memory it returns at once, and the event
+    // recorded on the block keeps it from reuse until the copy is done.
+    // Ordering with kernels comes from the stream.
+    cudaStream_t s = stream(index);
+    HEARTH_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s));
+    cuda::record_pinned_use(src, s);
   }
   void copy_to_host(void* dst, const void* src, size_t n, int index) override {
     cudaStream_t s = stream(index);
@@ -62,8 +70,8 @@ class CudaRuntime final : public DeviceRuntime {
     cudaRuntimeGetVersion(&rt);
     cudaDriverGetVersion(&drv);
     std::ostringstream os;
-    os << "CUDA runtime " << version_string(rt) << ", driver " << (drv ? version_string(drv) : "none")
-       << ", cuBLASLt " << cublasLtGetVersion() << ", cuDNN " << cudnnGetVersion();
+    os << "CUDA runtime " << version_string(rt) << ", driver " << (drv ? version_string(drv) : "none") << ", cuBLASLt "
+       << cublasLtGetVersion() << ", cuDNN " << cudnnGetVersion();
     return os.str();
   }
 
@@ -92,8 +100,9 @@ class CudaRuntime final : public DeviceRuntime {
         break;
       case cudaErrorInsufficientDriver:
         if (drv == 0) {
-          reason_ = "the NVIDIA driver library (libcuda.so.1) could not be loaded: no NVIDIA driver is installed on "
-                    "this machine, or it is not on the library path. Install the driver and check `nvidia-smi`.";
+          reason_ =
+              "the NVIDIA driver library (libcuda.so.1) could not be loaded: no NVIDIA driver is installed on "
+              "this machine, or it is not on the library path. Install the driver and check `nvidia-smi`.";
           break;
         }
         reason_ = "the NVIDIA driver (" + (drv ? version_string(drv) : std::string("not found")) +

@@ -27,6 +27,17 @@
 //                param -= lr / (1 - beta1^step) * exp_avg / denom
 //              (torch.optim.Adam/AdamW, the non-capturable path). max_exp_avg_sq
 //              is present iff amsgrad.
+//
+//   sgd_step_foreach   inputs {param, grad, momentum_buffer?} x n      SgdStepAttrs
+//   adam_step_foreach  inputs {param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq?} x n   AdamStepAttrs
+//              the same update over n parameters in one call (torch's _foreach/
+//              multi-tensor path): groups of 3 (SGD) or 5 (Adam) inputs, the
+//              optional tensor of each group undefined where the single op
+//              leaves it out; one attrs for all (the same step and init_buffer).
+//              Every tensor of every group is contiguous, of one dtype and on
+//              one device; sizes differ between groups. The optimizers use these
+//              where the backend has them, so a backend launches a few kernels
+//              per step instead of one per parameter.
 #pragma once
 
 #include <cstdint>

@@ -32,7 +32,7 @@ Tensor binary_cross_entropy_with_logits(const Tensor& logits, const Tensor& targ
 BertModel::BertModel(BertConfig c, bool add_pooling_layer) : Module("BertModel"), config(validated(c, "BertModel")) {
   {
     // The layers' own (PyTorch default) draws would all be replaced below.
-    nn::init::SkipRandomInitGuard replaced_by_init_bert_weights;
+    nn::init::SkipInitGuard replaced_by_init_bert_weights;
     embeddings = register_module("embeddings", std::make_shared<BertEmbeddings>(config));
     encoder = register_module("encoder", std::make_shared<BertEncoder>(config));
     if (add_pooling_layer) pooler = register_module("pooler", std::make_shared<BertPooler>(config));
@@ -66,7 +66,7 @@ BertForSequenceClassification::BertForSequenceClassification(BertConfig c)
   bert = register_module("bert", std::make_shared<BertModel>(config, /*add_pooling_layer=*/true));
   dropout = register_module("dropout", std::make_shared<Dropout>(config.classifier_dropout_prob()));
   {
-    nn::init::SkipRandomInitGuard replaced_by_init_bert_weights;
+    nn::init::SkipInitGuard replaced_by_init_bert_weights;
     classifier = register_module("classifier", std::make_shared<Linear>(config.hidden_size, config.num_labels));
   }
   init_bert_weights(*classifier, config.initializer_range);

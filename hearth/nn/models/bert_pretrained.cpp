@@ -219,7 +219,7 @@ std::shared_ptr<BertModel> BertModel::from_pretrained(const std::string& model_d
   const BertConfig config = read_config(dir, options);
   std::shared_ptr<BertModel> model;
   {
-    nn::init::SkipRandomInitGuard every_weight_comes_from_the_checkpoint;
+    nn::init::SkipInitGuard every_weight_comes_from_the_checkpoint;
     model = std::make_shared<BertModel>(config);
   }
   load_checkpoint(*model, "BertModel", dir, "", {}, options.log);
@@ -234,7 +234,7 @@ std::shared_ptr<BertForSequenceClassification> BertForSequenceClassification::fr
   const BertConfig config = read_config(dir, options);
   std::shared_ptr<BertForSequenceClassification> model;
   {
-    nn::init::SkipRandomInitGuard weights_come_from_the_checkpoint;  // or are initialised below
+    nn::init::SkipInitGuard weights_come_from_the_checkpoint;  // or are initialised below
     model = std::make_shared<BertForSequenceClassification>(config);
   }
   const std::vector<std::string> fresh = load_checkpoint(*model, "BertForSequenceClassification", dir, "bert.",

@@ -1,7 +1,5 @@
 // The CPU fallback, proven on the host-backed "testdev" kind (tests/support),
 // which implements copy_, fill_, add, and mul for float32/float64 only.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -12,12 +10,16 @@
 #include <string>
 #include <vector>
 
+#include <gtest/gtest.h>
+
 #include "hearth/core/device_runtime.h"
 #include "hearth/dispatch/dispatch.h"
+#include "hearth/dispatch/schemas/optim.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/reduction.h"
 #include "hearth/ops/view.h"
+#include "hearth/optim/functional.h"
 #include "tests/support/test_device.h"
 
 namespace hearth {
@@ -32,12 +34,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = std::string(old);
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -112,7 +118,7 @@ TEST_F(Fallback, ResultMatchesTheCpuForBroadcastNonContiguousAndDtypeMisses) {
   ScopedEnv on_env(kFallbackVar, "1");
   ::testing::internal::CaptureStderr();
   Tensor a = transpose(tensor(std::vector<float>{1, 2, 3, 4, 5, 6}, Shape{2, 3}), 0, 1);  // [3, 2], strided
-  Tensor b = tensor(std::vector<float>{2, 4});                                           // broadcast over rows
+  Tensor b = tensor(std::vector<float>{2, 4});                                            // broadcast over rows
   Tensor q = div(on(a, dev_), on(b, dev_));
   EXPECT_EQ(q.device(), dev_);
   EXPECT_EQ(q.shape(), (Shape{3, 2}));
@@ -195,7 +201,7 @@ TEST_F(Fallback, AutogradThroughAFallenBackOp) {
   ASSERT_TRUE(y.grad().defined());
   EXPECT_EQ(x.grad().device(), dev_);
   EXPECT_EQ(y.grad().device(), dev_);
-  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{0.5f, 0.25f, 0.125f}));      // 1 / y
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{0.5f, 0.25f, 0.125f}));          // 1 / y
   EXPECT_EQ(y.grad().to_vector<float>(), (std::vector<float>{-0.25f, -0.125f, -0.046875f}));  // -x / y^2
   EXPECT_GE(fallback_stats()["div"].calls, 2) << "the backward's div falls back too";
 }
@@ -216,10 +222,43 @@ void increment_kernel(OpCall& call) {
 
 OpHandle increment_op() {
   static OpHandle op = [] {
-    define_op(OpDef{kIncrementOp, {0}});
+    define_op(OpDef{kIncrementOp, {0}, 0});
     return register_kernel(kIncrementOp, kCpu, increment_kernel, {DType::float32});
   }();
   return op;
+}
+
+// A foreach op names the mutated inputs of its first group; the fallback
+// writes back those positions of every group (the optimizer's foreach steps).
+TEST_F(Fallback, ForeachOpsWriteBackEveryGroup) {
+  ScopedEnv on_env(kFallbackVar, "1");
+  std::vector<Tensor> params, grads, bufs;
+  for (int i = 0; i < 3; ++i) {
+    params.push_back(on(tensor(std::vector<float>{1.f + i, 2.f}), dev_));
+    grads.push_back(on(tensor(std::vector<float>{0.5f, -1.f}), dev_));
+    bufs.push_back(on(tensor(std::vector<float>{0.f, 0.f}), dev_));
+  }
+  SgdStepAttrs a;
+  a.lr = 0.1;
+  a.momentum = 0.9;
+  a.init_buffer = true;
+  // The functional layer defines the op (with its mutated inputs) on first use.
+  Tensor cpu_p = tensor(std::vector<float>{1.f}), cpu_b = tensor(std::vector<float>{0.f});
+  optim::sgd_step_foreach_({cpu_p}, {tensor(std::vector<float>{1.f})}, {cpu_b}, a);
+  OpCall call;
+  for (int i = 0; i < 3; ++i) call.inputs.insert(call.inputs.end(), {params[i], grads[i], bufs[i]});
+  call.set_attrs(a);
+  ::testing::internal::CaptureStderr();
+  dispatch(find_op("sgd_step_foreach"), call);
+  ::testing::internal::GetCapturedStderr();
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(params[i].device(), dev_);
+    std::vector<float> p = params[i].to_vector<float>(), b = bufs[i].to_vector<float>();
+    EXPECT_FLOAT_EQ(p[0], 1.f + i - 0.05f) << "group " << i;
+    EXPECT_FLOAT_EQ(p[1], 2.1f) << "group " << i;
+    EXPECT_FLOAT_EQ(b[0], 0.5f) << "group " << i;
+    EXPECT_FLOAT_EQ(b[1], -1.f) << "group " << i;
+  }
 }
 
 TEST_F(Fallback, MutatedInputsAreWrittenBack) {
@@ -257,7 +296,7 @@ TEST_F(Fallback, OpsTheCpuCannotRunGiveNoFallbackHint) {
   EXPECT_EQ(msg, "[test_only_device_only] is not implemented for cpu.");
 
   // An op neither device has, even with the fallback on.
-  OpHandle none = define_op(OpDef{"test_only_no_kernels", {}});
+  OpHandle none = define_op(OpDef{"test_only_no_kernels", {}, 0});
   OpCall dcall;
   dcall.inputs = {on(ones({2}), dev_)};
   dcall.outputs = {Tensor::empty({2}, DType::float32, dev_)};

@@ -42,12 +42,12 @@ TEST(Registry, SupportsIsATableLookupOnKindAndDtype) {
 TEST(Registry, DefineOpIsIdempotentAndKeepsKernels) {
   OpHandle a = register_kernel("test_only_registry_op", kCpu, noop_kernel, {DType::float32});
   EXPECT_FALSE(a->defined);  // a kernel may arrive before the op's definition
-  OpHandle b = define_op(OpDef{"test_only_registry_op", {1}});
+  OpHandle b = define_op(OpDef{"test_only_registry_op", {1}, 0});
   EXPECT_EQ(a, b);  // stable address: handles cached in statics stay valid
   EXPECT_TRUE(b->defined);
   EXPECT_EQ(b->def.mutated_inputs, (std::vector<int>{1}));
   EXPECT_EQ(b->kernels[kCpu.id].fn, &noop_kernel);
-  EXPECT_EQ(define_op(OpDef{"test_only_registry_op", {1}}), a);
+  EXPECT_EQ(define_op(OpDef{"test_only_registry_op", {1}, 0}), a);
   EXPECT_EQ(find_op("test_only_registry_op"), a);
 }
 

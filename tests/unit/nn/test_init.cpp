@@ -127,13 +127,13 @@ TEST(NnInit, FillsLeavesThatRequireGradWithoutRecording) {
   EXPECT_TRUE(w.requires_grad());
 }
 
-TEST(NnInit, SkipRandomInitGuardFillsZerosAndLeavesTheGenerator) {
+TEST(NnInit, SkipInitGuardFillsZerosAndLeavesTheGenerator) {
   manual_seed(9);
   Tensor w = full({3, 4}, 7.0);
   {
-    init::SkipRandomInitGuard outer;
+    init::SkipInitGuard outer;
     {
-      init::SkipRandomInitGuard inner;
+      init::SkipInitGuard inner;
       EXPECT_TRUE(init::random_init_skipped());
     }
     EXPECT_TRUE(init::random_init_skipped()) << "guards nest";

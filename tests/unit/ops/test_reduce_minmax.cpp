@@ -1,9 +1,11 @@
-#include <gtest/gtest.h>
-
 #include <limits>
 
+#include <gtest/gtest.h>
+
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
 #include "hearth/ops/reduction.h"
+#include "hearth/ops/view.h"
 #include "tests/unit/ops/reduction_testing.h"
 
 namespace hearth {
@@ -18,9 +20,7 @@ using red_test::throws_with;
 const double kNan = std::numeric_limits<double>::quiet_NaN();
 
 // [[3, 1, 4], [1, 5, 9]]
-Tensor sample(DType dt = DType::float32) {
-  return cast(tensor(std::vector<double>{3, 1, 4, 1, 5, 9}, {2, 3}), dt);
-}
+Tensor sample(DType dt = DType::float32) { return cast(tensor(std::vector<double>{3, 1, 4, 1, 5, 9}, {2, 3}), dt); }
 
 TEST(ReduceAmax, AllAndSomeDims) {
   EXPECT_TRUE(near(amax(sample()), {9}));
@@ -35,8 +35,8 @@ TEST(ReduceAmax, AllAndSomeDims) {
 }
 
 TEST(ReduceAmax, EveryDtype) {
-  for (DType dt : {DType::float32, DType::float64, DType::bfloat16, DType::float16, DType::int64, DType::int32,
-                   DType::uint8}) {
+  for (DType dt :
+       {DType::float32, DType::float64, DType::bfloat16, DType::float16, DType::int64, DType::int32, DType::uint8}) {
     Tensor m = amax(sample(dt), {1});
     EXPECT_EQ(m.dtype(), dt);
     EXPECT_TRUE(near(m, {4, 9})) << dtype_name(dt);
@@ -59,6 +59,20 @@ TEST(ReduceAmax, NanPropagates) {
   EXPECT_TRUE(near(amax(x, {1}), {kNan, 5}));
   EXPECT_TRUE(near(amin(x, {1}), {kNan, 2}));
   EXPECT_TRUE(std::isnan(amax(x).item<double>()));
+}
+
+// Long bool rows are cut into chunks reduced by several threads; each chunk's
+// result must live in its own object (a packed vector<bool> loses writes).
+TEST(ReduceAmax, LongBoolRowsAcrossThreads) {
+  Tensor all_true = ones({1 << 20}, DType::bool_);
+  Tensor one_false = all_true.clone();
+  fill_(slice(one_false, 0, 777777, 777778), 0);
+  for (int rep = 0; rep < 20; ++rep) {
+    ASSERT_TRUE(amin(all_true).item<bool>()) << "repetition " << rep;
+    ASSERT_TRUE(amax(one_false).item<bool>()) << "repetition " << rep;
+    ASSERT_FALSE(amin(one_false).item<bool>()) << "repetition " << rep;
+    ASSERT_EQ(std::get<1>(min_dim(one_false, 0)).item<int64_t>(), 777777) << "repetition " << rep;
+  }
 }
 
 TEST(ReduceAmax, LongRowUsesChunksAndFindsTheExtreme) {

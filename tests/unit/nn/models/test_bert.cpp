@@ -84,7 +84,7 @@ TEST(NnBert, BertBaseMatchesTransformersKeysAndParameterCount) {
   ASSERT_TRUE(in.good()) << "tests/fixtures/golden/hf_bert_keys.json is missing";
   const nlohmann::json keys = nlohmann::json::parse(in).at("bert-base-uncased-seqcls");
 
-  nn::init::SkipRandomInitGuard layout_only;          // the 110M random draws are not under test here
+  nn::init::SkipInitGuard layout_only;          // the 110M random draws are not under test here
   BertForSequenceClassification model(BertConfig{});  // the defaults are bert-base-uncased's
   const nn::StateDict state = model.state_dict();
   std::vector<std::pair<std::string, Shape>> ours, theirs;

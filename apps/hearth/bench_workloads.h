@@ -1,0 +1,41 @@
+// The workloads `hearth bench` times: the reference benchmark's models
+// (ResNet-50, VGG16, BERT-base) on synthetic data already on the device, with
+// the optimizer a user of each would pick (SGD with momentum for the CNNs,
+// AdamW for BERT), the same work bench/compare_pytorch.py gives PyTorch.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hearth/core/device.h"
+
+namespace hearth::cli {
+
+struct WorkloadShape {
+  int64_t batch_size = 0;  // 0: the model's reference batch
+  int64_t image_size = 224;
+  int64_t seq_len = 128;
+};
+
+class Workload {
+ public:
+  virtual ~Workload() = default;
+  // One optimizer step: forward, cross-entropy loss, backward, update.
+  virtual void train_step() = 0;
+  // One forward pass without autograd, in eval mode.
+  virtual void eval_step() = 0;
+  virtual void set_training(bool training) = 0;
+  virtual int64_t parameters() const = 0;
+  int64_t batch_size = 0;
+};
+
+// "resnet50", "vgg16", "bert-base".
+const std::vector<std::string>& bench_model_names();
+// The reference benchmark's batch for a model: 128, 64, 64.
+int64_t reference_batch_size(const std::string& model);
+// Builds the model (seeded), its optimizer and one batch of random inputs on `device`.
+std::unique_ptr<Workload> make_workload(const std::string& model, const WorkloadShape& shape, Device device);
+
+}  // namespace hearth::cli
