@@ -74,7 +74,7 @@ class ImageClassification final : public Workload {
     x_ = randn({s.batch_size, 3, s.image_size, s.image_size}, DType::float32, device);
     if (s.channels_last) {
       nn::to_channels_last(*model_);
-      x_ = contiguous(x_, MemoryFormat::channels_last);
+      x_ = x_.contiguous(MemoryFormat::channels_last);
     }
     y_ = randint(0, 1000, {s.batch_size}, DType::int64, device);
   }
