@@ -82,7 +82,7 @@ void Adam::update(ParamGroup& group) {
   }
   for (const auto& [step, l] : by_step) {
     a.step = step;
-    adam_step_foreach_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_sqs, a);
+    defer([l, a] { adam_step_foreach_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_sqs, a); });
   }
 }
 

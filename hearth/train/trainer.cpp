@@ -7,6 +7,7 @@
 #include <numeric>
 #include <sstream>
 
+#include "hearth/autograd/anomaly_mode.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
@@ -222,6 +223,15 @@ TrainOutput Trainer::train() {
   setup_training();
   std::optional<StopSignalGuard> signals;
   if (options_.handle_signals) signals.emplace();
+  std::optional<autograd::DetectAnomalyGuard> anomaly;
+  if (args_.detect_anomaly) {
+    anomaly.emplace();
+    say("hearth: anomaly detection is on: every op's outputs are checked for NaN/Inf (slower)");
+  }
+  // A run killed inside a save leaves its temporary tree behind; it is never
+  // a checkpoint, and nothing else would remove it.
+  for (const std::string& dir : remove_unfinished_checkpoints(args_.output_dir))
+    say("hearth: removed " + dir + " (a checkpoint save that did not finish)");
   if (args_.resume_from_checkpoint.has_value()) {
     resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir));
   } else {
@@ -272,6 +282,13 @@ TrainOutput Trainer::train() {
 void Trainer::run_loop() {
   const auto ga = static_cast<size_t>(args_.gradient_accumulation_steps);
   while (state_.global_step < state_.max_steps) {
+    // What a step that fails part way (an OutOfMemoryError in the forward,
+    // backward or optimizer step) must give back, so that the run is as if
+    // the step never started: the batches it drew and the random numbers it
+    // used. The optimizer undoes its own state (Optimizer::step is all or
+    // nothing); partial gradients are dropped.
+    const data::DataLoaderState position = loader_->state();
+    const uint64_t rng_seed = default_generator().seed(), rng_offset = default_generator().offset();
     std::vector<data::Batch> group;
     while (group.size() < ga) {
       std::optional<data::Batch> b = loader_->next();
@@ -284,7 +301,17 @@ void Trainer::run_loop() {
       for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
       continue;
     }
-    training_step(group);
+    const int64_t step_before = state_.global_step;
+    try {
+      training_step(group);
+    } catch (const OutOfMemoryError&) {
+      if (state_.global_step == step_before) {  // the step did not complete
+        optimizer_->zero_grad();
+        loader_->load_state(position);
+        default_generator().set_state(rng_seed, rng_offset);
+      }
+      throw;
+    }
     after_step(loader_->state().batches_yielded >= loader_->num_batches());
     if (stop_signal_ != 0 || control_.should_training_stop) break;
   }
@@ -469,6 +496,7 @@ std::string Trainer::save_checkpoint() {
     json s = cb->state_dict();
     if (!s.is_null()) state_.stateful_callbacks[cb->name()] = s;
   }
+  const std::string previous_best = state_.best_model_checkpoint;
   if (state_.best_metric.has_value() && state_.best_global_step == state_.global_step)
     state_.best_model_checkpoint = dir;
   CheckpointContents contents;
@@ -478,7 +506,18 @@ std::string Trainer::save_checkpoint() {
   contents.trainer_state = state_.to_json();
   contents.args = &args_;
   contents.extra_files = options_.checkpoint_extra_files;
-  train::save_checkpoint(dir, contents);
+  try {
+    train::save_checkpoint(dir, contents);
+  } catch (const IoError& e) {
+    // The save is atomic: nothing of it is left, and the checkpoints before it
+    // are untouched. Say which one a resumed run would continue from.
+    state_.best_model_checkpoint = previous_best;
+    HEARTH_THROW(IoError, "[trainer] cannot save ", dir, ": ", e.what(), "; ",
+                 last_checkpoint_.empty() ? std::string("no earlier checkpoint of this run exists")
+                                          : "the previous checkpoint " + last_checkpoint_ +
+                                                " is intact: free space or fix the directory, then resume with "
+                                                "--resume_from_checkpoint latest");
+  }
   last_save_step_ = state_.global_step;
   last_checkpoint_ = dir;
   if (args_.save_total_limit.has_value())

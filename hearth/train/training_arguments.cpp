@@ -242,6 +242,8 @@ std::vector<Field> make_fields() {
       boolean("use_cpu", &A::use_cpu, "train on the CPU whatever device says"),
       choice("precision", &A::precision, {"fp32"}, "numeric precision of training: fp32"),
       boolean("disable_tqdm", &A::disable_tqdm, "print plain periodic lines instead of a progress bar"),
+      boolean("detect_anomaly", &A::detect_anomaly,
+              "stop at the first op, forward or backward, that produces NaN or Inf, naming it (slow: for debugging)"),
       report_to(),
   };
 }

@@ -79,6 +79,10 @@ struct TrainingArguments {
   std::string precision = "fp32";
   // Plain periodic lines instead of a progress bar, even on a terminal.
   bool disable_tqdm = false;
+  // Checks every op's outputs for NaN/Inf, forward and backward, and stops at
+  // the first op that made one (hearth/autograd/anomaly_mode.h). Slow: for
+  // finding the step that goes bad.
+  bool detect_anomaly = false;
   // Where logs go besides the console: "all" or "jsonl" (output_dir/metrics.jsonl), or "none".
   std::vector<std::string> report_to = {"all"};
 
