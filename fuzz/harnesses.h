@@ -38,8 +38,8 @@ inline std::string fuzz_safetensors(const uint8_t* data, size_t size) {
 
 // IDX (MNIST, Fashion-MNIST): magic, type code, dimensions, values; gzipped
 // or not (read_idx detects gzip by its magic bytes).
-inline std::string fuzz_idx(const uint8_t* data, size_t size) {
-  std::string path = write_input("images-idx3-ubyte", data, size);
+inline std::string fuzz_idx(const uint8_t* bytes, size_t size) {
+  std::string path = write_input("images-idx3-ubyte", bytes, size);
   return check_clean_failure(path, [&] { (void)data::read_idx(path); });
 }
 

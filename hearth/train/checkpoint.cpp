@@ -51,7 +51,9 @@ std::string checkpoint_name(int64_t step) { return "checkpoint-" + std::to_strin
 void save_checkpoint(const std::string& dir, const CheckpointContents& c) {
   HEARTH_CHECK(c.model != nullptr, ValueError, "[checkpoint] ", dir, ": a checkpoint needs a model");
   fs::path parent = fs::path(dir).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  HEARTH_CHECK(!ec, IoError, "[checkpoint] ", parent.string(), ": cannot create the output directory: ", ec.message());
   io::write_directory_atomic(dir, [&](const std::string& tmp) {
     io::save_safetensors(join(tmp, kModelFile), c.model->state_dict(), {{"format", "pt"}});
     if (c.optimizer != nullptr) {
@@ -117,12 +119,11 @@ std::vector<std::string> remove_unfinished_checkpoints(const std::string& output
   std::vector<std::string> removed;
   std::error_code ec;
   if (!fs::is_directory(output_dir, ec)) return removed;
-  for (const auto& e : fs::directory_iterator(output_dir, ec)) {
-    if (!is_unfinished_checkpoint(e.path().filename().string())) continue;
-    fs::remove_all(e.path(), ec);
-    HEARTH_CHECK(!ec, IoError, "[checkpoint] ", e.path().string(),
-                 ": cannot remove this unfinished checkpoint: ", ec.message());
-    removed.push_back(e.path().string());
+  for (const auto& e : fs::directory_iterator(output_dir, ec))
+    if (is_unfinished_checkpoint(e.path().filename().string())) removed.push_back(e.path().string());
+  for (const std::string& path : removed) {
+    fs::remove_all(path, ec);
+    HEARTH_CHECK(!ec, IoError, "[checkpoint] ", path, ": cannot remove this unfinished checkpoint: ", ec.message());
   }
   return removed;
 }

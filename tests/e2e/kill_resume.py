@@ -168,7 +168,12 @@ def main():
             time.sleep(rng.uniform(0, 0.05))
             sig = signal.SIGKILL
         elif kind == "kill-in-save":
+            # Inside this process's first or second save: the second lets a
+            # resumed run complete a checkpoint before it is killed in the next.
             wait_until(proc, lambda: last_logged_step(out, offset) > start_step)
+            for _ in range(rng.randint(1, 2) - 1):
+                wait_until(proc, lambda: bool(unfinished(out)))
+                wait_until(proc, lambda: not unfinished(out))
             wait_until(proc, lambda: bool(unfinished(out)))
             time.sleep(rng.uniform(0, 3 * a.pause_ms / 1000.0))
             sig = signal.SIGKILL

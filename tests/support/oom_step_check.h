@@ -113,10 +113,11 @@ inline void check_oom_anywhere_in_a_step(const std::string& device, int64_t stri
     if (deterministic) expect_state_equals_checkpoint(t, reference + "/" + checkpoint_name(step));
     for (const auto& e : std::filesystem::directory_iterator(run))
       EXPECT_EQ(e.path().filename().string().find(".tmp"), std::string::npos) << "left behind: " << e.path();
-    if (deterministic)
+    if (deterministic) {
       for (const auto& [s, ckpt] : list_checkpoints(run))
         EXPECT_EQ(read_file_bytes(ckpt + "/" + kModelFile),
                   read_file_bytes(reference + "/" + checkpoint_name(s) + "/" + kModelFile));
+    }
 
     inject_oom_after_allocations(-1);
     TrainingArguments resume = oom_args(run, device);
@@ -124,9 +125,10 @@ inline void check_oom_anywhere_in_a_step(const std::string& device, int64_t stri
     Trainer resumed(toy_model(), resume, data, nullptr, {}, quiet());
     resumed.train();
     EXPECT_EQ(resumed.state().global_step, 4);
-    if (deterministic)
+    if (deterministic) {
       EXPECT_EQ(read_file_bytes(run + "/checkpoint-4/" + kModelFile),
                 read_file_bytes(reference + "/checkpoint-4/" + kModelFile));
+    }
     std::filesystem::remove_all(run);
   }
   // The sweep must have hit both kinds of failure point, or it tested nothing.

@@ -1,6 +1,7 @@
 // Anomaly detection: the first op, forward or backward, that produces NaN or
 // Inf is named with its shapes; off, nothing is checked.
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include <gtest/gtest.h>
@@ -56,8 +57,8 @@ TEST(AnomalyMode, BackwardNamesTheGraphNodeWhoseFormulaProducedIt) {
 }
 
 TEST(AnomalyMode, SaysWhenTheValuesCameInAlreadyBroken) {
+  Tensor data = tensor(std::vector<float>{1, std::numeric_limits<float>::quiet_NaN()}, {2});  // e.g. a bad file
   DetectAnomalyGuard anomaly;
-  Tensor data = tensor(std::vector<float>{1, std::numeric_limits<float>::quiet_NaN()}, {2});
   std::string msg = message_of([&] { (void)add(data, 1.0); });
   EXPECT_NE(msg.find("op 'add'"), std::string::npos) << msg;
   EXPECT_NE(msg.find("1 NaN"), std::string::npos) << msg;

@@ -4,6 +4,7 @@
 // save cut short by a kill are cleared on the next start.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
