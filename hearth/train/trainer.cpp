@@ -186,9 +186,20 @@ void Trainer::prepare_output_dir() {
                  existing.size() > 1 ? " ... " + fs::path(existing.back().second).filename().string() : "",
                  "); pass --resume_from_checkpoint latest to continue that run, --overwrite_output_dir to replace "
                  "it, or choose another --output_dir");
-    for (const auto& [step, dir] : existing) fs::remove_all(dir);
+    for (const auto& [step, dir] : existing) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      HEARTH_CHECK(!ec, IoError, "[trainer] ", dir,
+                   ": cannot remove this checkpoint of the run being replaced: ", ec.message());
+    }
   }
-  fs::create_directories(args_.output_dir);
+  create_output_dir();
+}
+
+void Trainer::create_output_dir() const {
+  std::error_code ec;
+  fs::create_directories(args_.output_dir, ec);
+  HEARTH_CHECK(!ec, IoError, "[trainer] output_dir '", args_.output_dir, "': cannot create it: ", ec.message());
 }
 
 void Trainer::resume(const std::string& dir) {
@@ -209,7 +220,7 @@ void Trainer::resume(const std::string& dir) {
   loader_->load_state(saved.data_position);
   for (CallbackPtr& cb : callbacks_)
     if (saved.stateful_callbacks.contains(cb->name())) cb->load_state_dict(saved.stateful_callbacks[cb->name()]);
-  fs::create_directories(args_.output_dir);
+  create_output_dir();
   last_checkpoint_ = dir;
   std::ostringstream os;
   os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch) << ")";

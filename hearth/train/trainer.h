@@ -107,6 +107,8 @@ class Trainer {
  private:
   void setup_training();
   void prepare_output_dir();
+  // IoError naming output_dir when it cannot be created.
+  void create_output_dir() const;
   void resume(const std::string& checkpoint);
   void run_loop();
   void training_step(std::vector<data::Batch>& group);

@@ -111,6 +111,18 @@ TEST(CheckpointFaults, AnUnwritableOutputDirectoryFailsTheSaveByName) {
   fs::permissions(run, fs::perms::owner_all);
 }
 
+TEST(CheckpointFaults, AnOutputDirectoryThatCannotBeCreatedIsAnIoErrorNamingIt) {
+  // /proc refuses new directories even to root.
+  const std::string run = "/proc/hearth-no-such-run/out";
+  Trainer t(toy_model(), every_step_args(run), toy_dataset(16), nullptr, {}, quiet());
+  try {
+    t.train();
+    FAIL() << "training into " << run << " did not fail";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("output_dir '" + run + "': cannot create it"), std::string::npos) << e.what();
+  }
+}
+
 TEST(CheckpointFaults, UnfinishedSavesAreRemovedAndNothingElse) {
   TempDir dir;
   for (const char* name : {"checkpoint-3.tmp-a1B2c3", "checkpoint-4.old-Zz9yY8", "checkpoint-5", "notes.tmp-a1B2c3",
