@@ -21,19 +21,21 @@
 namespace hearth::fuzz {
 
 // A scratch directory of this process, removed at exit. Fuzzing runs millions
-// of inputs: the files are rewritten in place, not created anew.
+// of inputs: the files are rewritten in place, not created anew. The path is
+// never destroyed: the exit handler that removes the directory runs after
+// static destructors would have freed it.
 inline const std::string& scratch_dir() {
-  static const std::string dir = [] {
+  static const std::string* const dir = [] {
     const char* tmp = std::getenv("TMPDIR");
-    std::string d = std::string(tmp && *tmp ? tmp : "/tmp") + "/hearth-fuzz-" + std::to_string(::getpid());
-    std::filesystem::create_directories(d);
+    auto* d = new std::string(std::string(tmp && *tmp ? tmp : "/tmp") + "/hearth-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(*d);
     std::atexit([] {
       std::error_code ec;
-      std::filesystem::remove_all(scratch_dir(), ec);
+      std::filesystem::remove_all(*dir, ec);
     });
     return d;
   }();
-  return dir;
+  return *dir;
 }
 
 // Writes the input to `scratch_dir()/name` and returns the path.

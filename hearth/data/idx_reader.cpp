@@ -2,9 +2,11 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "hearth/core/errors.h"
 
@@ -118,11 +120,17 @@ Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source) {
 
   Shape shape(ndim);
   uint64_t numel = 1;
-  bool overflow = false;
+  // The product of the dimensions with zeros counted as ones: a tensor's
+  // strides and element count are int64 even when it holds no element.
+  uint64_t extent = 1;
+  bool overflow = false, extent_overflow = false;
   for (size_t d = 0; d < ndim; ++d) {
     shape[d] = load_be32(data + 4 + 4 * d);
     overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(shape[d]), &numel);
+    extent_overflow |= __builtin_mul_overflow(extent, std::max<uint64_t>(static_cast<uint64_t>(shape[d]), 1), &extent);
   }
+  if (extent_overflow || extent > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail("shape ", shape_str(shape), ": the product of its dimensions does not fit in 64 bits");
   uint64_t payload = 0;
   overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(type->bytes), &payload);
   if (overflow || payload > size) payload = UINT64_MAX;
