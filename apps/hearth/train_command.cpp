@@ -21,6 +21,7 @@
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
+#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 namespace {
@@ -32,6 +33,7 @@ struct TrainFlags {
   std::string dataset = "fashion_mnist";
   std::string data_dir;
   std::string config;
+  std::string config_file;
   bool cpu = false;
   std::string max_train_samples = "-1";
   std::string max_eval_samples = "-1";
@@ -63,9 +65,18 @@ double parse_number_flag(const std::string& flag, const std::string& text) {
   return v;
 }
 
-// Defaults of the task, then the config file, then the flags.
+// Defaults of the task, then the user's config (`hearth config`), then the
+// --config file of training arguments, then the flags.
 TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task) {
   TrainingArguments args = default_arguments(task);
+  try {
+    train::LoadedUserConfig user = train::load_user_config(f.config_file);
+    if (user.found)
+      std::cout << "hearth: config " << user.path << " sets " << train::describe_user_config(user) << "\n";
+    train::apply_user_config(user, args);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   if (!f.config.empty()) {
     std::ifstream in(f.config);
     if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
@@ -200,6 +211,8 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--dataset", f->dataset, "data set: " + quoted_choices(dataset_names()));
   sub->add_option("--data_dir", f->data_dir, "directory of the data set's files (default: where Debian installs them)");
   sub->add_option("--config", f->config, "JSON file of TrainingArguments names; flags override it");
+  sub->add_option("--config_file", f->config_file,
+                  "your defaults as `hearth config` writes them (default: $XDG_CONFIG_HOME/hearth/config.json)");
   sub->add_flag("--cpu", f->cpu, "train on the CPU (same as --use_cpu)");
   sub->add_option("--max_train_samples", f->max_train_samples, "train on the first N samples only (-1: all)");
   sub->add_option("--max_eval_samples", f->max_eval_samples, "evaluate on the first N samples only (-1: all)");
