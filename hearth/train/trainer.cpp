@@ -1,5 +1,6 @@
 #include "hearth/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -8,6 +9,7 @@
 #include <sstream>
 
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/ops/elementwise.h"
@@ -17,10 +19,12 @@
 #include "hearth/optim/clip_grad.h"
 #include "hearth/optim/sgd.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/curves_plot.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/signals.h"
+#include "hearth/train/tensorboard.h"
 
 namespace fs = std::filesystem;
 
@@ -86,9 +90,12 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   device_ = select_device(args_.device, args_.use_cpu);
   model_->to(device_.device);
   if (args_.writes_jsonl()) callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
+  if (args_.writes_tensorboard())
+    callbacks_.push_back(
+        std::make_shared<TensorBoardCallback>(default_tensorboard_dir(args_.output_dir), device_.device));
   if (options_.console != nullptr) {
     bool bar =
-        options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() && !args_.disable_tqdm);
+        options_.progress_bar.value_or(options_.console == &std::cout && progress_bar_by_default(args_.disable_tqdm));
     progress_ = std::make_shared<ProgressCallback>(*options_.console, bar);
     callbacks_.push_back(progress_);
   }
@@ -103,6 +110,8 @@ void Trainer::add_callback(CallbackPtr callback) {
 }
 
 std::string Trainer::metrics_path() const { return (fs::path(args_.output_dir) / "metrics.jsonl").string(); }
+
+std::string Trainer::curves_path() const { return (fs::path(args_.output_dir) / "curves.svg").string(); }
 
 void Trainer::say(const std::string& line) {
   if (options_.console == nullptr) return;
@@ -162,6 +171,7 @@ void Trainer::setup_training() {
           : static_cast<int64_t>(std::ceil(args_.warmup_ratio * static_cast<double>(state_.max_steps)));
   scheduler_ = optim::get_scheduler(args_.lr_scheduler_type, *optimizer_, warmup, state_.max_steps);
 
+  micro_batch_size_ = args_.per_device_train_batch_size;
   loss_window_ = Tensor();
   window_count_ = 0;
   grad_norm_ = Tensor();
@@ -262,6 +272,8 @@ TrainOutput Trainer::train() {
     log(summary);
   }
   for (CallbackPtr& cb : callbacks_) cb->on_train_end(args_, state_, control_);
+  if (args_.draws_curves())
+    write_training_curves(state_.log_history, "training curves: " + args_.output_dir, curves_path());
   out.interrupted_by_signal = stop_signal_;
   out.stop_reason = control_.stop_reason;
   out.last_checkpoint = last_checkpoint_;
@@ -290,21 +302,54 @@ void Trainer::run_loop() {
   }
 }
 
+Tensor Trainer::accumulate_gradients(const std::vector<data::Batch>& group, int64_t samples) {
+  Tensor step_loss;
+  for (const data::Batch& b : group) {
+    const Tensor& pixels = b.at(data::field::kPixelValues);
+    const Tensor& labels = b.at(data::field::kLabels);
+    const int64_t rows = labels.size(0);
+    // Batches larger than micro_batch_size_ (after an out-of-memory retry) go through in slices.
+    for (int64_t start = 0; start < rows; start += micro_batch_size_) {
+      const int64_t n = std::min(micro_batch_size_, rows - start);
+      Tensor x = (n == rows ? pixels : pixels.narrow(0, start, n)).to(device_.device);
+      Tensor y = (n == rows ? labels : labels.narrow(0, start, n)).to(device_.device);
+      Tensor loss = cross_entropy(model_->forward(x), y);
+      // Each slice's mean weighted by its share of the step's samples: the sum
+      // of the scaled losses is the mean over all of them, as one large batch.
+      if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
+      loss.backward();
+      Tensor value = loss.detach();
+      step_loss = step_loss.defined() ? add(step_loss, value) : value;
+    }
+  }
+  return step_loss;
+}
+
 void Trainer::training_step(std::vector<data::Batch>& group) {
   int64_t samples = 0;
   for (const data::Batch& b : group) samples += b.at(data::field::kLabels).size(0);
   Tensor step_loss;
-  for (const data::Batch& b : group) {
-    Tensor x = b.at(data::field::kPixelValues).to(device_.device);
-    Tensor y = b.at(data::field::kLabels).to(device_.device);
-    Tensor loss = cross_entropy(model_->forward(x), y);
-    // Each batch's mean weighted by its share of the step's samples: the sum
-    // of the scaled losses is the mean over all of them, as one large batch.
-    const int64_t n = y.size(0);
-    if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
-    loss.backward();
-    Tensor value = loss.detach();
-    step_loss = step_loss.defined() ? add(step_loss, value) : value;
+  while (true) {
+    try {
+      step_loss = accumulate_gradients(group, samples);
+      break;
+    } catch (const OutOfMemoryError& e) {
+      // Only the forward and backward passes are retried: they change nothing
+      // but the gradients, which are cleared. An optimizer step that runs out
+      // of memory may have updated some parameters, so it is not.
+      if (!args_.auto_find_batch_size || micro_batch_size_ <= 1) throw;
+      optimizer_->zero_grad();
+      device_runtime(device_.device.kind).empty_cache(device_.device.index);
+      const int64_t before = micro_batch_size_;
+      micro_batch_size_ = (micro_batch_size_ + 1) / 2;
+      const int64_t slices = (args_.per_device_train_batch_size + micro_batch_size_ - 1) / micro_batch_size_;
+      std::ostringstream os;
+      os << "hearth: out of memory at step " << state_.global_step + 1 << " with a batch of " << before << " on "
+         << device_.device.str() << "; auto_find_batch_size: retrying with batches of " << micro_batch_size_ << " and "
+         << slices * args_.gradient_accumulation_steps << " gradient accumulation steps (still "
+         << state_.train_batch_size << " samples per optimizer step). (" << e.what() << ")";
+      say(os.str());
+    }
   }
   grad_norm_ = args_.max_grad_norm > 0 ? optim::clip_grad_norm_(params_, args_.max_grad_norm) : Tensor();
   optimizer_->step();

@@ -24,6 +24,12 @@
 //   then, as args say: log, evaluate, save a checkpoint (hearth/train/checkpoint.h),
 //   and call the callbacks (hearth/train/callbacks.h).
 //
+// With args.auto_find_batch_size, a step whose forward or backward pass runs
+// out of memory is retried with each batch run in slices of half the size
+// (again and again, down to one sample), the losses weighted so that the step
+// is unchanged. Logs go where args.report_to says (metrics.jsonl, TensorBoard
+// event files), and training ends by drawing output_dir/curves.svg.
+//
 // A SIGINT or SIGTERM makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
 // restores weights, optimizer, schedule, RNG and data position, so the losses
@@ -103,6 +109,11 @@ class Trainer {
   optim::LRScheduler* scheduler() { return scheduler_.get(); }
   // Where metrics.jsonl goes (written only when args.report_to asks for it).
   std::string metrics_path() const;
+  // output_dir/curves.svg, drawn when training ends unless report_to is "none".
+  std::string curves_path() const;
+  // The batch a forward pass takes: per_device_train_batch_size, or less once
+  // auto_find_batch_size has halved it after running out of memory.
+  int64_t micro_batch_size() const { return micro_batch_size_; }
 
  private:
   void setup_training();
@@ -110,6 +121,8 @@ class Trainer {
   void resume(const std::string& checkpoint);
   void run_loop();
   void training_step(std::vector<data::Batch>& group);
+  // Forward and backward of every batch of the step; returns the step's loss.
+  Tensor accumulate_gradients(const std::vector<data::Batch>& group, int64_t samples);
   void after_step(bool epoch_done);
   void end_of_training();
   void record_step_loss(const Tensor& loss);
@@ -137,6 +150,7 @@ class Trainer {
   // Per-step losses since the last flush, on the device: [logging_steps].
   Tensor loss_window_;
   int64_t window_count_ = 0;
+  int64_t micro_batch_size_ = 0;
   Tensor grad_norm_;
   int64_t start_step_ = 0;
   int64_t last_log_step_ = -1, last_eval_step_ = -1, last_save_step_ = -1;
