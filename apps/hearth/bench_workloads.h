@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "hearth/core/device.h"
+#include "hearth/train/memory_estimate.h"
 
 namespace hearth::cli {
 
@@ -28,6 +29,8 @@ class Workload {
   virtual void eval_step() = 0;
   virtual void set_training(bool training) = 0;
   virtual int64_t parameters() const = 0;
+  // The step in pieces, for `hearth estimate-memory` (valid while the workload lives).
+  virtual train::TrainingStepProbe memory_probe() = 0;
   int64_t batch_size = 0;
 };
 

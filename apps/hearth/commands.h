@@ -2,9 +2,10 @@
 // callback; run_selected runs the chosen one.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <stdexcept>
+
+#include <CLI/CLI.hpp>
 
 namespace hearth::cli {
 
@@ -13,6 +14,9 @@ void add_env_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
 void add_bench_command(CLI::App& app);
+void add_config_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
+void add_estimate_memory_command(CLI::App& app);
 
 // Registers `fn` to run when `sub` is selected; it returns the exit code.
 void on_run(CLI::App* sub, std::function<int()> fn);
