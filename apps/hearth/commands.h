@@ -4,6 +4,10 @@
 
 #include <functional>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -13,6 +17,12 @@ void add_ops_command(CLI::App& app);
 void add_env_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_launch_command(CLI::App& app);
+
+// The command line hearth was started with (argv), for commands that start
+// hearth again (train --devices).
+void set_command_line(int argc, char** argv);
+const std::vector<std::string>& command_line();
 void add_bench_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_plot_command(CLI::App& app);

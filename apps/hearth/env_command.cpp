@@ -11,6 +11,7 @@
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/dispatch/dispatch.h"
+#include "hearth/dist/process_group.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/user_config.h"
 
@@ -62,6 +63,8 @@ int print_env(const std::string& config_file) {
     for (int d = 0; d < rt.device_count(); ++d)
       std::cout << "  " << (k == kCpu ? "cpu" : train::describe_device(Device(k, d))) << "\n";
   }
+  const std::string groups = dist::process_group_backends();
+  std::cout << "process groups (data parallelism): " << (groups.empty() ? "none" : groups) << "\n";
   std::cout << "device=auto resolves to: " << resolve_device("auto").str() << "\n";
   std::string omp = env_string("OMP_NUM_THREADS");
   std::cout << "threads: " << omp_get_max_threads() << " OpenMP (OMP_NUM_THREADS " << (omp.empty() ? "unset" : omp)

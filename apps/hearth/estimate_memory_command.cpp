@@ -47,7 +47,7 @@ int run_estimate(const EstimateOptions& o) {
   std::cout << "hearth estimate-memory: measuring one training step of " << o.model
             << " on the CPU at batches 2 and 4...\n";
   std::cout.flush();
-  std::unique_ptr<Workload> w = make_workload(o.model, {2, o.image_size, o.seq_len}, Device());
+  std::unique_ptr<Workload> w = make_workload(o.model, {2, o.image_size, o.seq_len}, Device(), "fp32");
   w->set_training(true);
   train::MemoryEstimate e = train::estimate_training_memory(w->memory_probe(), batch, o.precision);
 

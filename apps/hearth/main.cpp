@@ -26,6 +26,8 @@ int main(int argc, char** argv) {
   hearth::cli::add_env_command(app);
   hearth::cli::add_train_command(app);
   hearth::cli::add_eval_command(app);
+  hearth::cli::add_launch_command(app);
+  hearth::cli::set_command_line(argc, argv);
   hearth::cli::add_bench_command(app);
   hearth::cli::add_config_command(app);
   hearth::cli::add_plot_command(app);

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hearth/core/dtype.h"
+
 namespace hearth::train {
 
 struct TrainingArguments {
@@ -33,6 +35,9 @@ struct TrainingArguments {
   int64_t gradient_accumulation_steps = 1;
   bool dataloader_drop_last = false;
   int64_t dataloader_num_workers = 0;
+  // Data parallelism: seconds a collective waits for the other processes
+  // before failing (HEARTH_DIST_TIMEOUT, in seconds, overrides it).
+  int64_t ddp_timeout = 1800;
   // Batches in page-locked memory when training on an accelerator (asynchronous copies).
   bool dataloader_pin_memory = true;
 
@@ -75,7 +80,12 @@ struct TrainingArguments {
   std::string device = "auto";
   // Forces the CPU whatever `device` says.
   bool use_cpu = false;
-  // "fp32" (the only precision the Trainer runs today; mixed precision needs autocast).
+  // "fp32", "bf16-mixed" (products in bfloat16 under autocast) or "fp16-mixed"
+  // (products in float16, with dynamic loss scaling); the weights, the
+  // optimizer and the loss stay float32 in all three. Lightning's spellings
+  // ("32-true", "bf16", "16-mixed", "16") are read as these. Hugging Face's
+  // boolean fields `bf16` and `fp16` are views of this one: setting bf16 true
+  // sets precision to bf16-mixed, and the JSON holds all three.
   std::string precision = "fp32";
   // Plain periodic lines instead of a progress bar, even on a terminal.
   bool disable_tqdm = false;
@@ -89,6 +99,10 @@ struct TrainingArguments {
   bool auto_find_batch_size = false;
 
   // ---- derived values ----
+  // The dtype autocast runs the products in: bfloat16, float16, or none for fp32.
+  std::optional<DType> autocast_dtype() const;
+  // fp16-mixed: float16 gradients underflow without loss scaling.
+  bool uses_grad_scaler() const { return precision == "fp16-mixed"; }
   int64_t effective_eval_steps() const { return eval_steps.value_or(logging_steps); }
   // The metric name as evaluate() reports it ("eval_loss").
   std::string best_metric_key() const;
