@@ -51,8 +51,9 @@ class UsageError : public std::runtime_error {
 TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags) {
   TrainingArguments args;
   try {
+    flags.apply_user_config(args, &std::cout);  // the user's `hearth config`, under the flags
     flags.apply(args);
-  } catch (const hearth::ValueError& e) {
+  } catch (const hearth::Error& e) {
     throw UsageError(e.what());
   }
   try {

@@ -1,5 +1,6 @@
 #include "hearth/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include <sstream>
 
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/data/shard_dataset.h"
@@ -23,10 +25,12 @@
 #include "hearth/optim/clip_grad.h"
 #include "hearth/optim/sgd.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/curves_plot.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/signals.h"
+#include "hearth/train/tensorboard.h"
 
 namespace fs = std::filesystem;
 
@@ -145,9 +149,12 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   if (!is_main_process()) options_.console = nullptr;  // rank 0 speaks for all
   if (args_.writes_jsonl() && is_main_process())
     callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
+  if (args_.writes_tensorboard() && is_main_process())
+    callbacks_.push_back(
+        std::make_shared<TensorBoardCallback>(default_tensorboard_dir(args_.output_dir), device_.device));
   if (options_.console != nullptr) {
     bool bar =
-        options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() && !args_.disable_tqdm);
+        options_.progress_bar.value_or(options_.console == &std::cout && progress_bar_by_default(args_.disable_tqdm));
     progress_ = std::make_shared<ProgressCallback>(*options_.console, bar);
     callbacks_.push_back(progress_);
   }
@@ -189,6 +196,8 @@ void Trainer::add_callback(CallbackPtr callback) {
 }
 
 std::string Trainer::metrics_path() const { return (fs::path(args_.output_dir) / "metrics.jsonl").string(); }
+
+std::string Trainer::curves_path() const { return (fs::path(args_.output_dir) / "curves.svg").string(); }
 
 void Trainer::say(const std::string& line) {
   if (options_.console == nullptr) return;
@@ -255,6 +264,7 @@ void Trainer::setup_training() {
   reducer_.reset();
   if (group_) reducer_ = std::make_unique<dist::GradientReducer>(group_, params_);
 
+  micro_batch_size_ = args_.per_device_train_batch_size;
   loss_window_ = Tensor();
   window_count_ = 0;
   grad_norm_ = Tensor();
@@ -371,6 +381,8 @@ TrainOutput Trainer::train() {
     log(summary);
   }
   for (CallbackPtr& cb : callbacks_) cb->on_train_end(args_, state_, control_);
+  if (args_.draws_curves() && is_main_process())
+    write_training_curves(state_.log_history, "training curves: " + args_.output_dir, curves_path());
   out.interrupted_by_signal = stop_signal_;
   out.stop_reason = control_.stop_reason;
   out.last_checkpoint = last_checkpoint_;
@@ -399,27 +411,71 @@ void Trainer::run_loop() {
   }
 }
 
+namespace {
+
+// Rows [start, start + n) of every field that has the batch's rows.
+data::Batch slice_batch(const data::Batch& batch, int64_t start, int64_t n, int64_t rows) {
+  data::Batch out;
+  for (const auto& [name, t] : batch) out[name] = t.dim() > 0 && t.size(0) == rows ? t.narrow(0, start, n) : t;
+  return out;
+}
+
+}  // namespace
+
+Tensor Trainer::accumulate_gradients(const std::vector<data::Batch>& group, int64_t samples) {
+  Tensor step_loss;
+  for (size_t i = 0; i < group.size(); ++i) {
+    const data::Batch& full = group[i];
+    const int64_t rows = full.at(data::field::kLabels).size(0);
+    // Batches larger than micro_batch_size_ (after an out-of-memory retry) go through in slices.
+    for (int64_t start = 0; start < rows; start += micro_batch_size_) {
+      const int64_t n = std::min(micro_batch_size_, rows - start);
+      // Only the step's last backward averages gradients over ranks; the
+      // earlier ones accumulate locally (DDP's no_sync).
+      if (reducer_) reducer_->prepare_for_backward(/*sync=*/i + 1 == group.size() && start + n == rows);
+      Tensor loss;
+      {
+        std::optional<AutocastGuard> autocast = autocast_scope();
+        loss = run_forward(n == rows ? full : slice_batch(full, start, n, rows)).loss.reshape({});
+      }
+      // Each slice's mean weighted by its share of the step's samples: the sum
+      // of the scaled losses is the mean over all of them, as one large batch.
+      if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
+      (scaler_ ? scaler_->scale(loss) : loss).backward();
+      Tensor value = loss.detach();
+      step_loss = step_loss.defined() ? add(step_loss, value) : value;
+    }
+  }
+  return step_loss;
+}
+
 void Trainer::training_step(std::vector<data::Batch>& group) {
   int64_t samples = 0;
   for (const data::Batch& b : group) samples += b.at(data::field::kLabels).size(0);
   Tensor step_loss;
-  for (size_t i = 0; i < group.size(); ++i) {
-    const data::Batch& b = group[i];
-    // Only the step's last backward averages gradients over ranks; the
-    // earlier ones accumulate locally (DDP's no_sync).
-    if (reducer_) reducer_->prepare_for_backward(/*sync=*/i + 1 == group.size());
-    Tensor loss;
-    {
-      std::optional<AutocastGuard> autocast = autocast_scope();
-      loss = run_forward(b).loss.reshape({});
+  while (true) {
+    try {
+      step_loss = accumulate_gradients(group, samples);
+      break;
+    } catch (const OutOfMemoryError& e) {
+      // Only the forward and backward passes are retried: they change nothing
+      // but the gradients, which are cleared. An optimizer step that runs out
+      // of memory may have updated some parameters, so it is not.
+      // Under data parallelism another rank may be waiting in an all-reduce
+      // of this step: retrying alone would leave it there.
+      if (!args_.auto_find_batch_size || micro_batch_size_ <= 1 || reducer_) throw;
+      optimizer_->zero_grad();
+      device_runtime(device_.device.kind).empty_cache(device_.device.index);
+      const int64_t before = micro_batch_size_;
+      micro_batch_size_ = (micro_batch_size_ + 1) / 2;
+      const int64_t slices = (args_.per_device_train_batch_size + micro_batch_size_ - 1) / micro_batch_size_;
+      std::ostringstream os;
+      os << "hearth: out of memory at step " << state_.global_step + 1 << " with a batch of " << before << " on "
+         << device_.device.str() << "; auto_find_batch_size: retrying with batches of " << micro_batch_size_ << " and "
+         << slices * args_.gradient_accumulation_steps << " gradient accumulation steps (still "
+         << state_.train_batch_size << " samples per optimizer step). (" << e.what() << ")";
+      say(os.str());
     }
-    // Each batch's mean weighted by its share of the step's samples: the sum
-    // of the scaled losses is the mean over all of them, as one large batch.
-    const int64_t n = b.at(data::field::kLabels).size(0);
-    if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
-    (scaler_ ? scaler_->scale(loss) : loss).backward();
-    Tensor value = loss.detach();
-    step_loss = step_loss.defined() ? add(step_loss, value) : value;
   }
   if (reducer_) {
     reducer_->finish();
