@@ -12,6 +12,8 @@ mkdir -p "$LOG_DIR"
 SP=$(python3 -c 'import nvidia.cudnn as m, os; print(os.path.dirname(list(m.__path__)[0]))')
 mkdir -p /tmp/d /tmp/links /tmp/src
 for f in .deps/build/*.deb; do dpkg -x "$f" /tmp/d; done
+# Packages repacked without what the build does not use (static archives), to travel light.
+for f in .deps/build/*.tar.xz; do [ -e "$f" ] && tar -xJf "$f" -C /tmp/d; done
 ln -sf "$SP/cudnn/lib/libcudnn.so.9" /tmp/links/libcudnn.so
 if [ -f .deps/src.tar.gz ]; then
   tar -xzf .deps/src.tar.gz -C /tmp/src

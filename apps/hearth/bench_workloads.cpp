@@ -5,6 +5,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
+#include "hearth/dist/gradient_reducer.h"
 #include "hearth/nn/models/bert.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/vgg.h"
@@ -41,15 +42,21 @@ class StepPrecision {
     return std::optional<AutocastGuard>(std::in_place, device_.kind, *dtype_);
   }
   void backward_and_step(const Tensor& loss, optim::Optimizer& optimizer) {
+    if (reducer) reducer->prepare_for_backward(true);
+    (scaler_ ? scaler_->scale(loss) : loss).backward();
+    if (reducer) reducer->finish();
     if (!scaler_) {
-      loss.backward();
       optimizer.step();
       return;
     }
-    scaler_->scale(loss).backward();
     scaler_->step(optimizer);
     scaler_->update();
   }
+  std::pair<size_t, size_t> overlapped() const {
+    return reducer ? std::make_pair(reducer->launched_during_backward(), reducer->num_buckets())
+                   : std::make_pair(size_t{0}, size_t{0});
+  }
+  std::unique_ptr<dist::GradientReducer> reducer;
 
  private:
   Device device_;
@@ -83,6 +90,10 @@ class ImageClassification final : public Workload {
   }
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
+  void enable_data_parallel(dist::ProcessGroupPtr group) override {
+    precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
+  }
+  std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
 
  private:
   std::shared_ptr<nn::Module> model_;
@@ -120,6 +131,10 @@ class SequenceClassification final : public Workload {
   }
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
+  void enable_data_parallel(dist::ProcessGroupPtr group) override {
+    precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
+  }
+  std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
 
  private:
   std::shared_ptr<nn::models::BertForSequenceClassification> model_;

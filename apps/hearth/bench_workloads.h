@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hearth/core/device.h"
+#include "hearth/dist/process_group.h"
 
 namespace hearth::cli {
 
@@ -28,6 +30,11 @@ class Workload {
   virtual void eval_step() = 0;
   virtual void set_training(bool training) = 0;
   virtual int64_t parameters() const = 0;
+  // Data parallelism (under `hearth launch`): gradients are averaged over the
+  // group in buckets during backward, as the Trainer does.
+  virtual void enable_data_parallel(dist::ProcessGroupPtr group) = 0;
+  // Buckets of the last step launched before backward ended, and their number.
+  virtual std::pair<size_t, size_t> overlapped_buckets() const = 0;
   int64_t batch_size = 0;
 };
 

@@ -12,6 +12,7 @@
 #include <map>
 #include <memory>
 
+#include "apps/common/training_argument_flags.h"
 #include "apps/hearth/commands.h"
 #include "apps/hearth/launcher.h"
 #include "apps/hearth/tasks.h"
@@ -40,9 +41,8 @@ struct TrainFlags {
   std::string early_stopping_patience;
   std::string early_stopping_threshold = "0";
   int devices = 1;
-  // One slot and option per TrainingArguments field, by name.
-  std::map<std::string, std::string> values;
-  std::map<std::string, CLI::Option*> options;
+  // One flag per TrainingArguments field, by name.
+  TrainingArgumentFlags training_flags;
 };
 
 void check_choice(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed) {
@@ -80,17 +80,10 @@ TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task)
       throw UsageError(e.what());
     }
   }
-  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
-    const CLI::Option* opt = f.options.at(field.name);
-    if (opt->count() == 0) continue;
-    std::string text = f.values.at(field.name);
-    // A bare boolean flag (--use_cpu) means true.
-    if (text.empty() && field.kind == train::TrainingArgumentField::Kind::boolean) text = "true";
-    try {
-      train::set_training_argument(args, field.name, text, "--" + field.name);
-    } catch (const ValueError& e) {
-      throw UsageError(e.what());
-    }
+  try {
+    f.training_flags.apply(args);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
   }
   if (f.cpu) args.use_cpu = true;
   try {
@@ -235,13 +228,7 @@ void add_train_command(CLI::App& app) {
                   "stop after this many evaluations without improvement of metric_for_best_model");
   sub->add_option("--early_stopping_threshold", f->early_stopping_threshold,
                   "how much metric_for_best_model must improve to count (default 0)");
-  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
-    std::string& slot = f->values[field.name];
-    CLI::Option* opt = sub->add_option("--" + field.name, slot, field.help);
-    if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
-    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    f->options[field.name] = opt;
-  }
+  f->training_flags.add_to(*sub);
   on_run(sub, [f] { return run_train(*f); });
 }
 

@@ -14,8 +14,10 @@
 #include "hearth/data/shard_dataset.h"
 #include "hearth/dist/gradient_reducer.h"
 #include "hearth/dist/init.h"
+#include "hearth/io/atomic_file.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
+#include "hearth/ops/indexing.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/optim/adam.h"
 #include "hearth/optim/clip_grad.h"
@@ -102,7 +104,28 @@ std::string num(double v) {
   return os.str();
 }
 
+// Every field of `batch` on `device`.
+data::Batch to_device(const data::Batch& batch, Device device) {
+  data::Batch out;
+  for (const auto& [name, t] : batch) out[name] = t.to(device);
+  return out;
+}
+
 }  // namespace
+
+ForwardOutput image_classification_forward(nn::Module& model, const data::Batch& batch) {
+  Tensor logits = model.forward(batch.at(data::field::kPixelValues));
+  return {cross_entropy(logits, batch.at(data::field::kLabels)), logits};
+}
+
+ForwardOutput Trainer::run_forward(const data::Batch& batch) {
+  data::Batch on_device = to_device(batch, device_.device);
+  ForwardOutput out =
+      options_.forward ? options_.forward(*model_, on_device) : image_classification_forward(*model_, on_device);
+  HEARTH_CHECK(out.loss.defined() && out.loss.numel() == 1, ValueError,
+               "[trainer] the forward function must return a loss with one element");
+  return out;
+}
 
 Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
                  std::shared_ptr<const data::Dataset> train_dataset, std::shared_ptr<const data::Dataset> eval_dataset,
@@ -197,6 +220,7 @@ void Trainer::setup_training() {
   lo.seed = static_cast<uint64_t>(args_.seed);
   lo.drop_last = args_.dataloader_drop_last;
   lo.num_workers = args_.dataloader_num_workers;
+  lo.collate = options_.collate;
   lo.num_replicas = world_size();
   lo.rank = rank();
   lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
@@ -384,16 +408,14 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
     // Only the step's last backward averages gradients over ranks; the
     // earlier ones accumulate locally (DDP's no_sync).
     if (reducer_) reducer_->prepare_for_backward(/*sync=*/i + 1 == group.size());
-    Tensor x = b.at(data::field::kPixelValues).to(device_.device);
-    Tensor y = b.at(data::field::kLabels).to(device_.device);
     Tensor loss;
     {
       std::optional<AutocastGuard> autocast = autocast_scope();
-      loss = cross_entropy(model_->forward(x), y);
+      loss = run_forward(b).loss.reshape({});
     }
     // Each batch's mean weighted by its share of the step's samples: the sum
     // of the scaled losses is the mean over all of them, as one large batch.
-    const int64_t n = y.size(0);
+    const int64_t n = b.at(data::field::kLabels).size(0);
     if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
     (scaler_ ? scaler_->scale(loss) : loss).backward();
     Tensor value = loss.detach();
@@ -548,25 +570,31 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     data::DataLoaderOptions lo;
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
+    lo.collate = options_.collate;
     lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
     std::shared_ptr<const data::Dataset> share = dataset;
     if (group_) {
       copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics
-      share = std::make_shared<data::ShardDataset>(dataset, world_size(), rank());
+      // compute_metrics needs every sample's logits at once: rather than
+      // gathering shards, each rank evaluates the whole set.
+      if (!options_.compute_metrics) share = std::make_shared<data::ShardDataset>(dataset, world_size(), rank());
     }
     data::DataLoader loader(share, lo);
-    ClassificationMetrics acc;
-    while (std::optional<data::Batch> b = loader.next()) {
-      Tensor x = b->at(data::field::kPixelValues).to(device_.device);
-      Tensor y = b->at(data::field::kLabels).to(device_.device);
-      acc.update(model_->forward(x), y);
+    if (options_.compute_metrics) {
+      metrics = evaluate_with_compute_metrics(loader, prefix);
+    } else {
+      ClassificationMetrics acc;
+      while (std::optional<data::Batch> b = loader.next()) {
+        ForwardOutput out = run_forward(*b);
+        acc.update(out.logits, b->at(data::field::kLabels).to(device_.device));
+      }
+      if (group_) {
+        acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
+                             device_.device);
+      }
+      HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
+      metrics = acc.compute(prefix);
     }
-    if (group_) {
-      acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
-                           device_.device);
-    }
-    metrics = acc.compute(prefix);
-    HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
   }
   model_->train(was_training);
   const double runtime = seconds_since(t0);
@@ -586,6 +614,35 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   log(std::move(entry));
   for (CallbackPtr& cb : callbacks_) cb->on_evaluate(args_, state_, control_, metrics);
   return metrics;
+}
+
+Metrics Trainer::evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix) {
+  // Losses stay on the device until the end; logits and labels come to the
+  // CPU batch by batch, since compute_metrics needs them all at once.
+  Tensor loss_sum;
+  int64_t samples = 0;
+  std::vector<Tensor> logits, labels;
+  while (std::optional<data::Batch> b = loader.next()) {
+    ForwardOutput out = run_forward(*b);
+    const Tensor& y = b->at(data::field::kLabels);
+    const int64_t n = y.size(0);
+    Tensor weighted = mul(out.loss.reshape({}).to(DType::float64), static_cast<double>(n));
+    loss_sum = loss_sum.defined() ? add(loss_sum, weighted) : weighted;
+    samples += n;
+    logits.push_back(out.logits.detach().to(DType::float32).cpu());
+    labels.push_back(y.cpu());
+  }
+  HEARTH_CHECK(samples > 0, ValueError, "[trainer] the evaluation dataset is empty");
+  Metrics metrics;
+  metrics[prefix + "loss"] = loss_sum.item<double>() / static_cast<double>(samples);
+  for (const auto& [name, value] : options_.compute_metrics(cat(logits, 0), cat(labels, 0)))
+    metrics[prefix + name] = value;
+  return metrics;
+}
+
+void Trainer::save_state() const {
+  fs::create_directories(args_.output_dir);
+  io::write_file_atomic((fs::path(args_.output_dir) / kTrainerStateFile).string(), state_.to_json().dump(2) + "\n");
 }
 
 std::string Trainer::save_checkpoint() {

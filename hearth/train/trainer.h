@@ -8,9 +8,12 @@
 //   TrainOutput out = trainer.train();
 //   Metrics m = trainer.evaluate();
 //
-// The model is a Module whose single-tensor forward takes a batch's
-// "pixel_values" and returns logits [N, C]; the loss is the cross-entropy
-// against the batch's "labels". The Trainer picks the device
+// By default the model is a Module whose single-tensor forward takes a batch's
+// "pixel_values" and returns logits [N, C], and the loss is the cross-entropy
+// against the batch's "labels". Models with other inputs (BERT reads
+// input_ids, token_type_ids, attention_mask) or other losses (regression)
+// pass TrainerOptions::forward; TrainerOptions::compute_metrics replaces the
+// evaluation's accuracy/F1 with the task's metrics. The Trainer picks the device
 // (hearth/train/device_select.h), moves the model there, builds AdamW (or the
 // optimizer args.optim names; biases and other 1-d parameters get no weight
 // decay) and the learning-rate schedule, and runs:
@@ -75,7 +78,30 @@ namespace hearth::train {
 
 class ProgressCallback;
 
+// What one forward pass gives the Trainer.
+struct ForwardOutput {
+  Tensor loss;    // 0-d, the mean over the batch's samples
+  Tensor logits;  // [N, ...]: what evaluation turns into predictions
+};
+// Runs `model` on `batch` (every field already on the training device).
+using ForwardFn = std::function<ForwardOutput(nn::Module& model, const data::Batch& batch)>;
+// The metrics of a whole evaluation from every sample's logits [N, ...] and
+// labels [N], both on the CPU, named without a prefix ("accuracy"); the
+// Trainer adds the prefix and the loss.
+using ComputeMetricsFn = std::function<Metrics(const Tensor& logits, const Tensor& labels)>;
+
+// The default forward: logits = model.forward(batch["pixel_values"]), loss =
+// cross_entropy(logits, batch["labels"]).
+ForwardOutput image_classification_forward(nn::Module& model, const data::Batch& batch);
+
 struct TrainerOptions {
+  // How a batch becomes a loss and logits; unset: image_classification_forward.
+  ForwardFn forward;
+  // Unset: loss, accuracy and (two classes) F1 of the logits as class scores.
+  ComputeMetricsFn compute_metrics;
+  // How the training and evaluation loaders batch samples (e.g. padding
+  // token sequences to the longest in the batch).
+  data::CollateFn collate = data::default_collate;
   // The banner, progress and messages; nullptr keeps the Trainer silent.
   std::ostream* console = &std::cout;
   // A bar redrawn in place rather than lines; default: the console is
@@ -118,6 +144,9 @@ class Trainer {
   Metrics evaluate(const std::shared_ptr<const data::Dataset>& dataset, const std::string& prefix = "eval_");
   // Saves output_dir/checkpoint-<global_step> now; returns its path.
   std::string save_checkpoint();
+  // Writes output_dir/trainer_state.json (the state as a checkpoint holds it),
+  // as Hugging Face's Trainer.save_state does at the end of a run.
+  void save_state() const;
 
   void add_callback(CallbackPtr callback);
   const TrainingArguments& args() const { return args_; }
@@ -153,6 +182,8 @@ class Trainer {
   void after_step(bool epoch_done);
   void end_of_training();
   void record_step_loss(const Tensor& loss);
+  ForwardOutput run_forward(const data::Batch& batch);
+  Metrics evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix);
   void flush_loss_window();
   void log(nlohmann::json entry);
   void log_training_loss();
