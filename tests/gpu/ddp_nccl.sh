@@ -10,6 +10,7 @@
 #      (samples/s, and the 2-GPU / 1-GPU ratio). Printed, never asserted.
 # Usage, from the source root after building with CUDA:
 #   tests/gpu/ddp_nccl.sh [build-dir]     (FASHION_MNIST_DIR: where the data set is,
+#                                          SCALING_MODEL (small_cnn; resnet50 works too),
 #                                          SCALING_STEPS, SCALING_BATCH: the throughput run)
 set -uo pipefail
 BUILD=${1:-build}
@@ -66,11 +67,12 @@ check "DDP over NCCL logs the losses of gradient accumulation" $? "$TMP/ddp.log"
 cat "$TMP/ddp.log" | grep -E "^(2 GPUs|1 GPU)" || true
 
 # 4. scaling
+model=${SCALING_MODEL:-small_cnn}
 steps=${SCALING_STEPS:-300}
 batch=${SCALING_BATCH:-512}
 declare -A sps
 for n in 1 2; do
-  "$HEARTH" train --devices $n --model small_cnn --data_dir "$DATA_DIR" --per_device_train_batch_size "$batch" \
+  "$HEARTH" train --devices $n --model "$model" --data_dir "$DATA_DIR" --per_device_train_batch_size "$batch" \
     --max_steps "$steps" --logging_steps 50 --eval_strategy no --save_strategy no --disable_tqdm \
     --report_to jsonl --overwrite_output_dir --output_dir "$TMP/scale$n" > "$TMP/scale$n.log" 2>&1
   sps[$n]=$(python3 -c "
@@ -79,7 +81,7 @@ rows = [json.loads(l) for l in open('$TMP/scale$n/metrics.jsonl')]
 print([r for r in rows if 'train_samples_per_second' in r][-1]['train_samples_per_second'])" 2>/dev/null || echo 0)
 done
 echo
-echo "small CNN, Fashion-MNIST, per-GPU batch $batch, $steps steps (whole run, warm-up included):"
+echo "$model, Fashion-MNIST, per-GPU batch $batch, $steps steps (whole run, warm-up included):"
 printf "  %-8s %14s\n" GPUs samples/s
 printf "  %-8s %14.0f\n" 1 "${sps[1]}" 2 "${sps[2]}"
 python3 -c "a, b = float('${sps[1]}'), float('${sps[2]}'); print(f'  2-GPU / 1-GPU: {b / a:.2f}x' if a > 0 else '  (a run failed: see below)')"
