@@ -20,7 +20,11 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/dispatch/op_profiler.h"
+#include "hearth/dist/init.h"
+#include "hearth/dist/rendezvous.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/ops/autocast.h"
+#include "hearth/ops/factory.h"
 #include "hearth/train/device_select.h"
 
 namespace hearth::cli {
@@ -54,14 +58,47 @@ void sync(Device d) {
   if (!d.is_cpu()) device_runtime(d.kind).synchronize(d.index);
 }
 
-std::vector<Result> bench_model(const std::string& model, const BenchOptions& o, Device device, int warmup, int iters) {
+// Under `hearth launch`: the group gradients are averaged over, and what one
+// all-reduce of every gradient costs on it (for the scaling report).
+struct DataParallel {
+  dist::ProcessGroupPtr group;
+  nlohmann::json allreduce;  // bytes, ms, bus GB/s, buckets overlapped with backward
+};
+
+// Global samples/s: every rank's rate summed over the group.
+double global_rate(const DataParallel* dp, double rate, Device device) {
+  if (!dp) return rate;
+  Tensor t = full({1}, rate, DType::float64, device.is_cpu() ? Device() : device);
+  dp->group->all_reduce({t}, dist::ReduceOp::sum)->wait();
+  return t.item<double>();
+}
+
+// Times an all-reduce of `numel` float32 values (every gradient of the model
+// at once) on the group: ms per call and the bus bandwidth NCCL reports
+// (2 (n - 1) / n bytes / time).
+nlohmann::json time_allreduce(const DataParallel& dp, int64_t numel, Device device) {
+  Tensor flat = zeros({numel}, DType::float32, device);
+  for (int i = 0; i < 3; ++i) dp.group->all_reduce({flat}, dist::ReduceOp::sum)->wait();
+  sync(device);
+  const int reps = 10;
+  const auto t = Clock::now();
+  for (int i = 0; i < reps; ++i) dp.group->all_reduce({flat}, dist::ReduceOp::sum)->wait();
+  sync(device);
+  const double ms = seconds_since(t) * 1e3 / reps;
+  const double n = dp.group->world_size(), bytes = static_cast<double>(numel) * 4;
+  return {{"bytes", bytes}, {"ms", ms}, {"bus_GBps", 2 * (n - 1) / n * bytes / (ms * 1e-3) / 1e9}};
+}
+
+std::vector<Result> bench_model(const std::string& model, const BenchOptions& o, Device device, int warmup, int iters,
+                                DataParallel* dp = nullptr) {
   std::vector<Result> out;
   DeviceRuntime& rt = device_runtime(device.kind);
   sync(device);
   rt.empty_cache(device.index);
   rt.reset_peak_memory_stats(device.index);
   const auto built = Clock::now();
-  std::unique_ptr<Workload> w = make_workload(model, {o.batch_size, o.image_size, o.seq_len}, device);
+  std::unique_ptr<Workload> w = make_workload(model, {o.batch_size, o.image_size, o.seq_len}, device, o.precision);
+  if (dp) w->enable_data_parallel(dp->group);
   std::vector<std::string> phases;
   if (o.phase != "eval") phases.push_back("train");
   if (o.phase != "train") phases.push_back("eval");
@@ -88,8 +125,14 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
     std::sort(sorted.begin(), sorted.end());
     r.median_ms = sorted[sorted.size() / 2];
     r.mean_ms = std::accumulate(ms.begin(), ms.end(), 0.0) / static_cast<double>(ms.size());
-    r.samples_per_s = static_cast<double>(r.batch) * 1e3 / r.mean_ms;
+    r.samples_per_s = global_rate(dp, static_cast<double>(r.batch) * 1e3 / r.mean_ms, device);
     r.peak_bytes = rt.memory_stats(device.index).peak_active;
+    if (dp && train) {
+      dp->allreduce = time_allreduce(*dp, w->parameters(), device);
+      const auto [overlapped, buckets] = w->overlapped_buckets();
+      dp->allreduce["buckets"] = buckets;
+      dp->allreduce["buckets_launched_during_backward"] = overlapped;
+    }
     out.push_back(r);
     std::fprintf(stderr, "bench: %s %s on %s: %.1f samples/s\n", model.c_str(), phase.c_str(), r.device.c_str(),
                  r.samples_per_s);
@@ -132,23 +175,49 @@ int run_bench(const BenchOptions& o) {
     models = bench_model_names();
   else
     models = {o.model};
-  if (o.precision != "fp32")
-    throw UsageError("--precision " + o.precision + ": mixed precision is not built into this hearth; use fp32");
   const train::DeviceChoice choice = train::select_device(o.device, o.cpu);
-  std::filesystem::create_directories(o.output_dir);
-  std::printf("hearth bench on %s\n", choice.description.c_str());
+  // Under `hearth launch` every process times its own GPU's share; rank 0 reports.
+  std::unique_ptr<DataParallel> dp;
+  if (auto rdv = dist::rendezvous_from_environment(); rdv && rdv->world_size > 1) {
+    dp = std::make_unique<DataParallel>();
+    dp->group =
+        dist::init_process_group(*rdv, dist::default_backend(choice.device), choice.device, std::chrono::minutes(10));
+  }
+  const bool report = !dp || dp->group->rank() == 0;
+  if (o.precision != "fp32") {
+    try {
+      check_autocast_supported(choice.device.kind, o.precision == "bf16-mixed" ? DType::bfloat16 : DType::float16);
+      if (o.compare_cpu) check_autocast_supported(kCpu, o.precision == "bf16-mixed" ? DType::bfloat16 : DType::float16);
+    } catch (const Error& e) {
+      throw UsageError("--precision " + o.precision + ": " + e.what());
+    }
+  }
+  if (report) std::filesystem::create_directories(o.output_dir);
+  if (report)
+    std::printf("hearth bench on %s%s\n", choice.description.c_str(),
+                dp ? (", data parallel over " + std::to_string(dp->group->world_size()) + " processes (" +
+                      dp->group->backend() + "); samples/s are the sum over them")
+                         .c_str()
+                   : "");
   std::vector<Result> results, cpu_results;
   const bool on_cpu = choice.device.is_cpu();
   for (const std::string& m : models) {
-    auto r = bench_model(m, o, choice.device, on_cpu ? o.cpu_warmup : o.warmup, on_cpu ? o.cpu_iters : o.iters);
+    auto r =
+        bench_model(m, o, choice.device, on_cpu ? o.cpu_warmup : o.warmup, on_cpu ? o.cpu_iters : o.iters, dp.get());
     results.insert(results.end(), r.begin(), r.end());
-    if (o.compare_cpu && !on_cpu) {
+    if (o.compare_cpu && !on_cpu && !dp) {
       auto c = bench_model(m, o, Device(), o.cpu_warmup, o.cpu_iters);
       cpu_results.insert(cpu_results.end(), c.begin(), c.end());
     }
   }
+  if (!report) return 0;
   print_table(results);
   nlohmann::json j = {{"device", choice.description}, {"results", nlohmann::json::array()}};
+  if (dp) {
+    j["world_size"] = dp->group->world_size();
+    j["allreduce"] = dp->allreduce;
+    std::printf("all-reduce of every gradient (%s): %s\n", dp->group->backend().c_str(), dp->allreduce.dump().c_str());
+  }
   for (const Result& r : results) j["results"].push_back(to_json(r));
   if (!cpu_results.empty()) {
     std::printf("\nspeedup of %s over the CPU (samples/s ratio)\n", choice.device.str().c_str());
@@ -184,8 +253,8 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--batch-size,--batch_size", o->batch_size,
                   "samples per step (default: the reference benchmark's, 128 for resnet50, 64 otherwise)")
       ->check(CLI::PositiveNumber);
-  sub->add_option("--precision", o->precision, "fp32 or bf16-mixed")
-      ->check(CLI::IsMember({"fp32", "bf16-mixed"}))
+  sub->add_option("--precision", o->precision, "fp32, bf16-mixed or fp16-mixed (autocast; float16 with loss scaling)")
+      ->check(CLI::IsMember({"fp32", "bf16-mixed", "fp16-mixed"}))
       ->capture_default_str();
   sub->add_option("--phase", o->phase, "train, eval or both")
       ->check(CLI::IsMember({"train", "eval", "both"}))

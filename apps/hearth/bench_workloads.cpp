@@ -1,14 +1,19 @@
 #include "apps/hearth/bench_workloads.h"
 
+#include <optional>
+
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
+#include "hearth/dist/gradient_reducer.h"
 #include "hearth/nn/models/bert.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/vgg.h"
+#include "hearth/ops/autocast.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/optim/adam.h"
+#include "hearth/optim/grad_scaler.h"
 #include "hearth/optim/sgd.h"
 
 namespace hearth::cli {
@@ -20,62 +25,152 @@ int64_t count_parameters(const nn::Module& m) {
   return n;
 }
 
+// How a step runs in its precision: forward and loss under autocast, and for
+// float16 the loss scaled before backward and the step through the scaler, as
+// the Trainer does.
+class StepPrecision {
+ public:
+  StepPrecision(const std::string& precision, Device device) : device_(device) {
+    if (precision == "bf16-mixed") dtype_ = DType::bfloat16;
+    if (precision == "fp16-mixed") dtype_ = DType::float16;
+    HEARTH_CHECK(precision == "fp32" || dtype_.has_value(), ValueError, "[bench] unknown precision \"", precision,
+                 "\"; expected fp32, bf16-mixed or fp16-mixed");
+    if (dtype_ == DType::float16) scaler_ = std::make_unique<optim::GradScaler>();
+  }
+  std::optional<AutocastGuard> autocast() const {
+    if (!dtype_) return std::nullopt;
+    return std::optional<AutocastGuard>(std::in_place, device_.kind, *dtype_);
+  }
+  void backward_and_step(const Tensor& loss, optim::Optimizer& optimizer) {
+    if (reducer) reducer->prepare_for_backward(true);
+    (scaler_ ? scaler_->scale(loss) : loss).backward();
+    if (reducer) reducer->finish();
+    if (!scaler_) {
+      optimizer.step();
+      return;
+    }
+    scaler_->step(optimizer);
+    scaler_->update();
+  }
+  std::pair<size_t, size_t> overlapped() const {
+    return reducer ? std::make_pair(reducer->launched_during_backward(), reducer->num_buckets())
+                   : std::make_pair(size_t{0}, size_t{0});
+  }
+  std::unique_ptr<dist::GradientReducer> reducer;
+
+ private:
+  Device device_;
+  std::optional<DType> dtype_;
+  std::unique_ptr<optim::GradScaler> scaler_;
+};
+
 class ImageClassification final : public Workload {
  public:
-  ImageClassification(std::shared_ptr<nn::Module> model, const WorkloadShape& s, Device device)
-      : model_(std::move(model)) {
+  ImageClassification(std::shared_ptr<nn::Module> model, const WorkloadShape& s, Device device,
+                      const std::string& precision)
+      : model_(std::move(model)), precision_(precision, device), image_size_(s.image_size), device_(device) {
     model_->to(device);
     optimizer_ = std::make_unique<optim::SGD>(model_->parameters(), optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
-    x_ = randn({s.batch_size, 3, s.image_size, s.image_size}, DType::float32, device);
-    y_ = randint(0, 1000, {s.batch_size}, DType::int64, device);
+    make_batch(s.batch_size);
+  }
+  void make_batch(int64_t n) {
+    x_ = randn({n, 3, image_size_, image_size_}, DType::float32, device_);
+    y_ = randint(0, 1000, {n}, DType::int64, device_);
+  }
+  train::TrainingStepProbe memory_probe() override {
+    return {[this](int64_t n) { make_batch(n); },
+            [this] {
+              x_ = Tensor();
+              y_ = Tensor();
+            },
+            [this] { return cross_entropy(model_->forward(x_), y_); },
+            [this] { optimizer_->step(); },
+            [this] { optimizer_->zero_grad(); },
+            parameters()};
   }
   void train_step() override {
     optimizer_->zero_grad();
-    Tensor loss = cross_entropy(model_->forward(x_), y_);
-    loss.backward();
-    optimizer_->step();
+    Tensor loss;
+    {
+      std::optional<AutocastGuard> autocast = precision_.autocast();
+      loss = cross_entropy(model_->forward(x_), y_);
+    }
+    precision_.backward_and_step(loss, *optimizer_);
   }
   void eval_step() override {
     NoGradGuard no_grad;
+    std::optional<AutocastGuard> autocast = precision_.autocast();
     model_->forward(x_);
   }
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
+  void enable_data_parallel(dist::ProcessGroupPtr group) override {
+    precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
+  }
+  std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
 
  private:
   std::shared_ptr<nn::Module> model_;
+  StepPrecision precision_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  int64_t image_size_;
+  Device device_;
   Tensor x_, y_;
 };
 
 class SequenceClassification final : public Workload {
  public:
-  SequenceClassification(const WorkloadShape& s, Device device) {
+  SequenceClassification(const WorkloadShape& s, Device device, const std::string& precision)
+      : precision_(precision, device), seq_len_(s.seq_len), device_(device) {
     nn::models::BertConfig config;  // bert-base-uncased, two labels
     model_ = std::make_shared<nn::models::BertForSequenceClassification>(config);
     model_->to(device);
     optimizer_ = std::make_unique<optim::AdamW>(model_->parameters(), optim::AdamWOptions{.lr = 2e-5});
-    ids_ = randint(0, 28996, {s.batch_size, s.seq_len}, DType::int64, device);
-    types_ = zeros({s.batch_size, s.seq_len}, DType::int64, device);
-    mask_ = ones({s.batch_size, s.seq_len}, DType::int64, device);
-    labels_ = randint(0, 2, {s.batch_size}, DType::int64, device);
+    make_batch(s.batch_size);
+  }
+  void make_batch(int64_t n) {
+    ids_ = randint(0, 28996, {n, seq_len_}, DType::int64, device_);
+    types_ = zeros({n, seq_len_}, DType::int64, device_);
+    mask_ = ones({n, seq_len_}, DType::int64, device_);
+    labels_ = randint(0, 2, {n}, DType::int64, device_);
+  }
+  train::TrainingStepProbe memory_probe() override {
+    return {[this](int64_t n) { make_batch(n); },
+            [this] {
+              for (Tensor* t : {&ids_, &types_, &mask_, &labels_}) *t = Tensor();
+            },
+            [this] { return model_->forward(ids_, types_, mask_, labels_).loss; },
+            [this] { optimizer_->step(); },
+            [this] { optimizer_->zero_grad(); },
+            parameters()};
   }
   void train_step() override {
     optimizer_->zero_grad();
-    Tensor loss = model_->forward(ids_, types_, mask_, labels_).loss;
-    loss.backward();
-    optimizer_->step();
+    Tensor loss;
+    {
+      std::optional<AutocastGuard> autocast = precision_.autocast();
+      loss = model_->forward(ids_, types_, mask_, labels_).loss;
+    }
+    precision_.backward_and_step(loss, *optimizer_);
   }
   void eval_step() override {
     NoGradGuard no_grad;
+    std::optional<AutocastGuard> autocast = precision_.autocast();
     model_->forward(ids_, types_, mask_);
   }
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
+  void enable_data_parallel(dist::ProcessGroupPtr group) override {
+    precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
+  }
+  std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
 
  private:
   std::shared_ptr<nn::models::BertForSequenceClassification> model_;
+  StepPrecision precision_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  int64_t seq_len_;
+  Device device_;
   Tensor ids_, types_, mask_, labels_;
 };
 
@@ -88,17 +183,18 @@ const std::vector<std::string>& bench_model_names() {
 
 int64_t reference_batch_size(const std::string& model) { return model == "resnet50" ? 128 : 64; }
 
-std::unique_ptr<Workload> make_workload(const std::string& model, const WorkloadShape& shape, Device device) {
+std::unique_ptr<Workload> make_workload(const std::string& model, const WorkloadShape& shape, Device device,
+                                        const std::string& precision) {
   WorkloadShape s = shape;
   if (s.batch_size <= 0) s.batch_size = reference_batch_size(model);
   manual_seed(0);
   std::unique_ptr<Workload> w;
   if (model == "resnet50")
-    w = std::make_unique<ImageClassification>(nn::models::resnet50(1000), s, device);
+    w = std::make_unique<ImageClassification>(nn::models::resnet50(1000), s, device, precision);
   else if (model == "vgg16")
-    w = std::make_unique<ImageClassification>(nn::models::vgg16(1000), s, device);
+    w = std::make_unique<ImageClassification>(nn::models::vgg16(1000), s, device, precision);
   else if (model == "bert-base")
-    w = std::make_unique<SequenceClassification>(s, device);
+    w = std::make_unique<SequenceClassification>(s, device, precision);
   else
     HEARTH_THROW(ValueError, "[bench] unknown model \"", model, "\"");
   w->batch_size = s.batch_size;

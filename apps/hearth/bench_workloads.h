@@ -7,9 +7,12 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hearth/core/device.h"
+#include "hearth/dist/process_group.h"
+#include "hearth/train/memory_estimate.h"
 
 namespace hearth::cli {
 
@@ -28,6 +31,13 @@ class Workload {
   virtual void eval_step() = 0;
   virtual void set_training(bool training) = 0;
   virtual int64_t parameters() const = 0;
+  // The step in pieces, for `hearth estimate-memory` (valid while the workload lives).
+  virtual train::TrainingStepProbe memory_probe() = 0;
+  // Data parallelism (under `hearth launch`): gradients are averaged over the
+  // group in buckets during backward, as the Trainer does.
+  virtual void enable_data_parallel(dist::ProcessGroupPtr group) = 0;
+  // Buckets of the last step launched before backward ended, and their number.
+  virtual std::pair<size_t, size_t> overlapped_buckets() const = 0;
   int64_t batch_size = 0;
 };
 
@@ -35,7 +45,10 @@ class Workload {
 const std::vector<std::string>& bench_model_names();
 // The reference benchmark's batch for a model: 128, 64, 64.
 int64_t reference_batch_size(const std::string& model);
-// Builds the model (seeded), its optimizer and one batch of random inputs on `device`.
-std::unique_ptr<Workload> make_workload(const std::string& model, const WorkloadShape& shape, Device device);
+// Builds the model (seeded), its optimizer and one batch of random inputs on
+// `device`. precision: "fp32", "bf16-mixed" (forward and loss under bfloat16
+// autocast) or "fp16-mixed" (float16 autocast, and the loss scaler in training).
+std::unique_ptr<Workload> make_workload(const std::string& model, const WorkloadShape& shape, Device device,
+                                        const std::string& precision = "fp32");
 
 }  // namespace hearth::cli

@@ -2,9 +2,14 @@
 // callback; run_selected runs the chosen one.
 #pragma once
 
-#include <CLI/CLI.hpp>
 #include <functional>
 #include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include <CLI/CLI.hpp>
 
 namespace hearth::cli {
 
@@ -12,7 +17,16 @@ void add_ops_command(CLI::App& app);
 void add_env_command(CLI::App& app);
 void add_train_command(CLI::App& app);
 void add_eval_command(CLI::App& app);
+void add_launch_command(CLI::App& app);
+
+// The command line hearth was started with (argv), for commands that start
+// hearth again (train --devices).
+void set_command_line(int argc, char** argv);
+const std::vector<std::string>& command_line();
 void add_bench_command(CLI::App& app);
+void add_config_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
+void add_estimate_memory_command(CLI::App& app);
 
 // Registers `fn` to run when `sub` is selected; it returns the exit code.
 void on_run(CLI::App* sub, std::function<int()> fn);

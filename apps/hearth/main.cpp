@@ -1,7 +1,8 @@
 // The `hearth` command. Each subcommand lives in its own file and registers
 // itself here through a small table, like git's builtins.
-#include <CLI/CLI.hpp>
 #include <iostream>
+
+#include <CLI/CLI.hpp>
 
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
@@ -25,7 +26,12 @@ int main(int argc, char** argv) {
   hearth::cli::add_env_command(app);
   hearth::cli::add_train_command(app);
   hearth::cli::add_eval_command(app);
+  hearth::cli::add_launch_command(app);
+  hearth::cli::set_command_line(argc, argv);
   hearth::cli::add_bench_command(app);
+  hearth::cli::add_config_command(app);
+  hearth::cli::add_plot_command(app);
+  hearth::cli::add_estimate_memory_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -12,15 +12,19 @@
 #include <map>
 #include <memory>
 
+#include "apps/common/training_argument_flags.h"
 #include "apps/hearth/commands.h"
+#include "apps/hearth/launcher.h"
 #include "apps/hearth/tasks.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
+#include "hearth/dist/rendezvous.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
+#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 namespace {
@@ -37,9 +41,9 @@ struct TrainFlags {
   std::string max_eval_samples = "-1";
   std::string early_stopping_patience;
   std::string early_stopping_threshold = "0";
-  // One slot and option per TrainingArguments field, by name.
-  std::map<std::string, std::string> values;
-  std::map<std::string, CLI::Option*> options;
+  int devices = 1;
+  // One flag per TrainingArguments field, by name.
+  TrainingArgumentFlags training_flags;
 };
 
 void check_choice(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed) {
@@ -63,9 +67,15 @@ double parse_number_flag(const std::string& flag, const std::string& text) {
   return v;
 }
 
-// Defaults of the task, then the config file, then the flags.
+// Defaults of the task, then the user's config (`hearth config`), then the
+// --config file of training arguments, then the flags.
 TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task) {
   TrainingArguments args = default_arguments(task);
+  try {
+    f.training_flags.apply_user_config(args, &std::cout);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   if (!f.config.empty()) {
     std::ifstream in(f.config);
     if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
@@ -77,17 +87,10 @@ TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task)
       throw UsageError(e.what());
     }
   }
-  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
-    const CLI::Option* opt = f.options.at(field.name);
-    if (opt->count() == 0) continue;
-    std::string text = f.values.at(field.name);
-    // A bare boolean flag (--use_cpu) means true.
-    if (text.empty() && field.kind == train::TrainingArgumentField::Kind::boolean) text = "true";
-    try {
-      train::set_training_argument(args, field.name, text, "--" + field.name);
-    } catch (const ValueError& e) {
-      throw UsageError(e.what());
-    }
+  try {
+    f.training_flags.apply(args);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
   }
   if (f.cpu) args.use_cpu = true;
   try {
@@ -117,7 +120,29 @@ std::optional<train::Metrics> final_eval_from_log(const train::TrainerState& sta
   return std::nullopt;
 }
 
+// `--devices N` outside a launch: start this same command as N ranks under
+// the launcher, without --devices (each rank then trains normally).
+std::optional<int> relaunch_on_devices(const TrainFlags& f) {
+  if (f.devices <= 1 || dist::rendezvous_from_environment().has_value()) return std::nullopt;
+  std::vector<std::string> cmd = {"/proc/self/exe"};
+  const std::vector<std::string>& argv = command_line();
+  for (size_t i = 1; i < argv.size(); ++i) {
+    if (argv[i] == "--devices") {
+      ++i;  // and its value
+      continue;
+    }
+    if (argv[i].rfind("--devices=", 0) == 0) continue;
+    cmd.push_back(argv[i]);
+  }
+  LaunchOptions o;
+  o.nproc_per_node = f.devices;
+  return launch(o, cmd);
+}
+
 int run_train(const TrainFlags& f) {
+  if (std::optional<int> rc = relaunch_on_devices(f)) return *rc;
+  // Under a launch, rank 0 reports for all; the others print only errors.
+  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   const auto t0 = std::chrono::steady_clock::now();
   check_choice("--model", f.model, model_names());
   check_choice("--dataset", f.dataset, dataset_names());
@@ -201,19 +226,16 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--data_dir", f->data_dir, "directory of the data set's files (default: where Debian installs them)");
   sub->add_option("--config", f->config, "JSON file of TrainingArguments names; flags override it");
   sub->add_flag("--cpu", f->cpu, "train on the CPU (same as --use_cpu)");
+  sub->add_option("--devices", f->devices,
+                  "data-parallel processes on this machine: one per GPU, or CPU processes with --cpu (default 1)")
+      ->check(CLI::Range(1, 4096));
   sub->add_option("--max_train_samples", f->max_train_samples, "train on the first N samples only (-1: all)");
   sub->add_option("--max_eval_samples", f->max_eval_samples, "evaluate on the first N samples only (-1: all)");
   sub->add_option("--early_stopping_patience", f->early_stopping_patience,
                   "stop after this many evaluations without improvement of metric_for_best_model");
   sub->add_option("--early_stopping_threshold", f->early_stopping_threshold,
                   "how much metric_for_best_model must improve to count (default 0)");
-  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
-    std::string& slot = f->values[field.name];
-    CLI::Option* opt = sub->add_option("--" + field.name, slot, field.help);
-    if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
-    opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-    f->options[field.name] = opt;
-  }
+  f->training_flags.add_to(*sub);
   on_run(sub, [f] { return run_train(*f); });
 }
 

@@ -8,6 +8,7 @@
 #include "hearth/autograd/node.h"
 #include "hearth/core/errors.h"
 #include "hearth/dispatch/anomaly_check.h"
+#include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 
@@ -40,6 +41,10 @@ void accumulate(std::vector<Tensor>& slot_buffer, size_t slot, Tensor g) {
 
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots, bool retain_graph) {
   NoGradGuard no_grad;  // backward formulas are not themselves recorded
+  // Formulas compute in the dtypes their forward chose, and the parameter casts
+  // autocast cached are about to lose their graph: the next forward recasts.
+  AutocastSuspend no_autocast;
+  clear_autocast_cache();
   // Count, for every node reachable from the roots, how many edges point at it.
   std::unordered_map<Node*, int> dependencies;
   std::unordered_map<Node*, std::shared_ptr<Node>> keep_alive;

@@ -2,19 +2,28 @@
 
 #include <algorithm>
 #include <cctype>
+#include <limits>
 
 namespace hearth {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::float32: return "float32";
-    case DType::float64: return "float64";
-    case DType::bfloat16: return "bfloat16";
-    case DType::float16: return "float16";
-    case DType::int64: return "int64";
-    case DType::int32: return "int32";
-    case DType::uint8: return "uint8";
-    case DType::bool_: return "bool";
+    case DType::float32:
+      return "float32";
+    case DType::float64:
+      return "float64";
+    case DType::bfloat16:
+      return "bfloat16";
+    case DType::float16:
+      return "float16";
+    case DType::int64:
+      return "int64";
+    case DType::int32:
+      return "int32";
+    case DType::uint8:
+      return "uint8";
+    case DType::bool_:
+      return "bool";
   }
   return "?";
 }
@@ -37,13 +46,17 @@ DType parse_dtype(const std::string& name) {
 size_t itemsize(DType t) {
   switch (t) {
     case DType::float64:
-    case DType::int64: return 8;
+    case DType::int64:
+      return 8;
     case DType::float32:
-    case DType::int32: return 4;
+    case DType::int32:
+      return 4;
     case DType::bfloat16:
-    case DType::float16: return 2;
+    case DType::float16:
+      return 2;
     case DType::uint8:
-    case DType::bool_: return 1;
+    case DType::bool_:
+      return 1;
   }
   return 0;
 }
@@ -57,6 +70,21 @@ bool is_integral(DType t, bool include_bool) {
 }
 
 bool is_half_type(DType t) { return t == DType::bfloat16 || t == DType::float16; }
+
+double lowest_finite(DType t) {
+  switch (t) {
+    case DType::float64:
+      return std::numeric_limits<double>::lowest();
+    case DType::float32:
+      return static_cast<double>(std::numeric_limits<float>::lowest());
+    case DType::bfloat16:
+      return -3.3895313892515355e38;  // -(2 - 2^-7) * 2^127
+    case DType::float16:
+      return -65504.0;
+    default:
+      HEARTH_THROW(TypeError, "[dtype] lowest_finite expects a floating dtype, got ", dtype_name(t));
+  }
+}
 
 DTypeCategory category(DType t) {
   if (t == DType::bool_) return DTypeCategory::boolean;

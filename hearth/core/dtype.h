@@ -14,12 +14,14 @@ namespace hearth {
 enum class DType : uint8_t { float32, float64, bfloat16, float16, int64, int32, uint8, bool_ };
 inline constexpr int kNumDTypes = 8;
 
-const char* dtype_name(DType t);  // "float32", ...
+const char* dtype_name(DType t);             // "float32", ...
 DType parse_dtype(const std::string& name);  // accepts "float32", "fp32", "float", "bf16", ...
 size_t itemsize(DType t);
 bool is_floating(DType t);
 bool is_integral(DType t, bool include_bool = false);
 bool is_half_type(DType t);  // bfloat16, float16
+// The most negative finite value of a floating dtype (what masked scores get).
+double lowest_finite(DType t);
 
 // PyTorch's promote_types for two tensor dtypes.
 DType promote_types(DType a, DType b);
@@ -48,12 +50,8 @@ class DTypeSet {
     r.bits_ = (1u << kNumDTypes) - 1;
     return r;
   }
-  static constexpr DTypeSet floating() {
-    return {DType::float32, DType::float64, DType::bfloat16, DType::float16};
-  }
-  static constexpr DTypeSet integral() {
-    return {DType::int64, DType::int32, DType::uint8};
-  }
+  static constexpr DTypeSet floating() { return {DType::float32, DType::float64, DType::bfloat16, DType::float16}; }
+  static constexpr DTypeSet integral() { return {DType::int64, DType::int32, DType::uint8}; }
 
  private:
   uint32_t bits_ = 0;
@@ -62,14 +60,38 @@ class DTypeSet {
 // C++ type <-> DType.
 template <typename T>
 struct dtype_of;
-template <> struct dtype_of<float> { static constexpr DType value = DType::float32; };
-template <> struct dtype_of<double> { static constexpr DType value = DType::float64; };
-template <> struct dtype_of<BFloat16> { static constexpr DType value = DType::bfloat16; };
-template <> struct dtype_of<Half> { static constexpr DType value = DType::float16; };
-template <> struct dtype_of<int64_t> { static constexpr DType value = DType::int64; };
-template <> struct dtype_of<int32_t> { static constexpr DType value = DType::int32; };
-template <> struct dtype_of<uint8_t> { static constexpr DType value = DType::uint8; };
-template <> struct dtype_of<bool> { static constexpr DType value = DType::bool_; };
+template <>
+struct dtype_of<float> {
+  static constexpr DType value = DType::float32;
+};
+template <>
+struct dtype_of<double> {
+  static constexpr DType value = DType::float64;
+};
+template <>
+struct dtype_of<BFloat16> {
+  static constexpr DType value = DType::bfloat16;
+};
+template <>
+struct dtype_of<Half> {
+  static constexpr DType value = DType::float16;
+};
+template <>
+struct dtype_of<int64_t> {
+  static constexpr DType value = DType::int64;
+};
+template <>
+struct dtype_of<int32_t> {
+  static constexpr DType value = DType::int32;
+};
+template <>
+struct dtype_of<uint8_t> {
+  static constexpr DType value = DType::uint8;
+};
+template <>
+struct dtype_of<bool> {
+  static constexpr DType value = DType::bool_;
+};
 template <typename T>
 inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
@@ -82,14 +104,22 @@ struct TypeTag {
 template <typename F>
 decltype(auto) visit_dtype(DType t, F&& f) {
   switch (t) {
-    case DType::float32: return f(TypeTag<float>{});
-    case DType::float64: return f(TypeTag<double>{});
-    case DType::bfloat16: return f(TypeTag<BFloat16>{});
-    case DType::float16: return f(TypeTag<Half>{});
-    case DType::int64: return f(TypeTag<int64_t>{});
-    case DType::int32: return f(TypeTag<int32_t>{});
-    case DType::uint8: return f(TypeTag<uint8_t>{});
-    case DType::bool_: return f(TypeTag<bool>{});
+    case DType::float32:
+      return f(TypeTag<float>{});
+    case DType::float64:
+      return f(TypeTag<double>{});
+    case DType::bfloat16:
+      return f(TypeTag<BFloat16>{});
+    case DType::float16:
+      return f(TypeTag<Half>{});
+    case DType::int64:
+      return f(TypeTag<int64_t>{});
+    case DType::int32:
+      return f(TypeTag<int32_t>{});
+    case DType::uint8:
+      return f(TypeTag<uint8_t>{});
+    case DType::bool_:
+      return f(TypeTag<bool>{});
   }
   HEARTH_THROW(TypeError, "[dtype] unknown dtype code ", static_cast<int>(t));
 }

@@ -2,6 +2,7 @@
 // (data, filter, bias) so a backend can map each onto its library's routine.
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/conv.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/op_utils.h"
@@ -54,6 +55,8 @@ Tensor conv_backward_bias(const Tensor& grad_out) {
 
 Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
               int64_t groups) {
+  if (auto ac = detail::autocast("conv2d", x_in, weight, bias))
+    return conv2d(ac[0], ac[1], ac[2], stride, padding, dilation, groups);
   static OpHandle op = detail::op_handle("conv2d");
   detail::check_floating("conv2d", x_in, "input");
   detail::check_floating("conv2d", weight, "weight");

@@ -10,6 +10,7 @@
 #include "hearth/autograd/function.h"
 #include "hearth/core/env.h"
 #include "hearth/dispatch/schemas/indexing.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"
@@ -161,6 +162,7 @@ Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
+  if (auto ac = detail::autocast("scatter_add", a, index, src)) return scatter_add(ac[0], dim, ac[1], ac[2]);
   detail::check_defined("scatter_add", a, "input");
   Tensor out = Tensor::empty(a.shape(), a.dtype(), a.device());
   scatter_add_impl(a.detach(), dim, index, src.defined() ? src.detach() : src, out, "scatter_add");

@@ -1,6 +1,7 @@
 // layer_norm: normalisation over the trailing dims given by normalized_shape.
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/nn.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
@@ -25,6 +26,8 @@ void check_affine(const Tensor& p, const char* arg, const Shape& normalized_shap
 
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight, const Tensor& bias,
                   double eps) {
+  if (auto ac = detail::autocast("layer_norm", x, weight, bias))
+    return layer_norm(ac[0], normalized_shape, ac[1], ac[2], eps);
   static OpHandle op = detail::op_handle("layer_norm");
   static OpHandle bw_op = detail::op_handle("layer_norm_backward");
   detail::check_floating("layer_norm", x, "input");

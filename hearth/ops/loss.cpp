@@ -4,6 +4,7 @@
 // there before the result takes the input's dtype.
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/nn.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
@@ -108,6 +109,8 @@ Tensor per_row_grad(const Tensor& g, Reduction red, const Tensor& denom, int64_t
 
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                      const std::string& reduction, double label_smoothing) {
+  if (auto ac = detail::autocast("cross_entropy", logits, target, weight))
+    return cross_entropy(ac[0], ac[1], ac[2], ignore_index, reduction, label_smoothing);
   static OpHandle op = detail::op_handle("cross_entropy");
   static OpHandle bw_op = detail::op_handle("cross_entropy_backward");
   const Reduction red = detail::parse_reduction("cross_entropy", reduction);
@@ -142,6 +145,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
 
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& weight, int64_t ignore_index,
                 const std::string& reduction) {
+  if (auto ac = detail::autocast("nll_loss", log_probs, target, weight))
+    return nll_loss(ac[0], ac[1], ac[2], ignore_index, reduction);
   static OpHandle op = detail::op_handle("nll_loss");
   static OpHandle bw_op = detail::op_handle("nll_loss_backward");
   const Reduction red = detail::parse_reduction("nll_loss", reduction);
@@ -171,6 +176,7 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
 }
 
 Tensor mse_loss(const Tensor& input, const Tensor& target, const std::string& reduction) {
+  if (auto ac = detail::autocast("mse_loss", input, target)) return mse_loss(ac[0], ac[1], reduction);
   const Reduction red = detail::parse_reduction("mse_loss", reduction);
   detail::check_floating("mse_loss", input, "input");
   detail::check_defined("mse_loss", target, "target");

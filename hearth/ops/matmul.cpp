@@ -5,7 +5,9 @@
 
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/linalg.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/view.h"
@@ -84,6 +86,7 @@ void check_inner(const char* op, const Tensor& a, const Tensor& b, int64_t ka, i
 }  // namespace
 
 Tensor mm(const Tensor& a, const Tensor& b) {
+  if (auto ac = detail::autocast("mm", a, b)) return mm(ac[0], ac[1]);
   check_operands("mm", a, b);
   detail::check_dim("mm", a, 2, "input");
   detail::check_dim("mm", b, 2, "other");
@@ -92,6 +95,7 @@ Tensor mm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor bmm(const Tensor& a, const Tensor& b) {
+  if (auto ac = detail::autocast("bmm", a, b)) return bmm(ac[0], ac[1]);
   check_operands("bmm", a, b);
   detail::check_dim("bmm", a, 3, "input");
   detail::check_dim("bmm", b, 3, "other");
@@ -102,6 +106,7 @@ Tensor bmm(const Tensor& a, const Tensor& b) {
 }
 
 Tensor matmul(const Tensor& a, const Tensor& b) {
+  if (auto ac = detail::autocast("matmul", a, b)) return matmul(ac[0], ac[1]);
   check_operands("matmul", a, b);
   HEARTH_CHECK(a.dim() >= 1 && b.dim() >= 1, ShapeError,
                "[matmul] both arguments need at least 1 dimension, got shapes ", a.shape_string(), " and ",
@@ -139,17 +144,44 @@ Tensor matmul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  if (auto ac = detail::autocast("linear", x, weight, bias)) return linear(ac[0], ac[1], ac[2]);
   check_operands("linear", x, weight);
   detail::check_dim("linear", weight, 2, "weight");
   HEARTH_CHECK(x.dim() >= 1, ShapeError, "[linear] input needs at least 1 dimension, got shape ", x.shape_string());
   HEARTH_CHECK(x.size(-1) == weight.size(1), ShapeError, "[linear] input has ", x.size(-1), " features (last dim of ",
                x.shape_string(), ") but weight ", weight.shape_string(), " expects ", weight.size(1));
-  Tensor y = matmul(x, transpose(weight, 0, 1));
-  if (!bias.defined()) return y;
+  if (!bias.defined()) return matmul(x, transpose(weight, 0, 1));
   check_operands("linear", x, bias);
   HEARTH_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), ShapeError, "[linear] bias must have shape [",
                weight.size(0), "] to match weight ", weight.shape_string(), ", got ", bias.shape_string());
-  return add(y, bias);
+  const int64_t k = x.size(-1), n = weight.size(0);
+  Shape lead(x.shape().begin(), x.shape().end() - 1);
+  const int64_t rows = numel_of(lead);
+  if (x.dim() < 2 || rows == 0 || k == 0 || n == 0 || bias.dtype() != x.dtype())
+    return add(matmul(x, transpose(weight, 0, 1)), bias);
+  // One GEMM whose epilogue adds the bias: [rows, K] @ [K, N] + bias.
+  static OpHandle op = detail::op_handle("bmm");
+  const Tensor x3 = reshape(x.detach(), {1, rows, k});
+  const Tensor w3 = unsqueeze(transpose(weight.detach(), 0, 1), 0);
+  Tensor out = Tensor::empty({1, rows, n}, x.dtype(), x.device());
+  detail::run(op, {blas_operand(x3), blas_operand(w3), contiguous(bias.detach())}, {out});
+  Shape result = lead;
+  result.push_back(n);
+  out = reshape(out, result);
+  if (autograd::any_requires_grad({x, weight, bias})) {
+    autograd::record("LinearBackward", {x, weight, bias}, {out},
+                     [sx = SavedTensor(x), sw = SavedTensor(weight), rows, k, n](const BackwardContext& c) {
+                       const Tensor g = reshape(c.grad(0), {rows, n});
+                       Tensor gx, gw, gb;
+                       if (c.needs(0)) gx = reshape(matmul(g, sw.unpack(c.name())), sx.unpack(c.name()).shape());
+                       if (c.needs(1)) gw = matmul(transpose(g, 0, 1), reshape(sx.unpack(c.name()), {rows, k}));
+                       // The bias gradient sums g's rows: a product with a row of ones
+                       // reads g once in its own layout, with no transposing copy.
+                       if (c.needs(2)) gb = reshape(matmul(ones({1, rows}, g.dtype(), g.device()), g), {n});
+                       return std::vector<Tensor>{gx, gw, gb};
+                     });
+  }
+  return out;
 }
 
 Tensor Tensor::matmul(const Tensor& other) const { return hearth::matmul(*this, other); }

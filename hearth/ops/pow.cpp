@@ -1,6 +1,7 @@
 // pow with a tensor or a scalar exponent, with broadcasting, PyTorch's type
 // promotion (integer powers stay integers) and autograd for both operands.
 #include "hearth/autograd/function.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/binary_util.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/type_promotion.h"
@@ -25,6 +26,7 @@ void check_not_bool(DType dt) {
 }  // namespace
 
 Tensor pow(const Tensor& a, const Tensor& exponent) {
+  if (auto ac = detail::autocast("pow", a, exponent)) return pow(ac[0], ac[1]);
   detail::check_defined("pow", a, "input");
   detail::check_defined("pow", exponent, "exponent");
   DType dt = result_type(a, exponent);
@@ -51,6 +53,7 @@ Tensor pow(const Tensor& a, const Tensor& exponent) {
 }
 
 Tensor pow(const Tensor& a, const Scalar& exponent) {
+  if (auto ac = detail::autocast("pow", a)) return pow(ac[0], exponent);
   detail::check_defined("pow", a, "input");
   HEARTH_CHECK(!(is_integral(a.dtype(), /*include_bool=*/true) && exponent.category() != DTypeCategory::floating &&
                  exponent.to_int() < 0),

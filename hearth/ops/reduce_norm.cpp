@@ -5,6 +5,7 @@
 
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/op_utils.h"
@@ -38,6 +39,7 @@ Tensor norm_backward(const Tensor& x, const Tensor& n, const Tensor& g, double p
 }  // namespace
 
 Tensor norm(const Tensor& a, double p, const std::vector<int64_t>& dims, bool keepdim) {
+  if (auto ac = detail::autocast("norm", a)) return norm(ac[0], p, dims, keepdim);
   static OpHandle op = detail::op_handle("norm");
   detail::check_floating("norm", a, "input");
   HEARTH_CHECK(!std::isnan(p), ValueError, "[norm] p must be a number, got nan");

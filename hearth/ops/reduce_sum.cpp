@@ -1,6 +1,7 @@
 // sum and mean, and the shared recipe every reduction follows: move the reduced
 // dims last, reduce contiguous rows in a backend kernel, restore kept dims.
 #include "hearth/autograd/function.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/op_utils.h"
@@ -45,6 +46,7 @@ ReducePlan plan_reduction(const char* op, const Tensor& a, const std::vector<int
 }  // namespace detail
 
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
+  if (auto ac = detail::autocast("sum", a)) return sum(ac[0], dims, keepdim);
   static OpHandle op = detail::op_handle("sum");
   detail::check_defined("sum", a, "input");
   detail::ReducePlan p = detail::plan_reduction("sum", a, dims, keepdim);
@@ -61,6 +63,7 @@ Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
 }
 
 Tensor mean(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
+  if (auto ac = detail::autocast("mean", a)) return mean(ac[0], dims, keepdim);
   detail::check_floating("mean", a, "input");
   detail::ReducePlan p = detail::plan_reduction("mean", a, dims, keepdim);
   return div(sum(a, dims, keepdim), static_cast<double>(p.inner));

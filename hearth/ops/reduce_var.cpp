@@ -3,6 +3,7 @@
 // 2 (x - mean) / (n - correction), scaled by 1 / (2 std) for std.
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/reduce_util.h"
@@ -42,10 +43,12 @@ Tensor variance(const char* name, const Tensor& a, const std::vector<int64_t>& d
 }  // namespace
 
 Tensor var(const Tensor& a, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  if (auto ac = detail::autocast("var", a)) return var(ac[0], dims, correction, keepdim);
   return variance("var", a, dims, correction, keepdim, /*take_sqrt=*/false);
 }
 
 Tensor std(const Tensor& a, const std::vector<int64_t>& dims, int64_t correction, bool keepdim) {
+  if (auto ac = detail::autocast("std", a)) return std(ac[0], dims, correction, keepdim);
   return variance("std", a, dims, correction, keepdim, /*take_sqrt=*/true);
 }
 

@@ -3,6 +3,7 @@
 // which the same kernel computes with ScanAttrs::reverse.
 #include "hearth/autograd/function.h"
 #include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/reduction.h"
@@ -37,6 +38,9 @@ Tensor scan_sum(const Tensor& a, int64_t dim, bool reverse) {
 
 }  // namespace
 
-Tensor cumsum(const Tensor& a, int64_t dim) { return scan_sum(a, dim, /*reverse=*/false); }
+Tensor cumsum(const Tensor& a, int64_t dim) {
+  if (auto ac = detail::autocast("cumsum", a)) return cumsum(ac[0], dim);
+  return scan_sum(a, dim, /*reverse=*/false);
+}
 
 }  // namespace hearth

@@ -1,5 +1,6 @@
 // softmax and log_softmax along any dim. Kernels see [outer, D, inner].
 #include "hearth/autograd/function.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
@@ -45,9 +46,13 @@ Tensor softmax_impl(const char* name, const char* backward_name, bool log, const
 
 }  // namespace
 
-Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl("softmax", "SoftmaxBackward", false, x, dim); }
+Tensor softmax(const Tensor& x, int64_t dim) {
+  if (auto ac = detail::autocast("softmax", x)) return softmax(ac[0], dim);
+  return softmax_impl("softmax", "SoftmaxBackward", false, x, dim);
+}
 
 Tensor log_softmax(const Tensor& x, int64_t dim) {
+  if (auto ac = detail::autocast("log_softmax", x)) return log_softmax(ac[0], dim);
   return softmax_impl("log_softmax", "LogSoftmaxBackward", true, x, dim);
 }
 

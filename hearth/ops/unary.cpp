@@ -1,5 +1,6 @@
 // Unary math: neg, abs, exp, log, sqrt, rsqrt, sign, square, with autograd.
 #include "hearth/autograd/function.h"
+#include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/unary_util.h"
 
@@ -39,6 +40,7 @@ Tensor abs(const Tensor& a) {
 }
 
 Tensor exp(const Tensor& a) {
+  if (auto ac = detail::autocast("exp", a)) return exp(ac[0]);
   static OpHandle op = detail::op_handle("exp");
   detail::check_defined("exp", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
@@ -51,6 +53,7 @@ Tensor exp(const Tensor& a) {
 }
 
 Tensor log(const Tensor& a) {
+  if (auto ac = detail::autocast("log", a)) return log(ac[0]);
   static OpHandle op = detail::op_handle("log");
   detail::check_defined("log", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
@@ -76,6 +79,7 @@ Tensor sqrt(const Tensor& a) {
 }
 
 Tensor rsqrt(const Tensor& a) {
+  if (auto ac = detail::autocast("rsqrt", a)) return rsqrt(ac[0]);
   static OpHandle op = detail::op_handle("rsqrt");
   detail::check_defined("rsqrt", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));

@@ -64,6 +64,8 @@ void save_checkpoint(const std::string& dir, const CheckpointContents& c) {
     }
     if (!c.trainer_state.is_null()) io::write_file_atomic(join(tmp, kTrainerStateFile), c.trainer_state.dump(2) + "\n");
     if (c.args != nullptr) c.args->save(join(tmp, kTrainingArgsFile));
+    if (c.grad_scaler != nullptr)
+      io::write_file_atomic(join(tmp, kGradScalerFile), c.grad_scaler->state_dict().dump(2) + "\n");
     if (c.extra_files) c.extra_files(tmp);
   });
 }
@@ -92,6 +94,21 @@ void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, o
   for (const std::string& name : file.names()) state.tensors[name] = file.get(name);
   optimizer.load_state_dict(state);
   if (scheduler != nullptr) scheduler->load_state_dict(meta_json("scheduler"));
+}
+
+bool has_grad_scaler_state(const std::string& dir) { return fs::exists(join(dir, kGradScalerFile)); }
+
+void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler) {
+  const std::string path = join(dir, kGradScalerFile);
+  std::ifstream in(path);
+  HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kGradScalerFile);
+  json j = json::parse(in, nullptr, false);
+  HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": not valid JSON");
+  try {
+    scaler.load_state_dict(j);
+  } catch (const ValueError& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+  }
 }
 
 json read_trainer_state(const std::string& dir) {

@@ -6,6 +6,7 @@
 //                            the scheduler's in the metadata ("optimizer", "scheduler")
 //     trainer_state.json     step, epoch, RNG, data position, best metric, log history
 //     training_args.json     the TrainingArguments of the run
+//     scaler.json            the loss scaler's state (fp16-mixed runs only)
 //     (and whatever extra files the caller writes, e.g. config.json)
 //
 // A checkpoint is built in a temporary directory and renamed into place
@@ -23,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/nn/module.h"
+#include "hearth/optim/grad_scaler.h"
 #include "hearth/optim/lr_scheduler.h"
 #include "hearth/optim/optimizer.h"
 #include "hearth/train/training_arguments.h"
@@ -33,6 +35,7 @@ inline constexpr const char* kModelFile = "model.safetensors";
 inline constexpr const char* kOptimizerFile = "optimizer.safetensors";
 inline constexpr const char* kTrainerStateFile = "trainer_state.json";
 inline constexpr const char* kTrainingArgsFile = "training_args.json";
+inline constexpr const char* kGradScalerFile = "scaler.json";
 
 // "checkpoint-<step>".
 std::string checkpoint_name(int64_t step);
@@ -41,7 +44,8 @@ struct CheckpointContents {
   const nn::Module* model = nullptr;            // required
   const optim::Optimizer* optimizer = nullptr;  // optional, with its scheduler
   const optim::LRScheduler* scheduler = nullptr;
-  nlohmann::json trainer_state;  // written when not null
+  const optim::GradScaler* grad_scaler = nullptr;  // optional
+  nlohmann::json trainer_state;                    // written when not null
   const TrainingArguments* args = nullptr;
   // Writes more files into the (temporary) checkpoint directory it is given.
   std::function<void(const std::string& dir)> extra_files;
@@ -55,6 +59,10 @@ void save_checkpoint(const std::string& dir, const CheckpointContents& contents)
 void load_model_weights(const std::string& dir, nn::Module& model);
 // Restores the optimizer and, when given, the scheduler from optimizer.safetensors.
 void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, optim::LRScheduler* scheduler);
+// Whether the checkpoint holds a loss scaler's state, and restoring it
+// (IoError naming the file when unreadable, ValueError when a field is bad).
+bool has_grad_scaler_state(const std::string& dir);
+void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler);
 // The parsed trainer_state.json.
 nlohmann::json read_trainer_state(const std::string& dir);
 

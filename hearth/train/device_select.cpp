@@ -31,12 +31,17 @@ std::string gib(size_t bytes) {
 
 std::string use_instead() { return ". Available: " + available_devices() + ". Use --device auto or --cpu."; }
 
+// This process's index among the ranks on its machine: LOCAL_RANK (torchrun,
+// hearth launch), else Slurm's or Open MPI's name for it; 0 alone.
 int local_rank() {
-  std::string v = env_string("LOCAL_RANK");
-  if (v.empty()) return 0;
-  bool digits = v.find_first_not_of("0123456789") == std::string::npos && v.size() < 6;
-  HEARTH_CHECK(digits, ValueError, "[trainer] LOCAL_RANK must be a non-negative integer, got '", v, "'");
-  return std::stoi(v);
+  for (const char* name : {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"}) {
+    std::string v = env_string(name);
+    if (v.empty()) continue;
+    bool digits = v.find_first_not_of("0123456789") == std::string::npos && v.size() < 6;
+    HEARTH_CHECK(digits, ValueError, "[trainer] ", name, " must be a non-negative integer, got '", v, "'");
+    return std::stoi(v);
+  }
+  return 0;
 }
 
 // "cuda:0 (NVIDIA H100 80GB HBM3), cuda:1 (...)": what a user can pick instead.
@@ -116,6 +121,8 @@ DeviceChoice select_device(const std::string& spec, bool use_cpu) {
     HEARTH_THROW(DeviceError, "[trainer] device '", spec, "' is not a device: ", e.what(), use_instead());
   }
   if (d.is_cpu()) return {d, "cpu (device is cpu)"};
+  // "cuda" without an index: each process of a launch takes its own device.
+  if (spec.find(':') == std::string::npos) d.index = local_rank();
   DeviceRuntime& rt = device_runtime(d.kind);
   const std::string& kind = device_kind_name(d.kind);
   if (!rt.is_available() || rt.device_count() == 0) {

@@ -1,8 +1,11 @@
 // Which device the Trainer runs on, and the one line that says why.
 //
 //   device "auto" (the default): the best accelerator present, else the CPU;
-//     under a launcher that sets LOCAL_RANK, that accelerator's LOCAL_RANK-th device.
-//   device "cuda", "cuda:1", ...: that device, or a DeviceError before any work:
+//     under a launcher that sets LOCAL_RANK (or Slurm's SLURM_LOCALID, Open MPI's
+//     OMPI_COMM_WORLD_LOCAL_RANK), that accelerator's LOCAL_RANK-th device, so
+//     the processes of a launch never pick the same one.
+//   device "cuda": the LOCAL_RANK-th device of that kind (0 outside a launch);
+//   device "cuda:1", ...: that device, or a DeviceError before any work:
 //     "[trainer] accelerator 'cuda' is not available on this system (<why>).
 //      Available: cpu. Use --device auto or --cpu."
 //   use_cpu: the CPU, whatever device says.

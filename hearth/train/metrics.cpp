@@ -4,6 +4,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/reduction.h"
@@ -50,6 +51,24 @@ void ClassificationMetrics::update(const Tensor& logits, const Tensor& labels) {
     accumulate(true_pos_, sum(cast(logical_and(pred_pos, true_pos), DType::int64)));
     accumulate(false_pos_, sum(cast(logical_and(pred_pos, logical_not(true_pos)), DType::int64)));
     accumulate(false_neg_, sum(cast(logical_and(logical_not(pred_pos), true_pos), DType::int64)));
+  }
+}
+
+void ClassificationMetrics::sum_across_ranks(const std::function<void(const Tensor&)>& all_reduce_sum, Device device) {
+  auto part = [&](const Tensor& t) {
+    return t.defined() ? cast(t, DType::float64).reshape({1}) : zeros({1}, DType::float64, device);
+  };
+  Tensor count = full({1}, static_cast<double>(num_samples_), DType::float64, device);
+  Tensor packed = cat({part(loss_sum_), part(correct_), count, part(true_pos_), part(false_pos_), part(false_neg_)});
+  all_reduce_sum(packed);
+  auto at = [&](int64_t i) { return packed.narrow(0, i, 1).reshape({}); };
+  loss_sum_ = at(0);
+  correct_ = cast(at(1), DType::int64);
+  num_samples_ = static_cast<int64_t>(at(2).item<double>());
+  if (num_classes_ == 2) {
+    true_pos_ = cast(at(3), DType::int64);
+    false_pos_ = cast(at(4), DType::int64);
+    false_neg_ = cast(at(5), DType::int64);
   }
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "hearth/core/tensor.h"
@@ -18,6 +19,11 @@ class ClassificationMetrics {
   // are accumulated. All batches must have the same C.
   void update(const Tensor& logits, const Tensor& labels);
   int64_t num_samples() const { return num_samples_; }
+  // Data parallelism: each rank evaluated its share; `all_reduce_sum` sums a
+  // float64 tensor on `device` in place over the ranks. Afterwards every
+  // rank's compute() gives the metrics of the whole evaluation set. Each rank
+  // must have seen at least one sample (it sets the number of classes).
+  void sum_across_ranks(const std::function<void(const Tensor&)>& all_reduce_sum, Device device);
   // {"<prefix>loss", "<prefix>accuracy"} and "<prefix>f1" for binary tasks;
   // empty when no sample was seen.
   Metrics compute(const std::string& prefix = "eval_") const;

@@ -1,27 +1,37 @@
 #include "hearth/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <numeric>
 #include <sstream>
 
 #include "hearth/autograd/anomaly_mode.h"
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
+#include "hearth/data/shard_dataset.h"
+#include "hearth/dist/gradient_reducer.h"
+#include "hearth/dist/init.h"
+#include "hearth/io/atomic_file.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
+#include "hearth/ops/indexing.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/optim/adam.h"
 #include "hearth/optim/clip_grad.h"
 #include "hearth/optim/sgd.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/curves_plot.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/signals.h"
+#include "hearth/train/tensorboard.h"
 
 namespace fs = std::filesystem;
 
@@ -65,13 +75,62 @@ std::string optimizer_label(const std::string& optim) {
   return "AdamW";
 }
 
+// Mixed precision keeps float32 master weights on a backend that has the
+// products in the autocast dtype; anything else fails here, before training.
+void check_precision(const TrainingArguments& args, const DeviceChoice& device, const nn::Module& model) {
+  const std::optional<DType> dtype = args.autocast_dtype();
+  if (!dtype) return;
+  for (const auto& [name, p] : model.named_parameters()) {
+    HEARTH_CHECK(p.dtype() == DType::float32, ValueError, "[trainer] precision \"", args.precision,
+                 "\" keeps the weights in float32 and computes in ", dtype_name(*dtype), ", but parameter '", name,
+                 "' is ", dtype_name(p.dtype()), "; build the model in float32, or use precision \"fp32\"");
+  }
+  try {
+    check_autocast_supported(device.device.kind, *dtype);
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[trainer] precision \"", args.precision, "\" cannot run on ", device.device.str(), ": ",
+                 e.what());
+  }
+}
+
+// Collectives need one dtype per call: tensors are grouped by dtype, in a
+// fixed order so every rank issues the same calls.
+std::vector<std::vector<Tensor>> by_dtype(const std::vector<Tensor>& tensors) {
+  std::map<int, std::vector<Tensor>> groups;
+  for (const Tensor& t : tensors) groups[static_cast<int>(t.dtype())].push_back(t);
+  std::vector<std::vector<Tensor>> out;
+  for (auto& [dtype, list] : groups) out.push_back(std::move(list));
+  return out;
+}
+
 std::string num(double v) {
   std::ostringstream os;
   os << v;
   return os.str();
 }
 
+// Every field of `batch` on `device`.
+data::Batch to_device(const data::Batch& batch, Device device) {
+  data::Batch out;
+  for (const auto& [name, t] : batch) out[name] = t.to(device);
+  return out;
+}
+
 }  // namespace
+
+ForwardOutput image_classification_forward(nn::Module& model, const data::Batch& batch) {
+  Tensor logits = model.forward(batch.at(data::field::kPixelValues));
+  return {cross_entropy(logits, batch.at(data::field::kLabels)), logits};
+}
+
+ForwardOutput Trainer::run_forward(const data::Batch& batch) {
+  data::Batch on_device = to_device(batch, device_.device);
+  ForwardOutput out =
+      options_.forward ? options_.forward(*model_, on_device) : image_classification_forward(*model_, on_device);
+  HEARTH_CHECK(out.loss.defined() && out.loss.numel() == 1, ValueError,
+               "[trainer] the forward function must return a loss with one element");
+  return out;
+}
 
 Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
                  std::shared_ptr<const data::Dataset> train_dataset, std::shared_ptr<const data::Dataset> eval_dataset,
@@ -86,10 +145,17 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   // Fails here, before any data is read, when the device cannot be used.
   device_ = select_device(args_.device, args_.use_cpu);
   model_->to(device_.device);
-  if (args_.writes_jsonl()) callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
+  check_precision(args_, device_, *model_);
+  join_process_group();
+  if (!is_main_process()) options_.console = nullptr;  // rank 0 speaks for all
+  if (args_.writes_jsonl() && is_main_process())
+    callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
+  if (args_.writes_tensorboard() && is_main_process())
+    callbacks_.push_back(
+        std::make_shared<TensorBoardCallback>(default_tensorboard_dir(args_.output_dir), device_.device));
   if (options_.console != nullptr) {
     bool bar =
-        options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() && !args_.disable_tqdm);
+        options_.progress_bar.value_or(options_.console == &std::cout && progress_bar_by_default(args_.disable_tqdm));
     progress_ = std::make_shared<ProgressCallback>(*options_.console, bar);
     callbacks_.push_back(progress_);
   }
@@ -98,12 +164,41 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
 
 Trainer::~Trainer() = default;
 
+void Trainer::join_process_group() {
+  group_ = options_.process_group;
+  if (group_ != nullptr) return;
+  std::optional<dist::Rendezvous> r = dist::rendezvous_from_environment();
+  if (!r || r->world_size == 1) return;
+  const double seconds = dist::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
+  group_ = dist::init_process_group(*r, dist::default_backend(device_.device), device_.device,
+                                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0)));
+}
+
+void Trainer::copy_model_from_main_process(bool parameters_too) {
+  if (!group_) return;
+  NoGradGuard no_grad;
+  std::vector<Tensor> tensors = parameters_too ? model_->parameters() : std::vector<Tensor>{};
+  for (const Tensor& b : model_->buffers()) tensors.push_back(b);
+  for (const std::vector<Tensor>& same_dtype : by_dtype(tensors)) group_->broadcast(same_dtype, 0)->wait();
+}
+
+int Trainer::agreed_stop_signal() {
+  int pending = StopSignalGuard::pending();
+  if (!group_) return pending;
+  // Ranks may see a signal at different steps; all stop at the first step any saw it.
+  Tensor flag = full({1}, static_cast<int64_t>(pending), DType::int64, device_.device);
+  group_->all_reduce({flag}, dist::ReduceOp::max)->wait();
+  return static_cast<int>(flag.item<int64_t>());
+}
+
 void Trainer::add_callback(CallbackPtr callback) {
   HEARTH_CHECK(callback != nullptr, ValueError, "[trainer] a callback is null");
   callbacks_.push_back(std::move(callback));
 }
 
 std::string Trainer::metrics_path() const { return (fs::path(args_.output_dir) / "metrics.jsonl").string(); }
+
+std::string Trainer::curves_path() const { return (fs::path(args_.output_dir) / "curves.svg").string(); }
 
 void Trainer::say(const std::string& line) {
   if (options_.console == nullptr) return;
@@ -135,6 +230,9 @@ void Trainer::setup_training() {
   lo.seed = static_cast<uint64_t>(args_.seed);
   lo.drop_last = args_.dataloader_drop_last;
   lo.num_workers = args_.dataloader_num_workers;
+  lo.collate = options_.collate;
+  lo.num_replicas = world_size();
+  lo.rank = rank();
   lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
   const int64_t batches = loader_->num_batches();
@@ -151,7 +249,8 @@ void Trainer::setup_training() {
           : std::max<int64_t>(1, static_cast<int64_t>(
                                      std::ceil(args_.num_train_epochs * static_cast<double>(state_.steps_per_epoch))));
   state_.num_train_epochs = static_cast<double>(state_.max_steps) / static_cast<double>(state_.steps_per_epoch);
-  state_.train_batch_size = args_.per_device_train_batch_size * ga;
+  state_.train_batch_size = args_.per_device_train_batch_size * ga * world_size();
+  state_.world_size = world_size();
   state_.logging_steps = args_.logging_steps;
   state_.eval_steps = args_.effective_eval_steps();
   state_.save_steps = args_.save_steps;
@@ -162,7 +261,11 @@ void Trainer::setup_training() {
           ? args_.warmup_steps
           : static_cast<int64_t>(std::ceil(args_.warmup_ratio * static_cast<double>(state_.max_steps)));
   scheduler_ = optim::get_scheduler(args_.lr_scheduler_type, *optimizer_, warmup, state_.max_steps);
+  scaler_ = args_.uses_grad_scaler() ? std::make_unique<optim::GradScaler>() : nullptr;
+  reducer_.reset();
+  if (group_) reducer_ = std::make_unique<dist::GradientReducer>(group_, params_);
 
+  micro_batch_size_ = args_.per_device_train_batch_size;
   loss_window_ = Tensor();
   window_count_ = 0;
   grad_norm_ = Tensor();
@@ -173,12 +276,21 @@ void Trainer::setup_training() {
   std::ostringstream os;
   os << "hearth: " << train_dataset_->size() << " training samples; " << state_.max_steps << " steps of "
      << state_.train_batch_size << " samples (batch " << args_.per_device_train_batch_size << " x " << ga
-     << " accumulation), " << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim) << " lr "
+     << " accumulation" << (group_ ? " x " + std::to_string(world_size()) + " processes" : std::string()) << "), "
+     << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim) << " lr "
      << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, " << warmup << " warm-up steps";
+  if (args_.autocast_dtype())
+    os << "; precision " << args_.precision << " (" << dtype_name(*args_.autocast_dtype())
+       << " compute, float32 weights" << (scaler_ ? ", dynamic loss scaling" : "") << ")";
   say(os.str());
+  if (group_) {
+    say("hearth: data-parallel over " + std::to_string(world_size()) + " processes (" + group_->backend() +
+        "), gradients averaged in " + std::to_string(reducer_->num_buckets()) + " bucket(s)");
+  }
 }
 
 void Trainer::prepare_output_dir() {
+  if (!is_main_process()) return;  // rank 0 owns the output directory
   auto existing = list_checkpoints(args_.output_dir);
   if (!existing.empty()) {
     HEARTH_CHECK(args_.overwrite_output_dir, ValueError, "[trainer] output_dir '", args_.output_dir,
@@ -205,7 +317,13 @@ void Trainer::create_output_dir() const {
 void Trainer::resume(const std::string& dir) {
   load_model_weights(dir, *model_);
   load_optimizer_state(dir, *optimizer_, scheduler_.get());
+  // A checkpoint of an fp32 or bf16 run has no scaler: the scale starts afresh.
+  if (scaler_ && has_grad_scaler_state(dir)) load_grad_scaler_state(dir, *scaler_);
   TrainerState saved = TrainerState::from_json(read_trainer_state(dir), (fs::path(dir) / kTrainerStateFile).string());
+  HEARTH_CHECK(saved.world_size == world_size(), ValueError, "[trainer] ", dir, " was saved by a run of ",
+               saved.world_size, " process(es) and this run has ", world_size(),
+               "; each process's data position only means the same at the same number: resume with ", saved.world_size,
+               " process(es)");
   // The schedule's length comes from this run's arguments; the progress from the checkpoint.
   state_.global_step = saved.global_step;
   state_.epoch = saved.epoch;
@@ -220,7 +338,7 @@ void Trainer::resume(const std::string& dir) {
   loader_->load_state(saved.data_position);
   for (CallbackPtr& cb : callbacks_)
     if (saved.stateful_callbacks.contains(cb->name())) cb->load_state_dict(saved.stateful_callbacks[cb->name()]);
-  create_output_dir();
+  if (is_main_process()) create_output_dir();
   last_checkpoint_ = dir;
   std::ostringstream os;
   os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch) << ")";
@@ -241,13 +359,15 @@ TrainOutput Trainer::train() {
   }
   // A run killed inside a save leaves its temporary tree behind; it is never
   // a checkpoint, and nothing else would remove it.
-  for (const std::string& dir : remove_unfinished_checkpoints(args_.output_dir))
-    say("hearth: removed " + dir + " (a checkpoint save that did not finish)");
+  if (is_main_process())  // rank 0 owns the output directory
+    for (const std::string& dir : remove_unfinished_checkpoints(args_.output_dir))
+      say("hearth: removed " + dir + " (a checkpoint save that did not finish)");
   if (args_.resume_from_checkpoint.has_value()) {
     resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir));
   } else {
     prepare_output_dir();
   }
+  copy_model_from_main_process(/*parameters_too=*/true);
   start_step_ = state_.global_step;
   last_log_step_ = last_eval_step_ = last_save_step_ = state_.global_step;
   state_.is_training = true;
@@ -283,6 +403,8 @@ TrainOutput Trainer::train() {
     log(summary);
   }
   for (CallbackPtr& cb : callbacks_) cb->on_train_end(args_, state_, control_);
+  if (args_.draws_curves() && is_main_process())
+    write_training_curves(state_.log_history, "training curves: " + args_.output_dir, curves_path());
   out.interrupted_by_signal = stop_signal_;
   out.stop_reason = control_.stop_reason;
   out.last_checkpoint = last_checkpoint_;
@@ -328,26 +450,77 @@ void Trainer::run_loop() {
   }
 }
 
+namespace {
+
+// Rows [start, start + n) of every field that has the batch's rows.
+data::Batch slice_batch(const data::Batch& batch, int64_t start, int64_t n, int64_t rows) {
+  data::Batch out;
+  for (const auto& [name, t] : batch) out[name] = t.dim() > 0 && t.size(0) == rows ? t.narrow(0, start, n) : t;
+  return out;
+}
+
+}  // namespace
+
+Tensor Trainer::accumulate_gradients(const std::vector<data::Batch>& group, int64_t samples) {
+  Tensor step_loss;
+  for (size_t i = 0; i < group.size(); ++i) {
+    const data::Batch& full = group[i];
+    const int64_t rows = full.at(data::field::kLabels).size(0);
+    // Batches larger than micro_batch_size_ (after an out-of-memory retry) go through in slices.
+    for (int64_t start = 0; start < rows; start += micro_batch_size_) {
+      const int64_t n = std::min(micro_batch_size_, rows - start);
+      // Only the step's last backward averages gradients over ranks; the
+      // earlier ones accumulate locally (DDP's no_sync).
+      if (reducer_) reducer_->prepare_for_backward(/*sync=*/i + 1 == group.size() && start + n == rows);
+      Tensor loss;
+      {
+        std::optional<AutocastGuard> autocast = autocast_scope();
+        loss = run_forward(n == rows ? full : slice_batch(full, start, n, rows)).loss.reshape({});
+      }
+      // Each slice's mean weighted by its share of the step's samples: the sum
+      // of the scaled losses is the mean over all of them, as one large batch.
+      if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
+      (scaler_ ? scaler_->scale(loss) : loss).backward();
+      Tensor value = loss.detach();
+      step_loss = step_loss.defined() ? add(step_loss, value) : value;
+    }
+  }
+  return step_loss;
+}
+
 void Trainer::training_step(std::vector<data::Batch>& group) {
   int64_t samples = 0;
   for (const data::Batch& b : group) samples += b.at(data::field::kLabels).size(0);
   Tensor step_loss;
-  for (const data::Batch& b : group) {
-    Tensor x = b.at(data::field::kPixelValues).to(device_.device);
-    Tensor y = b.at(data::field::kLabels).to(device_.device);
-    Tensor loss = cross_entropy(model_->forward(x), y);
-    // Each batch's mean weighted by its share of the step's samples: the sum
-    // of the scaled losses is the mean over all of them, as one large batch.
-    const int64_t n = y.size(0);
-    if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
-    loss.backward();
-    Tensor value = loss.detach();
-    step_loss = step_loss.defined() ? add(step_loss, value) : value;
+  while (true) {
+    try {
+      step_loss = accumulate_gradients(group, samples);
+      break;
+    } catch (const OutOfMemoryError& e) {
+      // Only the forward and backward passes are retried: they change nothing
+      // but the gradients, which are cleared. An optimizer step that runs out
+      // of memory may have updated some parameters, so it is not.
+      // Under data parallelism another rank may be waiting in an all-reduce
+      // of this step: retrying alone would leave it there.
+      if (!args_.auto_find_batch_size || micro_batch_size_ <= 1 || reducer_) throw;
+      optimizer_->zero_grad();
+      device_runtime(device_.device.kind).empty_cache(device_.device.index);
+      const int64_t before = micro_batch_size_;
+      micro_batch_size_ = (micro_batch_size_ + 1) / 2;
+      const int64_t slices = (args_.per_device_train_batch_size + micro_batch_size_ - 1) / micro_batch_size_;
+      std::ostringstream os;
+      os << "hearth: out of memory at step " << state_.global_step + 1 << " with a batch of " << before << " on "
+         << device_.device.str() << "; auto_find_batch_size: retrying with batches of " << micro_batch_size_ << " and "
+         << slices * args_.gradient_accumulation_steps << " gradient accumulation steps (still "
+         << state_.train_batch_size << " samples per optimizer step). (" << e.what() << ")";
+      say(os.str());
+    }
   }
-  grad_norm_ = args_.max_grad_norm > 0 ? optim::clip_grad_norm_(params_, args_.max_grad_norm) : Tensor();
-  optimizer_->step();
-  scheduler_->step();
-  optimizer_->zero_grad();
+  if (reducer_) {
+    reducer_->finish();
+    group_->all_reduce({step_loss}, dist::ReduceOp::avg)->wait();  // the mean over ranks is logged
+  }
+  optimizer_step();
 
   ++state_.global_step;
   data::DataLoaderState pos = loader_->state();
@@ -355,6 +528,29 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
                  static_cast<double>(pos.batches_yielded) / static_cast<double>(loader_->num_batches());
   state_.step_loss = step_loss;
   record_step_loss(step_loss);
+}
+
+std::optional<AutocastGuard> Trainer::autocast_scope() const {
+  const std::optional<DType> dtype = args_.autocast_dtype();
+  if (!dtype) return std::nullopt;
+  return std::optional<AutocastGuard>(std::in_place, device_.device.kind, *dtype);
+}
+
+void Trainer::optimizer_step() {
+  // Clipping compares the true gradients with max_grad_norm.
+  if (scaler_) scaler_->unscale_(*optimizer_);
+  grad_norm_ = args_.max_grad_norm > 0 ? optim::clip_grad_norm_(params_, args_.max_grad_norm) : Tensor();
+  bool stepped = true;
+  if (scaler_) {
+    stepped = scaler_->step(*optimizer_);
+    scaler_->update();
+  } else {
+    optimizer_->step();
+  }
+  // A step skipped for an overflow leaves the schedule where it was, as
+  // Hugging Face's Trainer does.
+  if (stepped) scheduler_->step();
+  optimizer_->zero_grad();
 }
 
 void Trainer::record_step_loss(const Tensor& loss) {
@@ -418,8 +614,9 @@ void Trainer::after_step(bool epoch_done) {
   if (save) save_checkpoint();
   control_.should_log = control_.should_evaluate = control_.should_save = false;
 
-  if (options_.handle_signals && StopSignalGuard::pending() != 0) {
-    stop_signal_ = StopSignalGuard::pending();
+  const int signal = options_.handle_signals ? agreed_stop_signal() : 0;
+  if (signal != 0) {
+    stop_signal_ = signal;
     if (last_save_step_ != step) save_checkpoint();
   }
 }
@@ -463,19 +660,36 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   Metrics metrics;
   {
     NoGradGuard no_grad;
+    // One region for the whole evaluation: each parameter is cast once.
+    std::optional<AutocastGuard> autocast = autocast_scope();
     data::DataLoaderOptions lo;
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
+    lo.collate = options_.collate;
     lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
-    data::DataLoader loader(dataset, lo);
-    ClassificationMetrics acc;
-    while (std::optional<data::Batch> b = loader.next()) {
-      Tensor x = b->at(data::field::kPixelValues).to(device_.device);
-      Tensor y = b->at(data::field::kLabels).to(device_.device);
-      acc.update(model_->forward(x), y);
+    std::shared_ptr<const data::Dataset> share = dataset;
+    if (group_) {
+      copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics
+      // compute_metrics needs every sample's logits at once: rather than
+      // gathering shards, each rank evaluates the whole set.
+      if (!options_.compute_metrics) share = std::make_shared<data::ShardDataset>(dataset, world_size(), rank());
     }
-    metrics = acc.compute(prefix);
-    HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
+    data::DataLoader loader(share, lo);
+    if (options_.compute_metrics) {
+      metrics = evaluate_with_compute_metrics(loader, prefix);
+    } else {
+      ClassificationMetrics acc;
+      while (std::optional<data::Batch> b = loader.next()) {
+        ForwardOutput out = run_forward(*b);
+        acc.update(out.logits, b->at(data::field::kLabels).to(device_.device));
+      }
+      if (group_) {
+        acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
+                             device_.device);
+      }
+      HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
+      metrics = acc.compute(prefix);
+    }
   }
   model_->train(was_training);
   const double runtime = seconds_since(t0);
@@ -497,6 +711,35 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   return metrics;
 }
 
+Metrics Trainer::evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix) {
+  // Losses stay on the device until the end; logits and labels come to the
+  // CPU batch by batch, since compute_metrics needs them all at once.
+  Tensor loss_sum;
+  int64_t samples = 0;
+  std::vector<Tensor> logits, labels;
+  while (std::optional<data::Batch> b = loader.next()) {
+    ForwardOutput out = run_forward(*b);
+    const Tensor& y = b->at(data::field::kLabels);
+    const int64_t n = y.size(0);
+    Tensor weighted = mul(out.loss.reshape({}).to(DType::float64), static_cast<double>(n));
+    loss_sum = loss_sum.defined() ? add(loss_sum, weighted) : weighted;
+    samples += n;
+    logits.push_back(out.logits.detach().to(DType::float32).cpu());
+    labels.push_back(y.cpu());
+  }
+  HEARTH_CHECK(samples > 0, ValueError, "[trainer] the evaluation dataset is empty");
+  Metrics metrics;
+  metrics[prefix + "loss"] = loss_sum.item<double>() / static_cast<double>(samples);
+  for (const auto& [name, value] : options_.compute_metrics(cat(logits, 0), cat(labels, 0)))
+    metrics[prefix + name] = value;
+  return metrics;
+}
+
+void Trainer::save_state() const {
+  fs::create_directories(args_.output_dir);
+  io::write_file_atomic((fs::path(args_.output_dir) / kTrainerStateFile).string(), state_.to_json().dump(2) + "\n");
+}
+
 std::string Trainer::save_checkpoint() {
   const std::string dir = (fs::path(args_.output_dir) / checkpoint_name(state_.global_step)).string();
   flush_loss_window();  // also refuses to save a run whose loss went non-finite
@@ -510,10 +753,19 @@ std::string Trainer::save_checkpoint() {
   const std::string previous_best = state_.best_model_checkpoint;
   if (state_.best_metric.has_value() && state_.best_global_step == state_.global_step)
     state_.best_model_checkpoint = dir;
+  state_.world_size = world_size();
+  if (!is_main_process()) {
+    // Rank 0 writes; the others wait below so that nobody reads a half-written checkpoint.
+    last_save_step_ = state_.global_step;
+    last_checkpoint_ = dir;
+    group_->barrier()->wait();
+    return dir;
+  }
   CheckpointContents contents;
   contents.model = model_.get();
   contents.optimizer = optimizer_.get();
   contents.scheduler = scheduler_.get();
+  contents.grad_scaler = scaler_.get();
   contents.trainer_state = state_.to_json();
   contents.args = &args_;
   contents.extra_files = options_.checkpoint_extra_files;
@@ -534,6 +786,7 @@ std::string Trainer::save_checkpoint() {
   if (args_.save_total_limit.has_value())
     rotate_checkpoints(args_.output_dir, *args_.save_total_limit, state_.best_model_checkpoint);
   for (CallbackPtr& cb : callbacks_) cb->on_save(args_, state_, control_, dir);
+  if (group_) group_->barrier()->wait();
   return dir;
 }
 

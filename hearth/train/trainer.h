@@ -8,21 +8,48 @@
 //   TrainOutput out = trainer.train();
 //   Metrics m = trainer.evaluate();
 //
-// The model is a Module whose single-tensor forward takes a batch's
-// "pixel_values" and returns logits [N, C]; the loss is the cross-entropy
-// against the batch's "labels". The Trainer picks the device
+// By default the model is a Module whose single-tensor forward takes a batch's
+// "pixel_values" and returns logits [N, C], and the loss is the cross-entropy
+// against the batch's "labels". Models with other inputs (BERT reads
+// input_ids, token_type_ids, attention_mask) or other losses (regression)
+// pass TrainerOptions::forward; TrainerOptions::compute_metrics replaces the
+// evaluation's accuracy/F1 with the task's metrics. The Trainer picks the device
 // (hearth/train/device_select.h), moves the model there, builds AdamW (or the
 // optimizer args.optim names; biases and other 1-d parameters get no weight
 // decay) and the learning-rate schedule, and runs:
 //
 //   per optimizer step: gradient_accumulation_steps batches, each loss scaled
 //   by its share of the step's samples (so accumulation equals one large
-//   batch); clip to max_grad_norm; optimizer step; schedule step. Losses stay
+//   batch); clip to max_grad_norm; optimizer step; schedule step.
+//   With args.precision bf16-mixed or fp16-mixed, each forward pass and its
+//   loss (training and evaluation) run under autocast (hearth/ops/autocast.h)
+//   while the weights, gradients and optimizer stay float32; fp16-mixed also
+//   scales the loss (hearth/optim/grad_scaler.h), unscales the gradients before
+//   clipping, and skips the optimizer and schedule step when a gradient
+//   overflowed. The scaler's state is saved in checkpoints. Losses stay
 //   on the device until a logging step reads them (on the CPU, where reading
 //   costs nothing, every step is checked at once); a NaN or infinite loss
 //   stops training with an error naming the step.
 //   then, as args say: log, evaluate, save a checkpoint (hearth/train/checkpoint.h),
 //   and call the callbacks (hearth/train/callbacks.h).
+//
+// With args.auto_find_batch_size, a step whose forward or backward pass runs
+// out of memory is retried with each batch run in slices of half the size
+// (again and again, down to one sample), the losses weighted so that the step
+// is unchanged. Logs go where args.report_to says (metrics.jsonl, TensorBoard
+// event files), and training ends by drawing output_dir/curves.svg.
+//
+// Data parallelism: under a launcher (hearth launch, torchrun, srun, mpirun:
+// hearth/dist/rendezvous.h) with more than one process, or given
+// TrainerOptions::process_group, each process trains a replica: the
+// parameters and buffers start as rank 0's, each rank reads its share of
+// every epoch (DistributedSampler), the gradients of the step's last
+// micro-batch are averaged over ranks in buckets while backward runs
+// (hearth/dist/gradient_reducer.h), the logged loss is the mean over ranks,
+// evaluation metrics cover the whole evaluation set (each rank evaluates a
+// share), and only rank 0 prints, writes metrics and saves checkpoints. One
+// optimizer step then consumes per_device_train_batch_size x
+// gradient_accumulation_steps x world_size samples.
 //
 // A SIGINT or SIGTERM makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
@@ -38,7 +65,10 @@
 #include <vector>
 
 #include "hearth/data/dataloader.h"
+#include "hearth/dist/process_group.h"
 #include "hearth/nn/module.h"
+#include "hearth/ops/autocast.h"
+#include "hearth/optim/grad_scaler.h"
 #include "hearth/optim/lr_scheduler.h"
 #include "hearth/optim/optimizer.h"
 #include "hearth/train/callbacks.h"
@@ -46,11 +76,38 @@
 #include "hearth/train/trainer_state.h"
 #include "hearth/train/training_arguments.h"
 
+namespace hearth::dist {
+class GradientReducer;
+}
+
 namespace hearth::train {
 
 class ProgressCallback;
 
+// What one forward pass gives the Trainer.
+struct ForwardOutput {
+  Tensor loss;    // 0-d, the mean over the batch's samples
+  Tensor logits;  // [N, ...]: what evaluation turns into predictions
+};
+// Runs `model` on `batch` (every field already on the training device).
+using ForwardFn = std::function<ForwardOutput(nn::Module& model, const data::Batch& batch)>;
+// The metrics of a whole evaluation from every sample's logits [N, ...] and
+// labels [N], both on the CPU, named without a prefix ("accuracy"); the
+// Trainer adds the prefix and the loss.
+using ComputeMetricsFn = std::function<Metrics(const Tensor& logits, const Tensor& labels)>;
+
+// The default forward: logits = model.forward(batch["pixel_values"]), loss =
+// cross_entropy(logits, batch["labels"]).
+ForwardOutput image_classification_forward(nn::Module& model, const data::Batch& batch);
+
 struct TrainerOptions {
+  // How a batch becomes a loss and logits; unset: image_classification_forward.
+  ForwardFn forward;
+  // Unset: loss, accuracy and (two classes) F1 of the logits as class scores.
+  ComputeMetricsFn compute_metrics;
+  // How the training and evaluation loaders batch samples (e.g. padding
+  // token sequences to the longest in the batch).
+  data::CollateFn collate = data::default_collate;
   // The banner, progress and messages; nullptr keeps the Trainer silent.
   std::ostream* console = &std::cout;
   // A bar redrawn in place rather than lines; default: the console is
@@ -60,6 +117,9 @@ struct TrainerOptions {
   std::function<void(const std::string& dir)> checkpoint_extra_files;
   // Catch SIGINT/SIGTERM during train() to save and stop cleanly.
   bool handle_signals = true;
+  // The data-parallel group; default: joined from the launcher's environment
+  // when it starts more than one process (gloo on the CPU, nccl on CUDA).
+  dist::ProcessGroupPtr process_group;
 };
 
 struct TrainOutput {
@@ -90,6 +150,9 @@ class Trainer {
   Metrics evaluate(const std::shared_ptr<const data::Dataset>& dataset, const std::string& prefix = "eval_");
   // Saves output_dir/checkpoint-<global_step> now; returns its path.
   std::string save_checkpoint();
+  // Writes output_dir/trainer_state.json (the state as a checkpoint holds it),
+  // as Hugging Face's Trainer.save_state does at the end of a run.
+  void save_state() const;
 
   void add_callback(CallbackPtr callback);
   const TrainingArguments& args() const { return args_; }
@@ -101,8 +164,21 @@ class Trainer {
   // Null until train() builds them.
   optim::Optimizer* optimizer() { return optimizer_.get(); }
   optim::LRScheduler* scheduler() { return scheduler_.get(); }
+  // The loss scaler of an fp16-mixed run; null otherwise.
+  optim::GradScaler* grad_scaler() { return scaler_.get(); }
+  // Data parallelism: this process's rank and the number of processes (0 and 1 alone).
+  int rank() const { return group_ ? group_->rank() : 0; }
+  int world_size() const { return group_ ? group_->world_size() : 1; }
+  // Rank 0: the process that prints, logs and saves.
+  bool is_main_process() const { return rank() == 0; }
+  const dist::ProcessGroupPtr& process_group() const { return group_; }
   // Where metrics.jsonl goes (written only when args.report_to asks for it).
   std::string metrics_path() const;
+  // output_dir/curves.svg, drawn when training ends unless report_to is "none".
+  std::string curves_path() const;
+  // The batch a forward pass takes: per_device_train_batch_size, or less once
+  // auto_find_batch_size has halved it after running out of memory.
+  int64_t micro_batch_size() const { return micro_batch_size_; }
 
  private:
   void setup_training();
@@ -112,14 +188,25 @@ class Trainer {
   void resume(const std::string& checkpoint);
   void run_loop();
   void training_step(std::vector<data::Batch>& group);
+  // Forward and backward of every batch of the step; returns the step's loss.
+  Tensor accumulate_gradients(const std::vector<data::Batch>& group, int64_t samples);
+  // Autocast to the precision's dtype on the training device; none for fp32.
+  std::optional<AutocastGuard> autocast_scope() const;
+  // Clipping, the optimizer and schedule steps (through the loss scaler for fp16), zeroing.
+  void optimizer_step();
   void after_step(bool epoch_done);
   void end_of_training();
   void record_step_loss(const Tensor& loss);
+  ForwardOutput run_forward(const data::Batch& batch);
+  Metrics evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix);
   void flush_loss_window();
   void log(nlohmann::json entry);
   void log_training_loss();
   void say(const std::string& line);
   nlohmann::json entry_at_step() const;
+  void join_process_group();
+  void copy_model_from_main_process(bool parameters_too);
+  int agreed_stop_signal();
 
   std::shared_ptr<nn::Module> model_;
   TrainingArguments args_;
@@ -128,17 +215,21 @@ class Trainer {
   TrainerOptions options_;
   std::shared_ptr<ProgressCallback> progress_;
   DeviceChoice device_;
+  dist::ProcessGroupPtr group_;
+  std::unique_ptr<dist::GradientReducer> reducer_;
 
   TrainerState state_;
   TrainerControl control_;
   std::unique_ptr<optim::Optimizer> optimizer_;
   std::unique_ptr<optim::LRScheduler> scheduler_;
+  std::unique_ptr<optim::GradScaler> scaler_;
   std::unique_ptr<data::DataLoader> loader_;
   std::vector<Tensor> params_;
 
   // Per-step losses since the last flush, on the device: [logging_steps].
   Tensor loss_window_;
   int64_t window_count_ = 0;
+  int64_t micro_batch_size_ = 0;
   Tensor grad_norm_;
   int64_t start_step_ = 0;
   int64_t last_log_step_ = -1, last_eval_step_ = -1, last_save_step_ = -1;

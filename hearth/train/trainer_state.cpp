@@ -41,6 +41,7 @@ nlohmann::json TrainerState::to_json() const {
   j["log_history"] = log_history;
   j["rng_state"] = {{"seed", rng_seed}, {"offset", rng_offset}};
   j["data_position"] = {{"epoch", data_position.epoch}, {"batches_yielded", data_position.batches_yielded}};
+  j["world_size"] = world_size;
   j["loss_window"] = loss_window;
   j["total_loss"] = total_loss;
   j["stateful_callbacks"] = stateful_callbacks;
@@ -71,6 +72,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
   const json& pos = field(j, "data_position", where);
   s.data_position.epoch = get<int64_t>(pos, "epoch", where + " data_position");
   s.data_position.batches_yielded = get<int64_t>(pos, "batches_yielded", where + " data_position");
+  if (j.contains("world_size")) s.world_size = get<int64_t>(j, "world_size", where);
   s.loss_window = get<std::vector<double>>(j, "loss_window", where);
   s.total_loss = get<double>(j, "total_loss", where);
   s.stateful_callbacks = field(j, "stateful_callbacks", where);

@@ -38,6 +38,9 @@ struct TrainerState {
   uint64_t rng_seed = 0;
   uint64_t rng_offset = 0;
   data::DataLoaderState data_position;
+  // Data-parallel processes of the run: the data position means the same
+  // thing only at the same number (absent in older files: 1).
+  int64_t world_size = 1;
   // Losses of the steps since the last log (their mean is the next "loss").
   std::vector<double> loss_window;
   double total_loss = 0.0;  // sum of all logged steps' losses, for train_loss

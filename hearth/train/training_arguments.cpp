@@ -165,13 +165,56 @@ Field optional_boolean(const char* name, std::optional<bool> TrainingArguments::
           }};
 }
 
-const std::vector<std::string> kReportTo = {"all", "jsonl", "none"};
+// Canonical names first, then the other spellings Lightning accepts for them.
+const std::vector<std::pair<std::string, std::string>> kPrecisionNames = {
+    {"fp32", "fp32"},    {"bf16-mixed", "bf16-mixed"}, {"fp16-mixed", "fp16-mixed"}, {"32", "fp32"},
+    {"32-true", "fp32"}, {"bf16", "bf16-mixed"},       {"16-mixed", "fp16-mixed"},   {"16", "fp16-mixed"},
+};
+
+Field precision() {
+  return {"precision",
+          Kind::string,
+          false,
+          "fp32, bf16-mixed or fp16-mixed (float16 with loss scaling); also Lightning's 32-true, bf16, 16-mixed, 16",
+          [](const TrainingArguments& a) { return json(a.precision); },
+          [](TrainingArguments& a, const json& v, const std::string& c) {
+            std::vector<std::string> names;
+            for (const auto& [name, canonical] : kPrecisionNames) names.push_back(name);
+            a.precision = read_choice(v, names, c);
+            for (const auto& [name, canonical] : kPrecisionNames)
+              if (name == a.precision) a.precision = canonical;
+          }};
+}
+
+// Hugging Face's --bf16 / --fp16: true selects `mode`; false turns it off if it
+// was on. Both true at once is refused, as Hugging Face refuses it.
+Field precision_flag(const char* name, const char* mode, const char* other_flag, const char* other_mode,
+                     const char* help) {
+  return {name,
+          Kind::boolean,
+          false,
+          help,
+          [mode](const TrainingArguments& a) { return json(a.precision == mode); },
+          [mode, other_flag, other_mode](TrainingArguments& a, const json& v, const std::string& c) {
+            if (read_bool(v, c)) {
+              HEARTH_CHECK(a.precision != other_mode, ValueError, "[trainer] ", c,
+                           ": expected at most one of bf16 and ", "fp16 to be true, but precision is already ",
+                           other_mode, " (from ", other_flag, " or precision); pick one");
+              a.precision = mode;
+            } else if (a.precision == mode) {
+              a.precision = "fp32";
+            }
+          }};
+}
+
+const std::vector<std::string> kReportTo = {"all", "jsonl", "tensorboard", "none"};
 
 Field report_to() {
   return {"report_to",
           Kind::string_list,
           false,
-          "where logs go besides the console: \"all\" or \"jsonl\" (output_dir/metrics.jsonl), or \"none\"",
+          "where logs go besides the console: \"jsonl\" (output_dir/metrics.jsonl), \"tensorboard\" "
+          "(output_dir/runs/), \"all\" (both) or \"none\"",
           [](const TrainingArguments& a) { return json(a.report_to); },
           [](TrainingArguments& a, const json& v, const std::string& c) {
             std::string expected = "one of " + quoted_list(kReportTo) + ", or a list of them";
@@ -204,6 +247,8 @@ std::vector<Field> make_fields() {
               "batches whose gradients add up to one optimizer step (>= 1)"),
       boolean("dataloader_drop_last", &A::dataloader_drop_last, "drop the last, smaller batch of each epoch"),
       integer("dataloader_num_workers", &A::dataloader_num_workers, 0, "threads that build batches ahead (>= 0)"),
+      integer("ddp_timeout", &A::ddp_timeout, 1,
+              "seconds a data-parallel collective waits for the other processes before failing (default 1800)"),
       boolean("dataloader_pin_memory", &A::dataloader_pin_memory,
               "batches in page-locked memory when training on an accelerator (asynchronous copies)"),
       choice("optim", &A::optim, {"adamw_torch", "adam", "sgd"}, "optimizer: adamw_torch, adam or sgd (momentum 0.9)"),
@@ -240,11 +285,16 @@ std::vector<Field> make_fields() {
                       "a checkpoint directory to continue from, or \"latest\""),
       string("device", &A::device, "auto, cpu, cuda, cuda:N (auto: the best accelerator present, else the CPU)"),
       boolean("use_cpu", &A::use_cpu, "train on the CPU whatever device says"),
-      choice("precision", &A::precision, {"fp32"}, "numeric precision of training: fp32"),
+      precision(),
+      precision_flag("bf16", "bf16-mixed", "fp16", "fp16-mixed", "mixed precision in bfloat16: precision bf16-mixed"),
+      precision_flag("fp16", "fp16-mixed", "bf16", "bf16-mixed",
+                     "mixed precision in float16 with loss scaling: precision fp16-mixed"),
       boolean("disable_tqdm", &A::disable_tqdm, "print plain periodic lines instead of a progress bar"),
       boolean("detect_anomaly", &A::detect_anomaly,
               "stop at the first op, forward or backward, that produces NaN or Inf, naming it (slow: for debugging)"),
       report_to(),
+      boolean("auto_find_batch_size", &A::auto_find_batch_size,
+              "on out-of-memory, halve the batch and raise gradient accumulation (same samples per step)"),
   };
 }
 
@@ -344,6 +394,21 @@ std::string TrainingArguments::best_metric_key() const {
 
 bool TrainingArguments::best_metric_greater_is_better() const {
   return greater_is_better.value_or(!ends_with(best_metric_key(), "loss"));
+}
+
+bool TrainingArguments::writes_tensorboard() const {
+  return std::find(report_to.begin(), report_to.end(), "all") != report_to.end() ||
+         std::find(report_to.begin(), report_to.end(), "tensorboard") != report_to.end();
+}
+
+bool TrainingArguments::draws_curves() const {
+  return std::find(report_to.begin(), report_to.end(), "none") == report_to.end();
+}
+
+std::optional<DType> TrainingArguments::autocast_dtype() const {
+  if (precision == "bf16-mixed") return DType::bfloat16;
+  if (precision == "fp16-mixed") return DType::float16;
+  return std::nullopt;
 }
 
 bool TrainingArguments::writes_jsonl() const {

@@ -18,6 +18,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "hearth/core/dtype.h"
+
 namespace hearth::train {
 
 struct TrainingArguments {
@@ -33,6 +35,9 @@ struct TrainingArguments {
   int64_t gradient_accumulation_steps = 1;
   bool dataloader_drop_last = false;
   int64_t dataloader_num_workers = 0;
+  // Data parallelism: seconds a collective waits for the other processes
+  // before failing (HEARTH_DIST_TIMEOUT, in seconds, overrides it).
+  int64_t ddp_timeout = 1800;
   // Batches in page-locked memory when training on an accelerator (asynchronous copies).
   bool dataloader_pin_memory = true;
 
@@ -75,7 +80,12 @@ struct TrainingArguments {
   std::string device = "auto";
   // Forces the CPU whatever `device` says.
   bool use_cpu = false;
-  // "fp32" (the only precision the Trainer runs today; mixed precision needs autocast).
+  // "fp32", "bf16-mixed" (products in bfloat16 under autocast) or "fp16-mixed"
+  // (products in float16, with dynamic loss scaling); the weights, the
+  // optimizer and the loss stay float32 in all three. Lightning's spellings
+  // ("32-true", "bf16", "16-mixed", "16") are read as these. Hugging Face's
+  // boolean fields `bf16` and `fp16` are views of this one: setting bf16 true
+  // sets precision to bf16-mixed, and the JSON holds all three.
   std::string precision = "fp32";
   // Plain periodic lines instead of a progress bar, even on a terminal.
   bool disable_tqdm = false;
@@ -83,15 +93,27 @@ struct TrainingArguments {
   // the first op that made one (hearth/autograd/anomaly_mode.h). Slow: for
   // finding the step that goes bad.
   bool detect_anomaly = false;
-  // Where logs go besides the console: "all" or "jsonl" (output_dir/metrics.jsonl), or "none".
+  // Where logs go besides the console: "jsonl" (output_dir/metrics.jsonl),
+  // "tensorboard" (event files under output_dir/runs/), "all" (both), or "none".
+  // Unless "none", training also ends by drawing output_dir/curves.svg.
   std::vector<std::string> report_to = {"all"};
+  // On an OutOfMemoryError in a training step, halve the per-device batch and
+  // retry the step, raising gradient accumulation so that each optimizer step
+  // still sees the same samples.
+  bool auto_find_batch_size = false;
 
   // ---- derived values ----
+  // The dtype autocast runs the products in: bfloat16, float16, or none for fp32.
+  std::optional<DType> autocast_dtype() const;
+  // fp16-mixed: float16 gradients underflow without loss scaling.
+  bool uses_grad_scaler() const { return precision == "fp16-mixed"; }
   int64_t effective_eval_steps() const { return eval_steps.value_or(logging_steps); }
   // The metric name as evaluate() reports it ("eval_loss").
   std::string best_metric_key() const;
   bool best_metric_greater_is_better() const;
   bool writes_jsonl() const;
+  bool writes_tensorboard() const;
+  bool draws_curves() const;
 
   // Checks the combinations single fields cannot (load_best_model_at_end needs
   // matching eval and save strategies, ...). `where` prefixes the message.

@@ -62,23 +62,41 @@ std::vector<float> operand_to_float(const Tensor& t, Operand& op) {
   return buf;
 }
 
+// out[r, j] += bias[j] for every row r of the dense [rows, n] result.
+template <typename T, typename B>
+void add_bias_rows(T* out, const B* bias, int64_t rows, int64_t n) {
+  parallel_for(rows, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(n, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      for (int64_t j = 0; j < n; ++j) out[r * n + j] += static_cast<T>(bias[j]);
+  });
+}
+
 void bmm_kernel(OpCall& call) {
   const Tensor& a = call.in(0);
   const Tensor& b = call.in(1);
   const Tensor& out = call.out(0);
+  const Tensor bias = call.inputs.size() > 2 ? call.in(2) : Tensor();
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
   Operand oa = operand_of(a), ob = operand_of(b);
   switch (out.dtype()) {
     case DType::float32:
       run_batched(a.data<float>(), oa, b.data<float>(), ob, out.data<float>(), batch, m, n, k);
+      if (bias.defined()) add_bias_rows(out.data<float>(), bias.data<float>(), batch * m, n);
       return;
     case DType::float64:
       run_batched(a.data<double>(), oa, b.data<double>(), ob, out.data<double>(), batch, m, n, k);
+      if (bias.defined()) add_bias_rows(out.data<double>(), bias.data<double>(), batch * m, n);
       return;
     default: {
       std::vector<float> fa = operand_to_float(a, oa), fb = operand_to_float(b, ob);
       std::vector<float> fo(static_cast<size_t>(out.numel()));
       run_batched(fa.data(), oa, fb.data(), ob, fo.data(), batch, m, n, k);
+      if (bias.defined()) {  // added before the one rounding to the half type, as an epilogue does
+        const Tensor row = bias.reshape({1, 1, n});
+        Operand dense = operand_of(row);
+        std::vector<float> fbias = operand_to_float(row, dense);
+        add_bias_rows(fo.data(), fbias.data(), batch * m, n);
+      }
       from_float(fo.data(), out);
     }
   }

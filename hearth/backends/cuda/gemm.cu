@@ -10,6 +10,7 @@
 #include "hearth/backends/cuda/allocator.h"
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/device_types.cuh"
 #include "hearth/backends/cuda/gemm.h"
 #include "hearth/core/env.h"
 #include "hearth/dispatch/registry.h"
@@ -51,12 +52,13 @@ struct Key {
   int device;
   DType dtype;
   bool tf32;
+  bool bias;  // the bias epilogue (linear): D = A B + bias, broadcast over D's rows
   int64_t batch;
   Operand p, q;
   uint64_t m, n;
   bool operator==(const Key& o) const {
     auto tie = [](const Key& k) {
-      return std::make_tuple(k.device, k.dtype, k.tf32, k.batch, k.p.rows, k.p.cols, k.p.ld, k.p.trans,
+      return std::make_tuple(k.device, k.dtype, k.tf32, k.bias, k.batch, k.p.rows, k.p.cols, k.p.ld, k.p.trans,
                              k.p.batch_stride, k.q.rows, k.q.cols, k.q.ld, k.q.trans, k.q.batch_stride, k.m, k.n);
     };
     return tie(*this) == tie(o);
@@ -65,10 +67,11 @@ struct Key {
 
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h = std::hash<int64_t>()(k.batch) ^ (static_cast<size_t>(k.dtype) << 1) ^ (k.tf32 ? 0x9e37 : 0);
+    size_t h = std::hash<int64_t>()(k.batch) ^ (static_cast<size_t>(k.dtype) << 1) ^ (k.tf32 ? 0x9e37 : 0) ^
+               (k.bias ? 0x5bd1 : 0);
     for (int64_t v : {int64_t(k.p.rows), int64_t(k.p.cols), k.p.ld, int64_t(k.p.trans), k.p.batch_stride,
-                      int64_t(k.q.rows), int64_t(k.q.cols), k.q.ld, int64_t(k.q.trans), k.q.batch_stride,
-                      int64_t(k.m), int64_t(k.n), int64_t(k.device)})
+                      int64_t(k.q.rows), int64_t(k.q.cols), k.q.ld, int64_t(k.q.trans), k.q.batch_stride, int64_t(k.m),
+                      int64_t(k.n), int64_t(k.device)})
       h = h * 1000003u ^ std::hash<int64_t>()(v);
     return h;
   }
@@ -79,15 +82,21 @@ struct Plan {
   cublasLtMatrixLayout_t lp = nullptr, lq = nullptr, ld = nullptr;
   cublasLtMatmulAlgo_t algo{};
   bool has_algo = false;
+  bool fused_bias = false;  // cuBLASLt adds the bias; else a kernel adds it afterwards
 };
 
 cudaDataType_t data_type(DType t) {
   switch (t) {
-    case DType::float32: return CUDA_R_32F;
-    case DType::float64: return CUDA_R_64F;
-    case DType::bfloat16: return CUDA_R_16BF;
-    case DType::float16: return CUDA_R_16F;
-    default: HEARTH_THROW(NotImplementedError, "[bmm] cuBLASLt has no kernel for ", dtype_name(t));
+    case DType::float32:
+      return CUDA_R_32F;
+    case DType::float64:
+      return CUDA_R_64F;
+    case DType::bfloat16:
+      return CUDA_R_16BF;
+    case DType::float16:
+      return CUDA_R_16F;
+    default:
+      HEARTH_THROW(NotImplementedError, "[bmm] cuBLASLt has no kernel for ", dtype_name(t));
   }
 }
 
@@ -98,8 +107,8 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t dt, uint64_t rows, uint64_t co
   if (batch > 1) {
     int32_t b = static_cast<int32_t>(batch);
     HEARTH_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &b, sizeof(b)));
-    HEARTH_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
-                                                         &batch_stride, sizeof(batch_stride)));
+    HEARTH_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &batch_stride,
+                                                         sizeof(batch_stride)));
   }
   return l;
 }
@@ -142,6 +151,14 @@ Plan& plan_for(const Key& k, DeviceContext& ctx) {
   cublasOperation_t tp = k.p.trans ? CUBLAS_OP_T : CUBLAS_OP_N, tq = k.q.trans ? CUBLAS_OP_T : CUBLAS_OP_N;
   HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSA, &tp, sizeof(tp)));
   HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_TRANSB, &tq, sizeof(tq)));
+  // The bias epilogue: in the swapped product D = out^T is [n, m] column-major,
+  // so a bias over out's columns runs along D's rows, as cuBLASLt's BIAS adds it.
+  // Not for float64 (cuBLASLt's epilogues cover the tensor-core types).
+  if (k.bias && k.dtype != DType::float64) {
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BIAS;
+    HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    p.fused_bias = true;
+  }
   p.lp = make_layout(dt, k.p.rows, k.p.cols, k.p.ld, k.batch, k.p.batch_stride);
   p.lq = make_layout(dt, k.q.rows, k.q.cols, k.q.ld, k.batch, k.q.batch_stride);
   p.ld = make_layout(dt, k.n, k.m, static_cast<int64_t>(k.n), k.batch, static_cast<int64_t>(k.m * k.n));
@@ -152,12 +169,16 @@ Plan& plan_for(const Key& k, DeviceContext& ctx) {
       cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &ws, sizeof(ws)));
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
-  cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt, p.op, p.lp, p.lq, p.ld, p.ld, pref, 1, &result,
-                                                     &found);
+  cublasStatus_t st =
+      cublasLtMatmulAlgoGetHeuristic(ctx.cublaslt, p.op, p.lp, p.lq, p.ld, p.ld, pref, 1, &result, &found);
   cublasLtMatmulPreferenceDestroy(pref);
   if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
     p.algo = result.algo;
     p.has_algo = true;
+  } else if (p.fused_bias) {  // no algorithm with the epilogue: plain product, then the bias kernel
+    const cublasLtEpilogue_t none = CUBLASLT_EPILOGUE_DEFAULT;
+    HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &none, sizeof(none)));
+    p.fused_bias = false;
   }
   return cache.emplace(k, p).first->second;
 }
@@ -169,19 +190,46 @@ bool tf32_allowed() {
   return allowed;
 }
 
-void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out) {
+namespace {
+
+// out[r, j] += bias[j] over out's rows (out dense [rows, n]).
+template <typename D>
+__global__ void add_bias_rows_kernel(D* out, const D* bias, int64_t total, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[i] = from_acc<D>(to_acc(out[i]) + to_acc(bias[i % n]));
+}
+
+void add_bias_rows(const Tensor& out, const Tensor& bias, int64_t n, cudaStream_t s) {
+  const int64_t total = out.numel();
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((total + 255) / 256, 65535));
+  HEARTH_CUDA_DISPATCH_FLOATING(out.dtype(), "bmm bias", [&] {
+    add_bias_rows_kernel<scalar_t><<<blocks, 256, 0, s>>>(static_cast<scalar_t*>(out.data_ptr()),
+                                                          static_cast<const scalar_t*>(bias.data_ptr()), total, n);
+  });
+  HEARTH_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias) {
   const int device = out.device().index;
   DeviceContext& ctx = ensure_handles(device);
   const int64_t batch = out.shape()[0], m = out.shape()[1], n = out.shape()[2];
   if (out.numel() == 0) return;
-  if (a.shape()[2] == 0) {  // empty inner dimension: the product is zeros
+  if (a.shape()[2] == 0) {  // empty inner dimension: the product is zeros (plus the bias)
     HEARTH_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), ctx.stream));
+    if (bias.defined()) add_bias_rows(out, bias, n, ctx.stream);
     return;
   }
-  Key k{device, out.dtype(), tf32_allowed(), batch, describe(b), describe(a), static_cast<uint64_t>(m),
-        static_cast<uint64_t>(n)};
+  Key k{device,      out.dtype(), tf32_allowed(),           bias.defined(),          batch,
+        describe(b), describe(a), static_cast<uint64_t>(m), static_cast<uint64_t>(n)};
   std::lock_guard<std::mutex> lock(state().mu);
   Plan& p = plan_for(k, ctx);
+  if (p.fused_bias) {
+    const void* ptr = bias.data_ptr();
+    HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ptr, sizeof(ptr)));
+  }
   const float one_f = 1.f, zero_f = 0.f;
   const double one_d = 1.0, zero_d = 0.0;
   const void* alpha = out.dtype() == DType::float64 ? static_cast<const void*>(&one_d) : &one_f;
@@ -189,11 +237,14 @@ void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out) {
   HEARTH_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt, p.op, alpha, b.data_ptr(), p.lp, a.data_ptr(), p.lq, beta,
                                      out.data_ptr(), p.ld, out.data_ptr(), p.ld, p.has_algo ? &p.algo : nullptr,
                                      ctx.workspace, ctx.workspace_bytes, ctx.stream));
+  if (bias.defined() && !p.fused_bias) add_bias_rows(out, bias, n, ctx.stream);
 }
 
 namespace {
 
-void bmm_kernel(OpCall& call) { gemm_batched(call.in(0), call.in(1), call.out(0)); }
+void bmm_kernel(OpCall& call) {
+  gemm_batched(call.in(0), call.in(1), call.out(0), call.inputs.size() > 2 ? call.in(2) : Tensor());
+}
 
 const KernelRegistrar reg_bmm("bmm", register_device_kind("cuda"), bmm_kernel, DTypeSet::floating());
 

@@ -1,5 +1,7 @@
 // Matrix products as backends see them. Every product is one batched GEMM:
-//   bmm   inputs {a [B, M, K], b [B, K, N]} outputs {out [B, M, N] contiguous}; no attributes.
+//   bmm   inputs {a [B, M, K], b [B, K, N], bias [N]?} outputs {out [B, M, N] contiguous}; no attributes.
+//         out = a @ b, plus bias added to every row when given (linear's bias,
+//         fused into the GEMM's epilogue where the backend can; contiguous).
 //         a, b and out share one floating dtype. The batch stride of a and b is
 //         arbitrary (0 when the functional layer broadcasts one operand over the
 //         batch). Each matrix is laid out for BLAS: either its column stride is 1

@@ -1,6 +1,5 @@
 #include "hearth/nn/models/bert_layers.h"
 
-#include <limits>
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/half.h"
@@ -18,20 +17,6 @@ std::string describe(const Tensor& t) {
 }
 
 bool is_index_dtype(DType d) { return d == DType::int64 || d == DType::int32; }
-
-// The most negative finite value of a floating dtype: what masked scores get.
-double lowest_finite(DType dtype) {
-  switch (dtype) {
-    case DType::float64:
-      return std::numeric_limits<double>::lowest();
-    case DType::float16:
-      return -65504.0;
-    case DType::bfloat16:
-      return -3.3895313892515355e38;
-    default:
-      return static_cast<double>(std::numeric_limits<float>::lowest());
-  }
-}
 
 }  // namespace
 

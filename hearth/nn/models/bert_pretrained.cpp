@@ -45,14 +45,18 @@ std::string listing(const fs::path& dir) {
 // ("bert-base-uncased") gets instructions for fetching it elsewhere.
 fs::path model_folder(const std::string& model_dir) {
   const fs::path dir(model_dir);
-  if (!fs::exists(dir))
+  if (!fs::exists(dir)) {
+    // "org/name/" -> the repository "org/name", downloaded into the folder "name".
+    fs::path local = dir.lexically_normal();
+    if (local.filename().empty()) local = local.parent_path();
     HEARTH_THROW(IoError, "[bert] \"", model_dir,
                  "\" is not a folder. hearth loads models only from a local folder and never downloads them (it has "
                  "no network access). On a machine with internet access, download the model, e.g.\n"
                  "  huggingface-cli download ",
-                 model_dir, " --local-dir ", dir.filename().string(),
+                 local.string(), " --local-dir ", local.filename().string(),
                  "\n(or in Python: transformers.AutoModel.from_pretrained(\"", model_dir,
                  "\").save_pretrained(\"<folder>\")), copy the folder to this machine and pass its path.");
+  }
   HEARTH_CHECK(fs::is_directory(dir), IoError, "[bert] \"", model_dir,
                "\" is a file; pass the model folder that holds config.json and model.safetensors");
   HEARTH_CHECK(fs::exists(dir / kConfigFile), IoError, "[bert] ", (dir / kConfigFile).string(),

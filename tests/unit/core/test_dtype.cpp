@@ -1,8 +1,9 @@
-#include "hearth/core/dtype.h"
+#include <cmath>
+#include <limits>
 
 #include <gtest/gtest.h>
 
-#include <cmath>
+#include "hearth/core/dtype.h"
 
 namespace hearth {
 namespace {
@@ -32,9 +33,19 @@ TEST(Half, RoundTripsAndRoundsToNearestEven) {
 
 TEST(BFloat16, RoundsToNearestEven) {
   EXPECT_EQ(static_cast<float>(BFloat16(1.0f)), 1.0f);
-  EXPECT_EQ(static_cast<float>(BFloat16(1.00390625f)), 1.0f);      // exact tie -> even
+  EXPECT_EQ(static_cast<float>(BFloat16(1.00390625f)), 1.0f);       // exact tie -> even
   EXPECT_EQ(static_cast<float>(BFloat16(1.01171875f)), 1.015625f);  // tie -> even (up)
   EXPECT_TRUE(std::isnan(static_cast<float>(BFloat16(NAN))));
+}
+
+TEST(DType, LowestFiniteIsTheMostNegativeValueEachFloatingTypeHolds) {
+  EXPECT_EQ(lowest_finite(DType::float32), static_cast<double>(std::numeric_limits<float>::lowest()));
+  EXPECT_EQ(lowest_finite(DType::float64), std::numeric_limits<double>::lowest());
+  EXPECT_EQ(lowest_finite(DType::float16), static_cast<double>(static_cast<float>(Half(-65504.0f))));
+  const float bf = static_cast<float>(BFloat16(static_cast<float>(lowest_finite(DType::bfloat16))));
+  EXPECT_EQ(static_cast<double>(bf), lowest_finite(DType::bfloat16));                           // representable...
+  EXPECT_TRUE(std::isinf(static_cast<float>(BFloat16(std::numeric_limits<float>::lowest()))));  // ...float32's is not
+  EXPECT_THROW(lowest_finite(DType::int64), TypeError);
 }
 
 }  // namespace

@@ -199,6 +199,23 @@ TEST(Matmul, GradcheckLinear) {
   r = check_grad([](const std::vector<Tensor>& in) { return linear(in[0], in[1]); },
                  {randn({4, 3}, f64).t(), randn({4, 3}, f64).t()});
   EXPECT_TRUE(r.ok) << r.message;
+  // The fused bias path with a transposed input and a 1-D input (which takes the unfused path).
+  r = check_grad([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
+                 {randn({4, 3}, f64).t(), randn({5, 4}, f64), randn({5}, f64)});
+  EXPECT_TRUE(r.ok) << r.message;
+  r = check_grad([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
+                 {randn({4}, f64), randn({5, 4}, f64), randn({5}, f64)});
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST(Matmul, LinearBiasIsAddedOnceInHalfTypes) {
+  for (DType dt : {DType::float32, DType::bfloat16, DType::float16}) {
+    Tensor x = randn({3, 7}), w = randn({5, 7}), b = randn({5});
+    Tensor ref = add(matmul(x, transpose(w, 0, 1)), b);
+    Tensor y = linear(cast(x, dt), cast(w, dt), cast(b, dt));
+    EXPECT_EQ(y.dtype(), dt);
+    expect_close(cast(y, DType::float32), values(ref), dt == DType::float32 ? 1e-5 : 3e-2);
+  }
 }
 
 TEST(Matmul, GradOfBroadcastOperandIsSummed) {

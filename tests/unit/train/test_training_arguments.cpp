@@ -94,7 +94,8 @@ TEST(TrainingArguments, BadValuesNameTheFileTheFieldAndWhatIsAllowed) {
   EXPECT_EQ(from({{"use_cpu", "yes"}}), "[trainer] cfg.json: field 'use_cpu': expected true or false, got \"yes\"");
   EXPECT_EQ(from({{"output_dir", ""}}),
             "[trainer] cfg.json: field 'output_dir': expected a non-empty string, got \"\"");
-  EXPECT_NE(from({{"report_to", "wandb"}}).find("field 'report_to': expected one of \"all\", \"jsonl\" or \"none\""),
+  EXPECT_NE(from({{"report_to", "wandb"}})
+                .find("field 'report_to': expected one of \"all\", \"jsonl\", \"tensorboard\" or \"none\""),
             std::string::npos);
   EXPECT_NE(from({{"lr_scheduler_type", "polynomial"}}).find("\"cosine\""), std::string::npos);
 }
@@ -153,6 +154,66 @@ TEST(TrainingArguments, CommandLineTextIsParsedByTheFieldsKind) {
             "[trainer] --use_cpu: expected true or false, got \"maybe\"");
   EXPECT_NE(value_error([&] { set_training_argument(a, "sed", "1", "--sed"); }).find("did you mean 'seed'"),
             std::string::npos);
+}
+
+TEST(TrainingArguments, PrecisionTakesLightningsSpellingsAndHuggingFacesFlags) {
+  auto precision_of = [](const std::string& text) {
+    TrainingArguments a;
+    set_training_argument(a, "precision", text, "--precision");
+    return a.precision;
+  };
+  EXPECT_EQ(precision_of("fp32"), "fp32");
+  EXPECT_EQ(precision_of("32-true"), "fp32");
+  EXPECT_EQ(precision_of("32"), "fp32");
+  EXPECT_EQ(precision_of("bf16-mixed"), "bf16-mixed");
+  EXPECT_EQ(precision_of("bf16"), "bf16-mixed");
+  EXPECT_EQ(precision_of("fp16-mixed"), "fp16-mixed");
+  EXPECT_EQ(precision_of("16-mixed"), "fp16-mixed");
+  EXPECT_EQ(precision_of("16"), "fp16-mixed");
+  EXPECT_NE(value_error([&] {
+              precision_of("64");
+            }).find("[trainer] --precision: expected one of \"fp32\", \"bf16-mixed\", \"fp16-mixed\""),
+            std::string::npos);
+
+  TrainingArguments a;
+  EXPECT_FALSE(a.autocast_dtype().has_value());
+  EXPECT_FALSE(a.uses_grad_scaler());
+  set_training_argument(a, "bf16", "true", "--bf16");
+  EXPECT_EQ(a.precision, "bf16-mixed");
+  EXPECT_EQ(a.autocast_dtype(), DType::bfloat16);
+  EXPECT_FALSE(a.uses_grad_scaler());
+  set_training_argument(a, "bf16", "false", "--bf16");
+  EXPECT_EQ(a.precision, "fp32");
+  set_training_argument(a, "fp16", "true", "--fp16");
+  EXPECT_EQ(a.precision, "fp16-mixed");
+  EXPECT_EQ(a.autocast_dtype(), DType::float16);
+  EXPECT_TRUE(a.uses_grad_scaler());
+  // fp16 false leaves a bf16 precision alone; precision overrides either flag.
+  set_training_argument(a, "precision", "bf16-mixed", "--precision");
+  set_training_argument(a, "fp16", "false", "--fp16");
+  EXPECT_EQ(a.precision, "bf16-mixed");
+
+  // The JSON carries all three, consistently, and reads back the same.
+  json j = a.to_json();
+  EXPECT_EQ(j["bf16"], true);
+  EXPECT_EQ(j["fp16"], false);
+  EXPECT_EQ(j["precision"], "bf16-mixed");
+  EXPECT_EQ(TrainingArguments::from_json(j).precision, "bf16-mixed");
+  // A Hugging Face config with only the flag.
+  EXPECT_EQ(TrainingArguments::from_json(json{{"fp16", true}}).precision, "fp16-mixed");
+  EXPECT_EQ(TrainingArguments::from_json(json{{"precision", "16-mixed"}}).to_json()["fp16"], true);
+}
+
+TEST(TrainingArguments, Bf16AndFp16TogetherAreRefused) {
+  EXPECT_NE(value_error([] {
+              TrainingArguments::from_json(json{{"bf16", true}, {"fp16", true}}, "cfg.json");
+            }).find("[trainer] cfg.json: field 'fp16': expected at most one of bf16 and fp16 to be true"),
+            std::string::npos);
+  TrainingArguments a;
+  set_training_argument(a, "fp16", "true", "--fp16");
+  EXPECT_NE(
+      value_error([&] { set_training_argument(a, "bf16", "true", "--bf16"); }).find("precision is already fp16-mixed"),
+      std::string::npos);
 }
 
 TEST(TrainingArguments, ValidateChecksCombinations) {

@@ -256,5 +256,23 @@ TEST(NnBertGolden, TrainStepAndEvalMatchTransformers) {
   RecordProperty("worst_relative_error", std::to_string(worst));
 }
 
+// Lower precision: the additive mask uses the dtype's own lowest value, so
+// bfloat16 and float16 models stay finite and close to float32.
+TEST(NnBertGolden, HalfPrecisionForwardStaysCloseToFloat32) {
+  auto model = BertForSequenceClassification::from_pretrained(testing::bert_tiny_dir(), {.log = nullptr});
+  model->eval();
+  std::map<std::string, Tensor> io = io::load_safetensors(testing::bert_tiny_io_path());
+  NoGradGuard no_grad;
+  const Tensor reference = model->forward(io["input_ids"], io["token_type_ids"], io["attention_mask"]);
+  for (DType dtype : {DType::bfloat16, DType::float16}) {
+    auto half = BertForSequenceClassification::from_pretrained(testing::bert_tiny_dir(), {.log = nullptr});
+    half->to(dtype);
+    half->eval();
+    const Tensor logits = half->forward(io["input_ids"], io["token_type_ids"], io["attention_mask"]);
+    EXPECT_EQ(logits.dtype(), dtype);
+    EXPECT_LT(testing::max_relative_error(logits, reference), 0.05) << dtype_name(dtype);
+  }
+}
+
 }  // namespace
 }  // namespace hearth

@@ -184,6 +184,8 @@ TEST(NnBertPretrained, MissingFoldersAndFilesExplainWhatToDo) {
   EXPECT_TRUE(testing::contains(e, "never downloads")) << e;
   EXPECT_TRUE(testing::contains(e, "no network access")) << e;
   EXPECT_TRUE(testing::contains(e, "huggingface-cli download bert-base-uncased --local-dir bert-base-uncased")) << e;
+  e = error_of([] { BertModel::from_pretrained("google-bert/bert-base-cased/"); });
+  EXPECT_TRUE(testing::contains(e, "download google-bert/bert-base-cased --local-dir bert-base-cased\n")) << e;
 
   testing::TempDir dir;
   const std::string file = dir.write("weights.bin", "x");

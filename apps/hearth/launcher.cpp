@@ -1,0 +1,258 @@
+#include "apps/hearth/launcher.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <iostream>
+#include <thread>
+
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "hearth/core/errors.h"
+#include "hearth/dist/socket.h"
+
+namespace hearth::cli {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+volatile std::sig_atomic_t g_signal = 0;
+volatile std::sig_atomic_t g_signal_count = 0;
+
+void on_signal(int sig) {
+  g_signal = sig;
+  g_signal_count = g_signal_count + 1;
+}
+
+struct Stream {
+  int fd = -1;
+  std::string partial;  // the line being assembled
+  bool is_err = false;
+};
+
+struct Child {
+  int local_rank = 0;
+  int rank = 0;
+  pid_t pid = -1;
+  bool running = false;
+  int status = 0;  // the waitpid status once exited
+  Stream out, err;
+};
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return 1;
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) {
+    const char* name = ::strsignal(WTERMSIG(status));
+    return "was killed by signal " + std::to_string(WTERMSIG(status)) + " (" + (name ? name : "?") + ")";
+  }
+  return "ended with wait status " + std::to_string(status);
+}
+
+void emit(const Child& c, const Stream& s, const std::string& line) {
+  std::string text = "[rank " + std::to_string(c.rank) + "] " + line + "\n";
+  std::FILE* f = s.is_err ? stderr : stdout;
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fflush(f);
+}
+
+// Reads what is available; false at end of stream.
+bool pump(const Child& c, Stream& s) {
+  char buf[4096];
+  ssize_t n = ::read(s.fd, buf, sizeof buf);
+  if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
+  if (n <= 0) {
+    if (!s.partial.empty()) emit(c, s, s.partial);
+    s.partial.clear();
+    ::close(s.fd);
+    s.fd = -1;
+    return false;
+  }
+  s.partial.append(buf, static_cast<size_t>(n));
+  size_t start = 0;
+  for (size_t nl; (nl = s.partial.find('\n', start)) != std::string::npos; start = nl + 1) {
+    std::string line = s.partial.substr(start, nl - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    emit(c, s, line);
+  }
+  s.partial.erase(0, start);
+  return true;
+}
+
+[[noreturn]] void exec_child(const std::vector<std::string>& command, int out_fd, int err_fd,
+                             const std::vector<std::pair<std::string, std::string>>& env) {
+  // Killed with the launcher, whatever ends it.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  // A process group of its own: a Ctrl-C on the terminal reaches the launcher
+  // alone, which forwards it once.
+  ::setpgid(0, 0);
+  ::dup2(out_fd, STDOUT_FILENO);
+  ::dup2(err_fd, STDERR_FILENO);
+  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+  std::vector<char*> argv;
+  for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  ::execvp(argv[0], argv.data());
+  std::fprintf(stderr, "hearth launch: cannot run '%s': %s\n", argv[0], std::strerror(errno));
+  std::_Exit(127);
+}
+
+}  // namespace
+
+const std::vector<std::pair<std::string, std::string>>& launch_environment_defaults() {
+  static const std::vector<std::pair<std::string, std::string>> v = {
+      {"NCCL_NVLS_ENABLE", "0"}, {"TORCH_SYMM_MEM_DISABLE_MULTICAST", "1"}, {"NVSHMEM_DISABLE_NVLS", "1"}};
+  return v;
+}
+
+int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
+  HEARTH_CHECK(!command.empty(), ValueError, "[launch] no program to run");
+  HEARTH_CHECK(o.nproc_per_node >= 1, ValueError, "[launch] --nproc_per_node must be >= 1, got ", o.nproc_per_node);
+  HEARTH_CHECK(o.nnodes >= 1, ValueError, "[launch] --nnodes must be >= 1, got ", o.nnodes);
+  HEARTH_CHECK(o.node_rank >= 0 && o.node_rank < o.nnodes, ValueError, "[launch] --node_rank must be in [0, ", o.nnodes,
+               "), got ", o.node_rank);
+  int port = o.master_port;
+  if (port == 0) port = o.nnodes == 1 ? dist::find_free_port() : 29500;
+  const int world = o.nnodes * o.nproc_per_node;
+  // OpenMP threads shared out among the ranks of this machine, unless chosen.
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  const std::string omp_threads =
+      std::to_string(std::max<unsigned>(1, cores / static_cast<unsigned>(o.nproc_per_node)));
+
+  struct sigaction sa {
+  }, old_int{}, old_term{};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, &old_int);
+  ::sigaction(SIGTERM, &sa, &old_term);
+  g_signal = 0;
+  g_signal_count = 0;
+
+  std::vector<Child> children(static_cast<size_t>(o.nproc_per_node));
+  for (int local = 0; local < o.nproc_per_node; ++local) {
+    Child& c = children[static_cast<size_t>(local)];
+    c.local_rank = local;
+    c.rank = o.node_rank * o.nproc_per_node + local;
+    int out[2], err[2];
+    HEARTH_CHECK(::pipe2(out, O_CLOEXEC) == 0 && ::pipe2(err, O_CLOEXEC) == 0, IoError,
+                 "[launch] cannot create pipes: ", std::strerror(errno));
+    std::vector<std::pair<std::string, std::string>> env = {{"RANK", std::to_string(c.rank)},
+                                                            {"WORLD_SIZE", std::to_string(world)},
+                                                            {"LOCAL_RANK", std::to_string(local)},
+                                                            {"LOCAL_WORLD_SIZE", std::to_string(o.nproc_per_node)},
+                                                            {"GROUP_RANK", std::to_string(o.node_rank)},
+                                                            {"MASTER_ADDR", o.master_addr},
+                                                            {"MASTER_PORT", std::to_string(port)}};
+    for (const auto& kv : launch_environment_defaults()) env.push_back(kv);
+    if (std::getenv("OMP_NUM_THREADS") == nullptr) env.emplace_back("OMP_NUM_THREADS", omp_threads);
+    std::fflush(nullptr);
+    pid_t pid = ::fork();
+    HEARTH_CHECK(pid >= 0, IoError, "[launch] fork failed: ", std::strerror(errno));
+    if (pid == 0) exec_child(command, out[1], err[1], env);
+    ::close(out[1]);
+    ::close(err[1]);
+    c.pid = pid;
+    c.running = true;
+    c.out.fd = out[0];
+    c.err.fd = err[0];
+    c.err.is_err = true;
+  }
+
+  int result = 0;
+  std::string failure;
+  bool stopping = false;
+  Clock::time_point kill_at{};
+  int forwarded = 0;
+  for (;;) {
+    // Output first, so lines come before the news of their process's exit.
+    std::vector<pollfd> fds;
+    std::vector<std::pair<Child*, Stream*>> owners;
+    for (Child& c : children) {
+      for (Stream* s : {&c.out, &c.err}) {
+        if (s->fd < 0) continue;
+        fds.push_back({s->fd, POLLIN, 0});
+        owners.emplace_back(&c, s);
+      }
+    }
+    if (!fds.empty()) {
+      int rc = ::poll(fds.data(), fds.size(), 100);
+      if (rc > 0) {
+        for (size_t i = 0; i < fds.size(); ++i)
+          if (fds[i].revents != 0) pump(*owners[i].first, *owners[i].second);
+      }
+    } else {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+
+    // Forward signals; a repeated one kills at once.
+    if (g_signal_count > forwarded) {
+      forwarded = g_signal_count;
+      const int sig = forwarded > 1 ? SIGKILL : static_cast<int>(g_signal);
+      for (Child& c : children)
+        if (c.running) ::kill(c.pid, sig);
+    }
+
+    bool any_running = false;
+    for (Child& c : children) {
+      if (!c.running) continue;
+      int status = 0;
+      pid_t r = ::waitpid(c.pid, &status, WNOHANG);
+      if (r == c.pid) {
+        c.running = false;
+        c.status = status;
+        const int code = exit_code_of(status);
+        if (code != 0 && result == 0) {
+          result = code;
+          failure =
+              "rank " + std::to_string(c.rank) + " (pid " + std::to_string(c.pid) + ") " + describe_status(status);
+          if (!stopping && forwarded == 0) {
+            std::cerr << "hearth launch: " << failure << "; stopping the other ranks\n";
+            stopping = true;
+            kill_at = Clock::now() + std::chrono::milliseconds(static_cast<int64_t>(o.grace_seconds * 1000));
+            for (Child& other : children)
+              if (other.running) ::kill(other.pid, SIGTERM);
+          }
+        }
+      } else {
+        any_running = true;
+      }
+    }
+    if (stopping && any_running && Clock::now() >= kill_at) {
+      for (Child& c : children)
+        if (c.running) ::kill(c.pid, SIGKILL);
+    }
+    bool any_open = false;
+    for (Child& c : children) any_open = any_open || c.out.fd >= 0 || c.err.fd >= 0;
+    if (!any_running && !any_open) break;
+    if (!any_running) {
+      // A grandchild may hold a pipe open: read what is there, then stop.
+      for (Child& c : children)
+        for (Stream* s : {&c.out, &c.err})
+          while (s->fd >= 0) {
+            pollfd p{s->fd, POLLIN, 0};
+            if (::poll(&p, 1, 200) <= 0 || !pump(c, *s)) {
+              if (s->fd >= 0) ::close(s->fd);
+              s->fd = -1;
+            }
+          }
+    }
+  }
+  ::sigaction(SIGINT, &old_int, nullptr);
+  ::sigaction(SIGTERM, &old_term, nullptr);
+  if (result != 0) std::cerr << "hearth launch: failed: " << failure << "\n";
+  return result;
+}
+
+}  // namespace hearth::cli

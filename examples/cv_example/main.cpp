@@ -1,0 +1,283 @@
+// cv_example: fine-tunes a ResNet to classify a folder of images, the hearth
+// version of Hugging Face Accelerate's examples/cv_example.py (which trains on
+// the Oxford-IIIT Pets images, files named "<breed>_<n>.jpg").
+//
+//   cv_example --data_dir images --model_path resnet50.safetensors --num_epochs 3
+//
+// The data: a folder of class sub-folders, or of files named <label>_<n>.jpg
+// (hearth/data/image_folder.h), split 80/20 by a permutation fixed by --seed.
+// Training images get RandomResizedCrop(image_size, scale 0.5..1) and a
+// horizontal flip, evaluation images Resize(image_size) and
+// CenterCrop(image_size); both are normalised with ImageNet's statistics.
+// Decoding and augmentation run in --num_workers loader threads.
+//
+// The model: torchvision's ResNet-50 (or 18/34, or a tiny one for tests). With
+// --model_path, the torchvision weights in that safetensors file are loaded
+// except fc, which gets a new head for the data set's classes; as Accelerate's
+// example does, only that head is trained then, unless --train_all_layers.
+//
+// The loop is hearth's Trainer: Adam with a warm-up-then-cosine schedule that
+// peaks at --learning_rate (close to the OneCycleLR Accelerate uses), an
+// evaluation after every epoch, checkpoints every --checkpointing_steps steps or
+// every epoch, exact resumption with --resume_from_checkpoint, and metrics in
+// output_dir/metrics.jsonl with --with_tracking.
+#include <cstdint>
+#include <exception>
+#include <iomanip>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "hearth/hearth.h"
+#include "hearth/io/atomic_file.h"
+#include "hearth/io/safetensors.h"
+
+namespace {
+
+using namespace hearth;
+
+// A bad command line: printed with the usage hint, exit code 2.
+class UsageError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Options {
+  std::string data_dir;
+  bool cpu = false;
+  std::string mixed_precision = "no";
+  std::string checkpointing_steps;
+  std::string output_dir = "cv_example_output";
+  std::string resume_from_checkpoint;
+  bool with_tracking = false;
+  std::string model = "resnet50";
+  std::string model_path;
+  bool train_all_layers = false;
+  double num_epochs = 3;
+  int64_t batch_size = 64;
+  double learning_rate = 3e-2;
+  int64_t image_size = 224;
+  int64_t seed = 42;
+  int64_t num_workers = 2;
+  int64_t logging_steps = 10;
+  double train_fraction = 0.8;
+};
+
+const std::vector<std::string> kModels = {"resnet50", "resnet34", "resnet18", "resnet_tiny"};
+
+std::shared_ptr<nn::models::ResNet> build_model(const std::string& name, int64_t num_classes) {
+  if (name == "resnet50") return nn::models::resnet50(num_classes);
+  if (name == "resnet34") return nn::models::resnet34(num_classes);
+  if (name == "resnet18") return nn::models::resnet18(num_classes);
+  // Basic blocks, one per stage, 8 stem channels: a ResNet that trains on the
+  // CPU in seconds, for tests.
+  nn::models::ResNetConfig tiny;
+  tiny.block = nn::models::ResNetBlock::basic;
+  tiny.layers = {1, 1, 1, 1};
+  tiny.base_width = 8;
+  tiny.num_classes = num_classes;
+  return std::make_shared<nn::models::ResNet>(tiny);
+}
+
+// Loads a torchvision state dict, all but the classifier (fc), whose shape
+// depends on the number of classes. Any other missing or extra key is an error.
+void load_backbone(nn::Module& model, const std::string& path, const std::string& model_name) {
+  io::SafetensorsFile file(path);
+  nn::StateDict state;
+  for (const std::string& name : file.names())
+    if (name.rfind("fc.", 0) != 0) state[name] = file.get(name);
+  nn::LoadStateDictResult r = model.load_state_dict(state, /*strict=*/false);
+  std::vector<std::string> missing;
+  for (const std::string& k : r.missing_keys)
+    if (k.rfind("fc.", 0) != 0) missing.push_back(k);
+  if (missing.empty() && r.unexpected_keys.empty()) return;
+  std::string msg = "--model_path: " + path + " does not hold " + model_name + " weights:";
+  auto list = [&](const char* what, const std::vector<std::string>& keys) {
+    if (keys.empty()) return;
+    msg += std::string(" ") + what + " " + std::to_string(keys.size()) + " (" + keys.front() +
+           (keys.size() > 1 ? ", ...)" : ")");
+  };
+  list("missing", missing);
+  list("unexpected", r.unexpected_keys);
+  throw UsageError(msg);
+}
+
+train::TrainingArguments training_arguments(const Options& o) {
+  train::TrainingArguments args;
+  args.output_dir = o.output_dir;
+  args.per_device_train_batch_size = o.batch_size;
+  args.per_device_eval_batch_size = o.batch_size;
+  args.num_train_epochs = o.num_epochs;
+  args.learning_rate = o.learning_rate;
+  args.optim = "adam";
+  args.lr_scheduler_type = "cosine";
+  args.warmup_ratio = 0.3;
+  args.max_grad_norm = 0.0;
+  args.seed = o.seed;
+  args.use_cpu = o.cpu;
+  args.dataloader_num_workers = o.num_workers;
+  args.eval_strategy = "epoch";
+  args.logging_steps = o.logging_steps;
+  args.report_to = {o.with_tracking ? "jsonl" : "none"};
+  if (o.checkpointing_steps.empty()) {
+    args.save_strategy = "no";
+  } else if (o.checkpointing_steps == "epoch") {
+    args.save_strategy = "epoch";
+  } else {
+    args.save_strategy = "steps";
+    size_t used = 0;
+    int64_t n = -1;
+    try {
+      n = std::stoll(o.checkpointing_steps, &used);
+    } catch (const std::exception&) {
+    }
+    if (used != o.checkpointing_steps.size() || n < 1)
+      throw UsageError("--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"" +
+                       o.checkpointing_steps + "\"");
+    args.save_steps = n;
+  }
+  if (!o.resume_from_checkpoint.empty()) args.resume_from_checkpoint = o.resume_from_checkpoint;
+
+  const std::string precision = o.mixed_precision == "no" ? "fp32" : o.mixed_precision + "-mixed";
+  try {
+    train::set_training_argument(args, "precision", precision, "--mixed_precision");
+  } catch (const ValueError& e) {
+    throw UsageError("--mixed_precision " + o.mixed_precision +
+                     ": this build's Trainer does not support mixed precision yet (" + e.what() +
+                     "); use --mixed_precision no");
+  }
+  try {
+    args.validate("command line");
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
+  return args;
+}
+
+// Accelerate's example prints "epoch N: <accuracy in %>" after each evaluation.
+class EpochAccuracyPrinter : public train::TrainerCallback {
+ public:
+  std::string name() const override { return "EpochAccuracyPrinter"; }
+  void on_evaluate(const train::TrainingArguments&, train::TrainerState& state, train::TrainerControl&,
+                   const train::Metrics& metrics) override {
+    auto it = metrics.find("eval_accuracy");
+    if (it == metrics.end()) return;
+    std::cout << "cv_example: epoch " << std::fixed << std::setprecision(2) << state.epoch << ": accuracy "
+              << 100.0 * it->second << "%" << std::endl;
+  }
+};
+
+int run(const Options& o) {
+  train::TrainingArguments args = training_arguments(o);
+  // The device first: an absent accelerator fails before any work.
+  train::select_device(args.device, args.use_cpu);
+
+  data::ImageFolder folder(o.data_dir);
+  auto [train_files, eval_files] = folder.split(o.train_fraction, static_cast<uint64_t>(o.seed));
+  const auto num_classes = static_cast<int64_t>(folder.classes().size());
+  std::cout << "cv_example: " << folder.size() << " images of " << num_classes << " classes (" << folder.layout()
+            << " layout) in " << o.data_dir << ": " << train_files->size() << " for training, " << eval_files->size()
+            << " for evaluation\n";
+
+  using data::TransformPtr;
+  auto normalize = std::make_shared<data::Normalize>(data::kImageNetMean, data::kImageNetStd);
+  // The resizing transforms read the decoded uint8 image and give float pixels.
+  auto train_tf = std::make_shared<data::Compose>(std::vector<TransformPtr>{
+      std::make_shared<data::RandomResizedCrop>(o.image_size, std::pair<double, double>{0.5, 1.0}),
+      std::make_shared<data::RandomHorizontalFlip>(), normalize});
+  auto eval_tf = std::make_shared<data::Compose>(std::vector<TransformPtr>{
+      std::make_shared<data::Resize>(o.image_size), std::make_shared<data::CenterCrop>(o.image_size), normalize});
+  const auto seed = static_cast<uint64_t>(o.seed);
+  auto train_set = std::make_shared<data::TransformDataset>(train_files, train_tf, seed);
+  auto eval_set = std::make_shared<data::TransformDataset>(eval_files, eval_tf, seed);
+
+  manual_seed(seed);
+  std::shared_ptr<nn::models::ResNet> model = build_model(o.model, num_classes);
+  if (!o.model_path.empty()) {
+    load_backbone(*model, o.model_path, o.model);
+    if (!o.train_all_layers) {
+      model->requires_grad_(false);
+      model->fc->requires_grad_(true);
+    }
+  }
+  int64_t total = 0, trained = 0;
+  for (const Tensor& p : model->parameters()) {
+    total += p.numel();
+    if (p.requires_grad()) trained += p.numel();
+  }
+  std::cout << "cv_example: model " << o.model << " (" << total << " parameters, " << trained << " trained)"
+            << (o.model_path.empty() ? ", randomly initialised" : ", weights from " + o.model_path) << "\n";
+
+  train::TrainerOptions topts;
+  // Every checkpoint names the classes its fc outputs stand for.
+  std::vector<std::string> classes = folder.classes();
+  topts.checkpoint_extra_files = [classes](const std::string& dir) {
+    io::write_file_atomic(dir + "/classes.json", nlohmann::json(classes).dump() + "\n");
+  };
+  train::Trainer trainer(model, args, train_set, eval_set, {std::make_shared<EpochAccuracyPrinter>()}, topts);
+  train::TrainOutput out = trainer.train();
+  if (out.interrupted_by_signal != 0) return 128 + out.interrupted_by_signal;
+
+  std::cout << "cv_example: finished " << out.global_step << " steps on " << trainer.device_choice().description
+            << "; train_loss " << std::setprecision(4) << out.training_loss << "\n";
+  if (!out.last_checkpoint.empty()) std::cout << "cv_example: last checkpoint " << out.last_checkpoint << "\n";
+  if (args.writes_jsonl()) std::cout << "cv_example: metrics " << trainer.metrics_path() << "\n";
+  const std::vector<std::string> skipped = folder.skipped_files();
+  if (!skipped.empty()) std::cout << "cv_example: " << skipped.size() << " unreadable image(s) skipped\n";
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  CLI::App app{"Fine-tune a ResNet on a folder of images with hearth's Trainer"};
+  // A flag given twice takes its last value, as Python's argparse does.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--data_dir", o.data_dir, "folder of class sub-folders, or of images named <label>_<n>.jpg")
+      ->required();
+  app.add_flag("--cpu", o.cpu, "train on the CPU even if an accelerator is present");
+  app.add_option("--mixed_precision", o.mixed_precision, "no, bf16 or fp16")
+      ->check(CLI::IsMember({"no", "bf16", "fp16"}));
+  app.add_option("--checkpointing_steps", o.checkpointing_steps,
+                 "save a checkpoint every N steps, or \"epoch\" after each epoch (default: none)");
+  app.add_option("--output_dir", o.output_dir, "where checkpoints and metrics go");
+  app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
+                 "continue from a checkpoint directory, or \"latest\" in output_dir");
+  app.add_flag("--with_tracking", o.with_tracking, "log metrics to output_dir/metrics.jsonl");
+  app.add_option("--model", o.model, "resnet50, resnet34, resnet18 or resnet_tiny")->check(CLI::IsMember(kModels));
+  app.add_option("--model_path", o.model_path, "torchvision weights of --model as safetensors (fc is replaced)");
+  app.add_flag("--train_all_layers", o.train_all_layers, "with --model_path, train every layer, not only fc");
+  app.add_option("--num_epochs", o.num_epochs, "epochs to train")->check(CLI::PositiveNumber);
+  app.add_option("--batch_size", o.batch_size, "images per batch")->check(CLI::PositiveNumber);
+  app.add_option("--learning_rate", o.learning_rate, "peak learning rate")->check(CLI::PositiveNumber);
+  app.add_option("--image_size", o.image_size, "side of the square images the model sees")->check(CLI::PositiveNumber);
+  app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation");
+  app.add_option("--num_workers", o.num_workers, "threads that decode and augment images")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")->check(CLI::PositiveNumber);
+  app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")
+      ->check(CLI::Range(0.0, 1.0));
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    return run(o);
+  } catch (const UsageError& e) {
+    std::cerr << "cv_example: error: " << e.what() << "\n";
+    return 2;
+  } catch (const hearth::DeviceError& e) {
+    std::cerr << "cv_example: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cv_example: error: " << e.what() << "\n";
+    return 1;
+  }
+}

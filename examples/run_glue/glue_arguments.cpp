@@ -1,0 +1,48 @@
+#include "examples/run_glue/glue_arguments.h"
+
+#include "hearth/data/glue.h"
+
+namespace run_glue {
+namespace {
+
+std::string task_names() {
+  std::string out;
+  for (const hearth::data::GlueTask& t : hearth::data::glue_tasks()) out += (out.empty() ? "" : ", ") + t.name;
+  return out;
+}
+
+// A boolean flag given bare (--do_train) or with a value (--pad_to_max_length false).
+void add_bool(CLI::App& app, const std::string& name, bool& slot, const std::string& help) {
+  app.add_flag("--" + name + "{true}", slot, help)
+      ->expected(0, 1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+}  // namespace
+
+void add_glue_flags(CLI::App& app, GlueArguments& a) {
+  app.add_option("--model_name_or_path", a.model_name_or_path,
+                 "local model folder (config.json, model.safetensors, vocab.txt); hearth never downloads")
+      ->required();
+  app.add_option("--tokenizer_name", a.tokenizer_name, "folder of the tokenizer files, if not the model's");
+  add_bool(app, "ignore_mismatched_sizes", a.ignore_mismatched_sizes,
+           "train a new classifier when the checkpoint's has another label count");
+  app.add_option("--task_name", a.task_name, "GLUE task: " + task_names());
+  app.add_option("--data_dir", a.data_dir, "folder with the task's original GLUE files (train.tsv, dev.tsv)");
+  app.add_option("--train_file", a.train_file, "training data: .csv, .tsv, .json or .jsonl, label column 'label'");
+  app.add_option("--validation_file", a.validation_file, "evaluation data, like --train_file");
+  app.add_option("--test_file", a.test_file, "data to predict on, like --train_file but without labels");
+  app.add_option("--max_seq_length", a.max_seq_length, "longest sequence after tokenization (default 128)")
+      ->check(CLI::Range(int64_t{3}, int64_t{1} << 20));
+  add_bool(app, "pad_to_max_length", a.pad_to_max_length,
+           "pad every sample to max_seq_length (default true); false pads each batch to its longest");
+  app.add_option("--max_train_samples", a.max_train_samples, "train on the first N samples only");
+  app.add_option("--max_eval_samples", a.max_eval_samples, "evaluate on the first N samples only");
+  app.add_option("--max_predict_samples", a.max_predict_samples, "predict on the first N samples only");
+  add_bool(app, "do_train", a.do_train, "train");
+  add_bool(app, "do_eval", a.do_eval, "evaluate on the validation data");
+  add_bool(app, "do_predict", a.do_predict,
+           "predict on the test data, writing predict_results_<task>.txt (index and predicted label)");
+}
+
+}  // namespace run_glue

@@ -1,0 +1,37 @@
+#include "hearth/data/tokenizer/wordpiece.h"
+
+#include "hearth/data/tokenizer/unicode_text.h"
+
+namespace hearth::data {
+
+void wordpiece_split(const std::string& word, const Vocab& vocab, const WordPieceOptions& options,
+                     std::vector<std::string>& out) {
+  const std::u32string chars = unicode::decode_utf8(word);
+  if (chars.size() > options.max_input_chars_per_word) {
+    out.push_back(options.unk_token);
+    return;
+  }
+  std::vector<std::string> pieces;
+  size_t start = 0;
+  while (start < chars.size()) {
+    size_t end = chars.size();
+    std::string match;
+    for (; end > start; --end) {
+      std::string candidate = unicode::encode_utf8(std::u32string_view(chars).substr(start, end - start));
+      if (start > 0) candidate = options.continuing_subword_prefix + candidate;
+      if (vocab.contains(candidate)) {
+        match = std::move(candidate);
+        break;
+      }
+    }
+    if (end == start) {  // nothing matched: the whole word is unknown
+      out.push_back(options.unk_token);
+      return;
+    }
+    pieces.push_back(std::move(match));
+    start = end;
+  }
+  out.insert(out.end(), pieces.begin(), pieces.end());
+}
+
+}  // namespace hearth::data

@@ -1,0 +1,142 @@
+#include "hearth/dist/gradient_reducer.h"
+
+#include "hearth/autograd/grad_mode.h"
+#include "hearth/autograd/node.h"
+#include "hearth/dist/flat_buffer.h"
+#include "hearth/ops/factory.h"
+
+namespace hearth::dist {
+
+struct GradientReducer::State {
+  struct Bucket {
+    std::vector<size_t> params;
+    size_t pending = 0;
+    bool launched = false;
+    Tensor flat;
+    WorkPtr work;
+  };
+
+  ProcessGroupPtr group;
+  std::vector<Tensor> params;
+  std::vector<size_t> bucket_of;
+  std::vector<bool> seen;
+  std::vector<Bucket> buckets;
+  size_t next_to_launch = 0;
+  bool armed = false;
+  size_t launched_early = 0;
+
+  void reset_counts() {
+    std::fill(seen.begin(), seen.end(), false);
+    for (Bucket& b : buckets) {
+      b.pending = b.params.size();
+      b.launched = false;
+      b.flat = Tensor();
+      b.work.reset();
+    }
+    next_to_launch = 0;
+  }
+
+  void launch(Bucket& b) {
+    NoGradGuard no_grad;
+    std::vector<Tensor> grads;
+    grads.reserve(b.params.size());
+    for (size_t i : b.params) {
+      const Tensor& p = params[i];
+      Tensor g = p.grad();
+      grads.push_back(g.defined() ? g : zeros(p.shape(), p.dtype(), p.device()));
+    }
+    b.flat = flatten_tensors(grads);
+    b.work = group->all_reduce({b.flat}, ReduceOp::avg);
+    b.launched = true;
+  }
+
+  void launch_ready() {
+    while (next_to_launch < buckets.size() && buckets[next_to_launch].pending == 0) {
+      launch(buckets[next_to_launch++]);
+      ++launched_early;
+    }
+  }
+
+  void on_gradient(size_t index) {
+    if (!armed || seen[index]) return;
+    seen[index] = true;
+    Bucket& b = buckets[bucket_of[index]];
+    if (--b.pending == 0) launch_ready();
+  }
+};
+
+GradientReducer::GradientReducer(ProcessGroupPtr group, std::vector<Tensor> params, size_t bucket_bytes)
+    : state_(std::make_shared<State>()) {
+  HEARTH_CHECK(group != nullptr, ValueError, "[ddp] GradientReducer needs a process group");
+  State& s = *state_;
+  s.group = std::move(group);
+  s.params = std::move(params);
+  s.bucket_of.resize(s.params.size());
+  s.seen.resize(s.params.size());
+  // Reverse order; a bucket holds one dtype and device, and closes once it
+  // reaches bucket_bytes.
+  size_t bytes = 0;
+  for (size_t k = s.params.size(); k-- > 0;) {
+    const Tensor& p = s.params[k];
+    HEARTH_CHECK(p.requires_grad(), ValueError, "[ddp] parameter ", k, " does not require grad");
+    bool fresh = s.buckets.empty() || bytes >= bucket_bytes;
+    if (!fresh) {
+      const Tensor& first = s.params[s.buckets.back().params.front()];
+      fresh = first.dtype() != p.dtype() || first.device() != p.device();
+    }
+    if (fresh) {
+      s.buckets.emplace_back();
+      bytes = 0;
+    }
+    s.buckets.back().params.push_back(k);
+    s.bucket_of[k] = s.buckets.size() - 1;
+    bytes += p.nbytes();
+  }
+  s.reset_counts();
+  std::weak_ptr<State> weak = state_;
+  for (size_t k = 0; k < s.params.size(); ++k) {
+    s.params[k].ensure_autograd_meta().post_accumulate_hooks.push_back([weak, k](const Tensor&) {
+      if (auto state = weak.lock()) state->on_gradient(k);
+    });
+  }
+}
+
+GradientReducer::~GradientReducer() = default;
+
+void GradientReducer::prepare_for_backward(bool sync) {
+  State& s = *state_;
+  if (s.armed) return;  // a second backward of the same step keeps counting
+  s.reset_counts();
+  s.launched_early = 0;
+  s.armed = sync;
+}
+
+void GradientReducer::finish() {
+  State& s = *state_;
+  if (!s.armed) return;
+  s.armed = false;
+  for (; s.next_to_launch < s.buckets.size(); ++s.next_to_launch) s.launch(s.buckets[s.next_to_launch]);
+  NoGradGuard no_grad;
+  for (State::Bucket& b : s.buckets) {
+    b.work->wait();
+    int64_t offset = 0;
+    for (size_t i : b.params) {
+      const Tensor& p = s.params[i];
+      p.set_grad(b.flat.narrow(0, offset, p.numel()).view(p.shape()));
+      offset += p.numel();
+    }
+    b.work.reset();
+  }
+}
+
+size_t GradientReducer::num_buckets() const { return state_->buckets.size(); }
+
+std::vector<std::vector<size_t>> GradientReducer::bucket_layout() const {
+  std::vector<std::vector<size_t>> out;
+  for (const State::Bucket& b : state_->buckets) out.push_back(b.params);
+  return out;
+}
+
+size_t GradientReducer::launched_during_backward() const { return state_->launched_early; }
+
+}  // namespace hearth::dist

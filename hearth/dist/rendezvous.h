@@ -1,0 +1,39 @@
+// Who this process is in a distributed job, read from the variables launchers
+// set, so `hearth launch`, torchrun, srun and mpirun all work unchanged:
+//
+//   torchrun / hearth launch: RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT
+//   Slurm (srun):             SLURM_PROCID, SLURM_NTASKS, SLURM_LOCALID, SLURM_NTASKS_PER_NODE,
+//                             SLURM_LAUNCH_NODE_IPADDR (the master unless MASTER_ADDR is set)
+//   Open MPI (mpirun):        OMPI_COMM_WORLD_RANK, OMPI_COMM_WORLD_SIZE, OMPI_COMM_WORLD_LOCAL_RANK,
+//                             OMPI_COMM_WORLD_LOCAL_SIZE (MASTER_ADDR, MASTER_PORT as given)
+//
+// The first family whose rank variable is present wins, in that order. A
+// missing or malformed value is a ValueError naming the variable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace hearth::dist {
+
+struct Rendezvous {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  uint16_t master_port = 29500;
+  std::string source;  // "torchrun", "slurm" or "openmpi": where the values came from
+};
+
+inline constexpr uint16_t kDefaultMasterPort = 29500;
+
+// The rendezvous of this process, or nullopt when no launcher variables are set.
+std::optional<Rendezvous> rendezvous_from_environment();
+
+// How long collectives and the store wait before failing: HEARTH_DIST_TIMEOUT
+// (seconds) when set, else `fallback_seconds`.
+double dist_timeout_seconds(double fallback_seconds);
+
+}  // namespace hearth::dist

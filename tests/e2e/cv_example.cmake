@@ -1,0 +1,112 @@
+# End-to-end run of examples/cv_example on the fixture images
+# (tests/fixtures/images/pets: 24 images of 3 classes and one truncated JPEG),
+# on the CPU with a tiny ResNet at 32x32, one epoch:
+#   - it trains, evaluates, writes checkpoints (with classes.json) and metrics,
+#   - the truncated file is reported once, by path, and skipped,
+#   - a run resumed from a mid-epoch checkpoint logs the same losses,
+#   - --model_path loads weights with fc replaced and trains only fc,
+#   - bad flag values fail with exit code 2 and a message naming the flag.
+#   cmake -DCV_EXAMPLE=<binary> -DDATA_DIR=<pets dir> -DWORK_DIR=<scratch dir> -P cv_example.cmake
+if(NOT CV_EXAMPLE OR NOT EXISTS "${CV_EXAMPLE}")
+  message(FATAL_ERROR "cv_example: the binary '${CV_EXAMPLE}' does not exist; build the cv_example target")
+endif()
+if(NOT DEFINED ENV{OMP_WAIT_POLICY})
+  set(ENV{OMP_WAIT_POLICY} passive)
+endif()
+file(REMOVE_RECURSE "${WORK_DIR}")
+file(MAKE_DIRECTORY "${WORK_DIR}")
+
+set(common --data_dir "${DATA_DIR}" --cpu --model resnet_tiny --image_size 32 --num_epochs 1 --batch_size 4
+    --learning_rate 1e-2 --seed 3 --num_workers 2 --logging_steps 1 --with_tracking)
+
+function(run_example out_var)
+  execute_process(COMMAND "${CV_EXAMPLE}" ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message(STATUS "cv_example ${ARGN} exited with ${rc}; output:\n${out}${err}")
+  set(${out_var} "${out}${err}" PARENT_SCOPE)
+  set(${out_var}_rc "${rc}" PARENT_SCOPE)
+endfunction()
+
+function(expect text)
+  foreach(re ${ARGN})
+    if(NOT text MATCHES "${re}")
+      message(FATAL_ERROR "cv_example: no match for '${re}' in the output")
+    endif()
+  endforeach()
+endfunction()
+
+function(loss_lines path out_var)
+  file(STRINGS "${path}" lines REGEX "\"loss\":")
+  set(${out_var} "${lines}" PARENT_SCOPE)
+endfunction()
+
+# ---- one epoch, a checkpoint every 2 steps ----
+run_example(full ${common} --checkpointing_steps 2 --output_dir "${WORK_DIR}/full")
+if(NOT full_rc STREQUAL "0")
+  message(FATAL_ERROR "cv_example: training exited with ${full_rc}")
+endif()
+expect("${full}" "25 images of 3 classes \\(flat layout\\).*: 20 for training, 5 for evaluation"
+       "model resnet_tiny \\([0-9]+ parameters" "epoch 1\\.00: accuracy [0-9.]+%" "finished 5 steps on cpu"
+       "\\[ImageFolder\\] skipping [^\n]*red_circle_9\\.jpg: truncated JPEG")
+string(REGEX MATCHALL "skipping [^\n]*red_circle_9\\.jpg" reports "${full}")
+list(LENGTH reports n)
+if(NOT n EQUAL 1)
+  message(FATAL_ERROR "cv_example: the corrupt file was reported ${n} times, expected once")
+endif()
+foreach(f checkpoint-2/model.safetensors checkpoint-4/optimizer.safetensors checkpoint-5/trainer_state.json
+          checkpoint-5/classes.json metrics.jsonl)
+  if(NOT EXISTS "${WORK_DIR}/full/${f}")
+    message(FATAL_ERROR "cv_example: ${WORK_DIR}/full/${f} was not written")
+  endif()
+endforeach()
+file(READ "${WORK_DIR}/full/checkpoint-5/classes.json" classes)
+if(NOT classes MATCHES "^\\[\"blue_triangle\",\"green_square\",\"red_circle\"\\]")
+  message(FATAL_ERROR "cv_example: classes.json holds ${classes}")
+endif()
+loss_lines("${WORK_DIR}/full/metrics.jsonl" full_losses)
+list(LENGTH full_losses n)
+if(NOT n EQUAL 5)
+  message(FATAL_ERROR "cv_example: expected a loss line per step in metrics.jsonl, found ${n}")
+endif()
+
+# ---- resumed from step 2: the same losses as the uninterrupted run ----
+run_example(resumed ${common} --output_dir "${WORK_DIR}/resumed" --resume_from_checkpoint "${WORK_DIR}/full/checkpoint-2")
+if(NOT resumed_rc STREQUAL "0")
+  message(FATAL_ERROR "cv_example: the resumed run exited with ${resumed_rc}")
+endif()
+expect("${resumed}" "resuming from [^\n]*checkpoint-2 at step 2" "finished 5 steps")
+loss_lines("${WORK_DIR}/resumed/metrics.jsonl" resumed_losses)
+if(NOT resumed_losses STREQUAL full_losses)
+  message(FATAL_ERROR "cv_example: the losses after resuming differ from the uninterrupted run's:\n"
+                      "uninterrupted: ${full_losses}\nresumed: ${resumed_losses}")
+endif()
+
+# ---- weights from a file, fc replaced, only fc trained ----
+run_example(pretrained ${common} --output_dir "${WORK_DIR}/pretrained"
+            --model_path "${WORK_DIR}/full/checkpoint-5/model.safetensors")
+if(NOT pretrained_rc STREQUAL "0")
+  message(FATAL_ERROR "cv_example: training from --model_path exited with ${pretrained_rc}")
+endif()
+# fc of the tiny ResNet: 64 x 3 weights + 3 biases.
+expect("${pretrained}" "\\([0-9]+ parameters, 195 trained\\), weights from [^\n]*model\\.safetensors")
+
+# ---- bad values ----
+run_example(bad_steps ${common} --output_dir "${WORK_DIR}/bad" --checkpointing_steps often)
+if(NOT bad_steps_rc STREQUAL "2")
+  message(FATAL_ERROR "cv_example: --checkpointing_steps often exited with ${bad_steps_rc}, expected 2")
+endif()
+expect("${bad_steps}" "--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"often\"")
+run_example(bad_model ${common} --output_dir "${WORK_DIR}/bad" --model resnet18
+            --model_path "${WORK_DIR}/full/checkpoint-5/model.safetensors")
+if(bad_model_rc STREQUAL "0")
+  message(FATAL_ERROR "cv_example: resnet18 loaded the tiny ResNet's weights")
+endif()
+expect("${bad_model}" "cv_example: error: .*(conv1|layer|bn1)")
+# Mixed precision: trains where the Trainer supports it, else an error that
+# names the request (this example's own when the Trainer knows no mixed precision).
+run_example(amp ${common} --output_dir "${WORK_DIR}/amp" --mixed_precision bf16)
+if(NOT amp_rc STREQUAL "0")
+  expect("${amp}" "cv_example: error: [^\n]*bf16")
+  if(amp MATCHES "does not support mixed precision" AND NOT amp MATCHES "--mixed_precision bf16: this build's Trainer")
+    message(FATAL_ERROR "cv_example: the mixed-precision error does not name the flag")
+  endif()
+endif()

@@ -1,0 +1,43 @@
+// Gloo collectives between real processes on loopback, started by `hearth
+// launch`: every rank checks sum, avg, max, min (float32, float64, int64,
+// bfloat16, lists), broadcast, all_gather, reduce_scatter, pipelined
+// all-reduces and barriers against values it computes itself.
+#include <gtest/gtest.h>
+
+#include "tests/unit/dist/dist_testing.h"
+
+namespace hearth::testing {
+namespace {
+
+void expect_collectives_pass(int nproc) {
+  CommandResult r = run_command(launch_command(nproc, "collectives"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  for (int k = 0; k < nproc; ++k) {
+    const std::string line = "[rank " + std::to_string(k) + "] collectives ok on rank " + std::to_string(k) + " of " +
+                             std::to_string(nproc) + " (gloo)";
+    EXPECT_NE(r.output.find(line), std::string::npos) << "missing '" << line << "' in:\n" << r.output;
+  }
+}
+
+TEST(GlooProcessGroup, CollectivesAcrossTwoProcesses) {
+  HEARTH_SKIP_WITHOUT_GLOO();
+  expect_collectives_pass(2);
+}
+
+TEST(GlooProcessGroup, CollectivesAcrossThreeProcesses) {
+  HEARTH_SKIP_WITHOUT_GLOO();
+  expect_collectives_pass(3);
+}
+
+TEST(GlooProcessGroup, ARankThatNeverJoinsFailsTheOthersWithinTheTimeout) {
+  HEARTH_SKIP_WITHOUT_GLOO();
+  CommandResult r = run_command(launch_command(2, "hang", "HEARTH_DIST_TIMEOUT=1"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] error: [gloo] rank 0 of 2: all_reduce (collective #1) failed"), std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find("Timed out"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hearth launch: failed: rank 0"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace hearth::testing
