@@ -13,7 +13,10 @@
 
 #include "fuzz/fuzz_support.h"
 #include "hearth/data/csv_reader.h"
+#include "hearth/data/glue.h"
 #include "hearth/data/idx_reader.h"
+#include "hearth/data/image_io.h"
+#include "hearth/data/tokenizer/bert_tokenizer.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/nn/models/bert_config.h"
 #include "hearth/train/checkpoint.h"
@@ -82,6 +85,41 @@ inline std::string fuzz_trainer_state(const uint8_t* data, size_t size) {
 inline std::string fuzz_bert_config(const uint8_t* data, size_t size) {
   std::string path = write_input("config.json", data, size);
   return check_clean_failure(path, [&] { (void)nn::models::BertConfig::from_json_file(path).to_json_string(); });
+}
+
+// An encoded image (JPEG or PNG through libjpeg/libpng, anything else
+// refused by its magic bytes), as an image folder's files are read.
+inline std::string fuzz_image(const uint8_t* bytes, size_t size) {
+  std::string path = write_input("image.bin", bytes, size);
+  return check_clean_failure(path, [&] { (void)data::read_image(path).numel(); });
+}
+
+// The tokenizer files of a BERT model folder: the first byte picks vocab.txt
+// or tokenizer.json; the tokenizer built from the rest then encodes a sentence.
+inline std::string fuzz_tokenizer(const uint8_t* bytes, size_t size) {
+  if (size == 0) return "";
+  static const std::string dir = [] {
+    std::string d = scratch_dir() + "/tokenizer";
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  const bool json = (bytes[0] & 1) != 0;
+  std::error_code ec;
+  std::filesystem::remove(dir + (json ? "/vocab.txt" : "/tokenizer.json"), ec);
+  std::string path = write_input(json ? "tokenizer/tokenizer.json" : "tokenizer/vocab.txt", bytes + 1, size - 1);
+  return check_clean_failure(path, [&] {
+    data::BertTokenizer tok = data::BertTokenizer::from_pretrained(dir);
+    (void)tok.encode("The cat sat on the mat, didn't it?", std::string("Yes."));
+  });
+}
+
+// A GLUE-style text file (run_glue's --train_file): the first byte picks
+// TSV, CSV or JSON lines, which the reader tells apart by the extension.
+inline std::string fuzz_glue_text(const uint8_t* bytes, size_t size) {
+  if (size == 0) return "";
+  static const char* const kNames[] = {"train.tsv", "train.csv", "train.jsonl"};
+  std::string path = write_input(kNames[bytes[0] % 3], bytes + 1, size - 1);
+  return check_clean_failure(path, [&] { (void)data::read_text_file(path, nullptr, /*labels_required=*/false); });
 }
 
 }  // namespace hearth::fuzz

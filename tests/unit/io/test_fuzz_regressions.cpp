@@ -24,7 +24,10 @@ const std::map<std::string, Harness>& harnesses() {
                                                    {"csv", fuzz_csv},
                                                    {"training_arguments", fuzz_training_arguments},
                                                    {"trainer_state", fuzz_trainer_state},
-                                                   {"bert_config", fuzz_bert_config}};
+                                                   {"bert_config", fuzz_bert_config},
+                                                   {"image", fuzz_image},
+                                                   {"tokenizer", fuzz_tokenizer},
+                                                   {"glue_text", fuzz_glue_text}};
   return h;
 }
 
