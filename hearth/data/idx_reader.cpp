@@ -129,8 +129,6 @@ Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source) {
     overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(shape[d]), &numel);
     extent_overflow |= __builtin_mul_overflow(extent, std::max<uint64_t>(static_cast<uint64_t>(shape[d]), 1), &extent);
   }
-  if (extent_overflow || extent > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
-    fail("shape ", shape_str(shape), ": the product of its dimensions does not fit in 64 bits");
   uint64_t payload = 0;
   overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(type->bytes), &payload);
   if (overflow || payload > size) payload = UINT64_MAX;
@@ -141,6 +139,8 @@ Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source) {
     fail("shape ", shape_str(shape), " of ", type->name, " needs ", expected, " bytes (", header, " header + ", payload,
          " data), but the file has ", size, size < expected ? " (truncated?)" : " (trailing bytes)");
   }
+  if (extent_overflow || extent > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail("shape ", shape_str(shape), ": the product of its dimensions does not fit in 64 bits");
   Tensor out = Tensor::empty(shape, type->dtype);
   if (numel > 0) decode(*type, data + header, static_cast<int64_t>(numel), out.data_ptr());
   return out;
