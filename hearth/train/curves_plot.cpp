@@ -18,23 +18,6 @@ using json = nlohmann::json;
 
 constexpr const char* kColors[] = {"#d9480f", "#1c7ed6", "#2b8a3e", "#ae3ec9", "#f08c00", "#495057"};
 
-std::string escape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '&')
-      out += "&amp;";
-    else if (c == '<')
-      out += "&lt;";
-    else if (c == '>')
-      out += "&gt;";
-    else if (c == '"')
-      out += "&quot;";
-    else
-      out += c;
-  }
-  return out;
-}
-
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
@@ -71,7 +54,7 @@ void add_point(std::vector<CurveSeries>& series, const std::string& name, double
 // One panel: axes, ticks, a polyline (and dots) per series, a legend.
 void draw_panel(std::ostringstream& s, int x0, int y0, int w, int h, const std::string& title,
                 const std::vector<CurveSeries>& series, size_t color_offset) {
-  s << "<text x=\"" << x0 << "\" y=\"" << y0 - 10 << "\" font-size=\"14\" font-weight=\"bold\">" << escape(title)
+  s << "<text x=\"" << x0 << "\" y=\"" << y0 - 10 << "\" font-size=\"14\" font-weight=\"bold\">" << svg_escape(title)
     << "</text>\n";
   s << "<rect x=\"" << x0 << "\" y=\"" << y0 << "\" width=\"" << w << "\" height=\"" << h
     << "\" fill=\"none\" stroke=\"#adb5bd\"/>\n";
@@ -115,7 +98,7 @@ void draw_panel(std::ostringstream& s, int x0, int y0, int w, int h, const std::
         s << "<circle cx=\"" << px(x) << "\" cy=\"" << py(y) << "\" r=\"3\" fill=\"" << color << "\"/>\n";
     const int ly = y0 + 16 + static_cast<int>(i) * 18;
     s << "<rect x=\"" << x0 + w - 150 << "\" y=\"" << ly - 9 << "\" width=\"14\" height=\"4\" fill=\"" << color
-      << "\"/><text x=\"" << x0 + w - 130 << "\" y=\"" << ly - 3 << "\">" << escape(series[i].name) << "</text>\n";
+      << "\"/><text x=\"" << x0 + w - 130 << "\" y=\"" << ly - 3 << "\">" << svg_escape(series[i].name) << "</text>\n";
   }
 }
 
@@ -147,7 +130,7 @@ std::string training_curves_svg(const std::vector<json>& entries, const std::str
   std::ostringstream s;
   s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"" << height
     << "\" font-family=\"sans-serif\" font-size=\"12\">\n<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
-  s << "<text x=\"" << left << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">" << escape(title) << "</text>\n";
+  s << "<text x=\"" << left << "\" y=\"26\" font-size=\"16\" font-weight=\"bold\">" << svg_escape(title) << "</text>\n";
   draw_panel(s, left, top, panel_w, panel_h, "loss", loss, 0);
   draw_panel(s, left + panel_w + gap, top, panel_w, panel_h, "evaluation metrics", metrics, 2);
   s << "</svg>\n";
@@ -172,6 +155,24 @@ std::vector<json> read_metrics_jsonl(const std::string& path) {
 
 void write_training_curves(const std::vector<json>& entries, const std::string& title, const std::string& path) {
   io::write_file_atomic(path, training_curves_svg(entries, title));
+}
+
+// Text for SVG content and attribute values: &, <, > and " escaped.
+std::string svg_escape(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '&')
+      out += "&amp;";
+    else if (c == '<')
+      out += "&lt;";
+    else if (c == '>')
+      out += "&gt;";
+    else if (c == '"')
+      out += "&quot;";
+    else
+      out += c;
+  }
+  return out;
 }
 
 }  // namespace hearth::train

@@ -22,6 +22,8 @@ struct CurveSeries {
 // every other eval_ metric (not runtime or throughput) for the metrics panel.
 void collect_curves(const std::vector<nlohmann::json>& entries, std::vector<CurveSeries>* loss,
                     std::vector<CurveSeries>* metrics);
+// `s` made safe as SVG text or attribute value (shared by every chart hearth draws).
+std::string svg_escape(const std::string& s);
 std::string training_curves_svg(const std::vector<nlohmann::json>& entries, const std::string& title);
 
 // metrics.jsonl's entries; IoError when it cannot be read, ValueError naming
