@@ -7,6 +7,8 @@
 #   make test CUDA=OFF     the same, CPU only even where the CUDA toolkit is installed
 #   make build             install missing packages, configure, build
 #   make asan              the unit tests under AddressSanitizer + UBSan (build-asan/)
+#   make fuzz              build the libFuzzer targets with clang (build-fuzz/) and run each one
+#                          for FUZZ_SECONDS (default 60); fails on any crash, leak or hang
 #   make clean             remove the build directories
 #
 # Variables: CUDA (AUTO|ON|OFF), PRESET (a configure preset from
@@ -43,7 +45,7 @@ ASAN_OPTIONS  ?= detect_leaks=1:strict_string_checks=1:detect_stack_use_after_re
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 
-.PHONY: deps configure build run test asan asan-build clean
+.PHONY: deps configure build run test asan asan-build fuzz clean
 
 deps:
 	scripts/install_deps.sh
@@ -68,5 +70,8 @@ asan-build: deps
 asan: asan-build
 	cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
 
+fuzz: deps
+	JOBS=$(JOBS) scripts/run_fuzzers.sh
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR)
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz

@@ -31,7 +31,8 @@ if(_want_cuda)
   file(GLOB_RECURSE HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS
     ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cpp ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cu)
   find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
-  set(HEARTH_BACKEND_LIBS CUDA::cudart_static CUDA::cublasLt ${CUDNN_LIBRARY})
+  # dl: the runtime opens the driver library itself to say why it cannot be loaded.
+  set(HEARTH_BACKEND_LIBS CUDA::cudart_static CUDA::cublasLt ${CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
   set(HEARTH_CUDA_STATUS "ON (sm_${CMAKE_CUDA_ARCHITECTURES})")
   set(HEARTH_CUDA_ENABLED ON)
 else()

@@ -4,6 +4,7 @@
 // backends) stay out.
 #pragma once
 
+#include "hearth/autograd/anomaly_mode.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/autograd/gradcheck.h"
 #include "hearth/core/device.h"

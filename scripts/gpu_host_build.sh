@@ -3,7 +3,9 @@
 # development packages: they come as .deb files in .deps/build/ (unpacked under
 # /tmp, never over /), cuDNN from the host's Python environment. The sources come
 # from .deps/src.tar.gz when present (git archive of a commit), else from the
-# working tree the script runs in. Then it
+# working tree the script runs in. The unpacked packages' headers come before
+# the host's (its libjpeg headers are another version than the library we
+# unpack). Then it
 # runs the GPU tests and the unit tests, or the command given as arguments.
 # Logs go to $LOG_DIR; HEARTH_CMAKE_ARGS and EXTRA_CXX_FLAGS add configure options.
 set -u
@@ -27,7 +29,8 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEARTH_CUDA=ON \
   "-DCMAKE_LIBRARY_PATH=/tmp/d/usr/lib/x86_64-linux-gnu/openblas-pthread;/tmp/d/usr/lib/x86_64-linux-gnu;/tmp/links" \
   -DCBLAS_INCLUDE_DIR=/tmp/d/usr/include/x86_64-linux-gnu/openblas-pthread \
   -DCUDNN_LIBRARY=/tmp/links/libcudnn.so -DZLIB_LIBRARY=/usr/lib/x86_64-linux-gnu/libz.so.1 -DZLIB_LIBRARY_RELEASE=/usr/lib/x86_64-linux-gnu/libz.so.1 -DZLIB_INCLUDE_DIR=/tmp/d/usr/include \
-  "-DCMAKE_CXX_FLAGS=-I$SP/cudnn/include ${EXTRA_CXX_FLAGS:-}" "-DCMAKE_CUDA_FLAGS=-I$SP/cudnn/include" ${HEARTH_CMAKE_ARGS:-} > $LOG_DIR/configure.log 2>&1 || { tail -40 $LOG_DIR/configure.log; exit 1; }
+  -DJPEG_INCLUDE_DIR=/tmp/d/usr/include \
+  "-DCMAKE_CXX_FLAGS=-I$SP/cudnn/include -I/tmp/d/usr/include/x86_64-linux-gnu ${EXTRA_CXX_FLAGS:-}" "-DCMAKE_CUDA_FLAGS=-I$SP/cudnn/include" ${HEARTH_CMAKE_ARGS:-} > $LOG_DIR/configure.log 2>&1 || { tail -40 $LOG_DIR/configure.log; exit 1; }
 start=$SECONDS
 cmake --build build -j16 > $LOG_DIR/build.log 2>&1 || { grep -E "error|Error" -A5 $LOG_DIR/build.log | head -60; exit 1; }
 echo "build took $((SECONDS - start)) s"

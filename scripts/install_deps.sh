@@ -14,7 +14,9 @@ packages=(
   libjpeg62-turbo-dev libpng-dev   # decoding JPEG and PNG images (hearth/data/image_io)
   googletest libgtest-dev libgmock-dev  # the test suite
   dataset-fashion-mnist            # the data `hearth` trains on out of the box
-  python3                          # helper scripts
+  python3                          # helper scripts, the kill-and-resume test
+  clang-14 libclang-rt-14-dev libomp-14-dev  # the libFuzzer targets (make fuzz): clang, its
+                                   # fuzzer and sanitizer runtimes, and OpenMP for clang
   libgloo-dev                      # data-parallel training on the CPU (the gloo process group)
 )
 packages+=("$@")

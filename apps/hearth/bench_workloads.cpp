@@ -68,15 +68,28 @@ class ImageClassification final : public Workload {
  public:
   ImageClassification(std::shared_ptr<nn::Module> model, const WorkloadShape& s, Device device,
                       const std::string& precision)
-      : model_(std::move(model)), precision_(precision, device) {
+      : model_(std::move(model)), precision_(precision, device), image_size_(s.image_size), device_(device) {
     model_->to(device);
     optimizer_ = std::make_unique<optim::SGD>(model_->parameters(), optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
-    x_ = randn({s.batch_size, 3, s.image_size, s.image_size}, DType::float32, device);
-    if (s.channels_last) {
-      nn::to_channels_last(*model_);
-      x_ = x_.contiguous(MemoryFormat::channels_last);
-    }
-    y_ = randint(0, 1000, {s.batch_size}, DType::int64, device);
+    channels_last_ = s.channels_last;
+    if (channels_last_) nn::to_channels_last(*model_);
+    make_batch(s.batch_size);
+  }
+  void make_batch(int64_t n) {
+    x_ = randn({n, 3, image_size_, image_size_}, DType::float32, device_);
+    if (channels_last_) x_ = x_.contiguous(MemoryFormat::channels_last);
+    y_ = randint(0, 1000, {n}, DType::int64, device_);
+  }
+  train::TrainingStepProbe memory_probe() override {
+    return {[this](int64_t n) { make_batch(n); },
+            [this] {
+              x_ = Tensor();
+              y_ = Tensor();
+            },
+            [this] { return cross_entropy(model_->forward(x_), y_); },
+            [this] { optimizer_->step(); },
+            [this] { optimizer_->zero_grad(); },
+            parameters()};
   }
   void train_step() override {
     optimizer_->zero_grad();
@@ -103,21 +116,37 @@ class ImageClassification final : public Workload {
   std::shared_ptr<nn::Module> model_;
   StepPrecision precision_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  int64_t image_size_;
+  Device device_;
+  bool channels_last_ = false;
   Tensor x_, y_;
 };
 
 class SequenceClassification final : public Workload {
  public:
   SequenceClassification(const WorkloadShape& s, Device device, const std::string& precision)
-      : precision_(precision, device) {
+      : precision_(precision, device), seq_len_(s.seq_len), device_(device) {
     nn::models::BertConfig config;  // bert-base-uncased, two labels
     model_ = std::make_shared<nn::models::BertForSequenceClassification>(config);
     model_->to(device);
     optimizer_ = std::make_unique<optim::AdamW>(model_->parameters(), optim::AdamWOptions{.lr = 2e-5});
-    ids_ = randint(0, 28996, {s.batch_size, s.seq_len}, DType::int64, device);
-    types_ = zeros({s.batch_size, s.seq_len}, DType::int64, device);
-    mask_ = ones({s.batch_size, s.seq_len}, DType::int64, device);
-    labels_ = randint(0, 2, {s.batch_size}, DType::int64, device);
+    make_batch(s.batch_size);
+  }
+  void make_batch(int64_t n) {
+    ids_ = randint(0, 28996, {n, seq_len_}, DType::int64, device_);
+    types_ = zeros({n, seq_len_}, DType::int64, device_);
+    mask_ = ones({n, seq_len_}, DType::int64, device_);
+    labels_ = randint(0, 2, {n}, DType::int64, device_);
+  }
+  train::TrainingStepProbe memory_probe() override {
+    return {[this](int64_t n) { make_batch(n); },
+            [this] {
+              for (Tensor* t : {&ids_, &types_, &mask_, &labels_}) *t = Tensor();
+            },
+            [this] { return model_->forward(ids_, types_, mask_, labels_).loss; },
+            [this] { optimizer_->step(); },
+            [this] { optimizer_->zero_grad(); },
+            parameters()};
   }
   void train_step() override {
     optimizer_->zero_grad();
@@ -144,6 +173,8 @@ class SequenceClassification final : public Workload {
   std::shared_ptr<nn::models::BertForSequenceClassification> model_;
   StepPrecision precision_;
   std::unique_ptr<optim::Optimizer> optimizer_;
+  int64_t seq_len_;
+  Device device_;
   Tensor ids_, types_, mask_, labels_;
 };
 

@@ -9,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include <CLI/CLI.hpp>
+
 namespace hearth::cli {
 
 void add_ops_command(CLI::App& app);
@@ -22,6 +24,9 @@ void add_launch_command(CLI::App& app);
 void set_command_line(int argc, char** argv);
 const std::vector<std::string>& command_line();
 void add_bench_command(CLI::App& app);
+void add_config_command(CLI::App& app);
+void add_plot_command(CLI::App& app);
+void add_estimate_memory_command(CLI::App& app);
 
 // Registers `fn` to run when `sub` is selected; it returns the exit code.
 void on_run(CLI::App* sub, std::function<int()> fn);

@@ -9,9 +9,11 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
+#include "hearth/core/errors.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/dist/process_group.h"
 #include "hearth/train/device_select.h"
+#include "hearth/train/user_config.h"
 
 #ifndef HEARTH_BUILD_TYPE
 #define HEARTH_BUILD_TYPE "unknown"
@@ -36,7 +38,7 @@ std::string compiler() {
 #endif
 }
 
-int print_env() {
+int print_env(const std::string& config_file) {
   std::cout << "hearth version: " << HEARTH_VERSION << "\n";
   std::cout << "build: " << HEARTH_BUILD_TYPE << ", CUDA backend " << HEARTH_BUILD_CUDA << ", sanitizers "
             << (HEARTH_BUILD_SANITIZE ? "on" : "off") << "\n";
@@ -67,6 +69,18 @@ int print_env() {
   std::string omp = env_string("OMP_NUM_THREADS");
   std::cout << "threads: " << omp_get_max_threads() << " OpenMP (OMP_NUM_THREADS " << (omp.empty() ? "unset" : omp)
             << "), " << omp_get_num_procs() << " processors\n";
+  // The user's config first: it may turn the CPU fallback on.
+  try {
+    train::LoadedUserConfig user = train::load_user_config(config_file);
+    std::cout << "config file: " << user.path
+              << (user.found ? " (sets " + train::describe_user_config(user) + ")"
+                             : " (not present: built-in defaults)")
+              << "\n";
+    train::TrainingArguments args;
+    train::apply_user_config(user, args);
+  } catch (const Error& e) {
+    std::cout << "config file: hearth train would refuse it: " << e.what() << "\n";
+  }
   std::cout << "HEARTH_ENABLE_CPU_FALLBACK: " << (cpu_fallback_enabled() ? "on" : "off") << "\n";
   return 0;
 }
@@ -74,8 +88,10 @@ int print_env() {
 }  // namespace
 
 void add_env_command(CLI::App& app) {
-  auto* sub = app.add_subcommand("env", "Print what a bug report needs: version, build, devices, threads");
-  on_run(sub, [] { return print_env(); });
+  auto* sub = app.add_subcommand("env", "Print what a bug report needs: version, build, devices, threads, config");
+  auto config_file = std::make_shared<std::string>();
+  sub->add_option("--config_file", *config_file, "the config file to show (default: the one hearth train reads)");
+  on_run(sub, [config_file] { return print_env(*config_file); });
 }
 
 }  // namespace hearth::cli

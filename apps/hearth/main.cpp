@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   hearth::cli::add_launch_command(app);
   hearth::cli::set_command_line(argc, argv);
   hearth::cli::add_bench_command(app);
+  hearth::cli::add_config_command(app);
+  hearth::cli::add_plot_command(app);
+  hearth::cli::add_estimate_memory_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

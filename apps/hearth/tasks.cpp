@@ -1,6 +1,7 @@
 #include "apps/hearth/tasks.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -97,6 +98,24 @@ TaskConfig TaskConfig::from_json(const nlohmann::json& j, const std::string& whe
   const auto& sets = dataset_names();
   HEARTH_CHECK(std::find(sets.begin(), sets.end(), t.dataset) != sets.end(), ValueError, "[eval] ", where,
                ": field 'dataset': expected ", quoted_choices(sets), ", got \"", t.dataset, "\"");
+  // The sizes build a model: a zero or a huge one would fail far from here
+  // (or allocate without bound), so they are held to what a model can take.
+  auto check_size = [&](const char* field, int64_t v, int64_t max) {
+    HEARTH_CHECK(v >= 1 && v <= max, ValueError, "[eval] ", where, ": field '", field, "': expected 1 to ", max,
+                 ", got ", v);
+  };
+  check_size("num_labels", t.num_labels, 1 << 20);
+  check_size("in_channels", t.in_channels, 64);
+  check_size("image_size", t.image_size, 4096);
+  auto check_per_channel = [&](const char* field, const std::vector<double>& values, bool positive) {
+    HEARTH_CHECK(static_cast<int64_t>(values.size()) == t.in_channels, ValueError, "[eval] ", where, ": field '", field,
+                 "': expected one value per channel (", t.in_channels, "), got ", values.size());
+    for (double x : values)
+      HEARTH_CHECK(std::isfinite(x) && (!positive || x > 0), ValueError, "[eval] ", where, ": field '", field,
+                   "': expected ", positive ? "positive" : "finite", " numbers, got ", x);
+  };
+  check_per_channel("normalize_mean", t.normalize_mean, /*positive=*/false);
+  check_per_channel("normalize_std", t.normalize_std, /*positive=*/true);
   return t;
 }
 

@@ -24,6 +24,7 @@
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
+#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 namespace {
@@ -66,9 +67,15 @@ double parse_number_flag(const std::string& flag, const std::string& text) {
   return v;
 }
 
-// Defaults of the task, then the config file, then the flags.
+// Defaults of the task, then the user's config (`hearth config`), then the
+// --config file of training arguments, then the flags.
 TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task) {
   TrainingArguments args = default_arguments(task);
+  try {
+    f.training_flags.apply_user_config(args, &std::cout);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   if (!f.config.empty()) {
     std::ifstream in(f.config);
     if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");

@@ -1,7 +1,6 @@
 #include "examples/run_glue/glue_arguments.h"
 
 #include "hearth/data/glue.h"
-#include "hearth/train/training_arguments.h"
 
 namespace run_glue {
 namespace {
@@ -44,12 +43,6 @@ void add_glue_flags(CLI::App& app, GlueArguments& a) {
   add_bool(app, "do_eval", a.do_eval, "evaluate on the validation data");
   add_bool(app, "do_predict", a.do_predict,
            "predict on the test data, writing predict_results_<task>.txt (index and predicted label)");
-  // The precision flags, unless TrainingArguments has fields of these names
-  // (then the training flags set them).
-  if (hearth::train::find_training_argument_field("bf16") == nullptr)
-    add_bool(app, "bf16", a.bf16, "bfloat16 mixed precision (precision bf16-mixed)");
-  if (hearth::train::find_training_argument_field("fp16") == nullptr)
-    add_bool(app, "fp16", a.fp16, "float16 mixed precision with loss scaling (precision fp16-mixed)");
 }
 
 }  // namespace run_glue

@@ -1,6 +1,6 @@
 // run_glue's own flags, under the names of Hugging Face's run_glue.py
 // (ModelArguments and DataTrainingArguments), besides every TrainingArguments
-// flag (apps/common/training_argument_flags.h).
+// flag (apps/common/training_argument_flags.h), which include --bf16/--fp16.
 #pragma once
 
 #include <cstdint>
@@ -30,7 +30,6 @@ struct GlueArguments {
 
   // ---- what to do ----
   bool do_train = false, do_eval = false, do_predict = false;
-  bool bf16 = false, fp16 = false;
 };
 
 // Registers the flags above on `app`, writing into `a`.

@@ -48,23 +48,13 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-TrainingArguments resolve_training_arguments(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags) {
+TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags) {
   TrainingArguments args;
   try {
+    flags.apply_user_config(args, &std::cout);  // the user's `hearth config`, under the flags
     flags.apply(args);
-  } catch (const hearth::ValueError& e) {
+  } catch (const hearth::Error& e) {
     throw UsageError(e.what());
-  }
-  if (a.bf16 || a.fp16) {
-    const char* flag = a.bf16 ? "--bf16" : "--fp16";
-    try {
-      hearth::train::set_training_argument(args, "precision", a.bf16 ? "bf16-mixed" : "fp16-mixed", flag);
-    } catch (const hearth::ValueError&) {
-      throw UsageError(std::string(flag) +
-                       ": mixed precision is not supported by hearth's Trainer in this build yet (it trains in "
-                       "fp32); leave out " +
-                       flag);
-    }
   }
   try {
     args.validate("command line");
@@ -93,7 +83,7 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
 }
 
 int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags) {
-  TrainingArguments args = resolve_training_arguments(a, flags);
+  TrainingArguments args = resolve_training_arguments(flags);
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
   try {

@@ -7,6 +7,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/autograd/node.h"
 #include "hearth/core/errors.h"
+#include "hearth/dispatch/anomaly_check.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -94,7 +95,16 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
         grads[i] = cast(grads[i], n->outputs[i].dtype);  // mixed precision: gradients keep their output's dtype
       }
     }
-    std::vector<Tensor> input_grads = n->apply(std::move(grads));
+    std::vector<Tensor> input_grads;
+    if (anomaly_detection_enabled()) {
+      // Ops inside the formula are checked by dispatch (naming this node);
+      // what the formula returns is checked here.
+      AnomalyBackwardScope scope(n->name());
+      input_grads = n->apply(std::move(grads));
+      check_gradients_finite(n->name(), input_grads);
+    } else {
+      input_grads = n->apply(std::move(grads));
+    }
     if (!retain_graph) n->release_saved();
     for (size_t i = 0; i < n->next_edges.size() && i < input_grads.size(); ++i) {
       const Edge& e = n->next_edges[i];

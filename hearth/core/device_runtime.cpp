@@ -5,35 +5,16 @@
 #include <cstring>
 #include <mutex>
 
+#include "hearth/core/cpu_runtime.h"
 #include "hearth/core/errors.h"
 
 namespace hearth {
 namespace {
 
-// Host memory, 64-byte aligned so vectorised CPU kernels never straddle lines.
-class CpuRuntime final : public DeviceRuntime {
- public:
-  bool is_available() const override { return true; }
-  int device_count() const override { return 1; }
-  std::string device_name(int) const override { return "cpu"; }
-  void* allocate(size_t nbytes, int) override {
-    size_t rounded = (nbytes + 63) / 64 * 64;
-    if (rounded == 0) rounded = 64;
-    void* p = std::aligned_alloc(64, rounded);
-    HEARTH_CHECK(p != nullptr, OutOfMemoryError, "[cpu] could not allocate ", nbytes,
-                 " bytes of host memory; reduce the batch size or free memory");
-    return p;
-  }
-  void deallocate(void* ptr, int) override { std::free(ptr); }
-  void copy_from_host(void* dst, const void* src, size_t n, int) override { std::memcpy(dst, src, n); }
-  void copy_to_host(void* dst, const void* src, size_t n, int) override { std::memcpy(dst, src, n); }
-  void copy_within(void* dst, const void* src, size_t n, int) override { std::memcpy(dst, src, n); }
-};
-
 struct RuntimeTable {
   std::mutex mu;
   std::array<std::unique_ptr<DeviceRuntime>, kMaxDeviceKinds> runtimes;
-  RuntimeTable() { runtimes[kCpu.id] = std::make_unique<CpuRuntime>(); }
+  RuntimeTable() { runtimes[kCpu.id] = make_cpu_runtime(); }
 };
 
 RuntimeTable& table() {

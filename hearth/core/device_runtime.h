@@ -57,6 +57,10 @@ class DeviceRuntime {
   virtual MemoryStats memory_stats(int /*index*/) const { return {}; }
   virtual void reset_peak_memory_stats(int /*index*/) {}
   virtual void empty_cache(int /*index*/) {}
+  // Caps the memory live tensors may hold (0: no cap beyond the device's);
+  // false where the runtime has no such cap (the CUDA allocator takes
+  // HEARTH_CUDA_MEMORY_FRACTION at start-up instead).
+  virtual bool set_memory_limit(int /*index*/, size_t /*bytes*/) { return false; }
   // Free and total memory of the device, for messages and the trainer's banner.
   virtual void memory_info(int /*index*/, size_t* free_bytes, size_t* total_bytes) const {
     *free_bytes = 0;

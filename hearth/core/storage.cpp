@@ -1,6 +1,10 @@
 #include "hearth/core/storage.h"
 
+#include <atomic>
+
 #include "hearth/core/device_runtime.h"
+#include "hearth/core/errors.h"
+#include "hearth/core/oom_injection.h"
 
 namespace hearth {
 
@@ -11,7 +15,23 @@ Storage::~Storage() {
   if (deleter_ && data_) deleter_(data_);
 }
 
+namespace {
+// Allocations left before the injected failure; -1 when none is armed.
+std::atomic<int64_t> g_allocations_before_oom{-1};
+
+void maybe_inject_oom(size_t nbytes, Device device) {
+  if (g_allocations_before_oom.load(std::memory_order_relaxed) < 0) return;
+  if (g_allocations_before_oom.fetch_sub(1) != 0) return;
+  HEARTH_THROW(OutOfMemoryError, "[", device.str(), "] out of memory: could not allocate ", nbytes,
+               " bytes (injected by inject_oom_after_allocations)");
+}
+}  // namespace
+
+void inject_oom_after_allocations(int64_t n) { g_allocations_before_oom.store(n < 0 ? -1 : n); }
+bool oom_injection_armed() { return g_allocations_before_oom.load() >= 0; }
+
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
+  maybe_inject_oom(nbytes, device);
   DeviceRuntime& rt = device_runtime(device.kind);
   void* p = rt.allocate(nbytes, device.index);
   int index = device.index;

@@ -2,9 +2,11 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 
 #include "hearth/core/errors.h"
 
@@ -118,10 +120,14 @@ Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source) {
 
   Shape shape(ndim);
   uint64_t numel = 1;
-  bool overflow = false;
+  // The product of the dimensions with zeros counted as ones: a tensor's
+  // strides and element count are int64 even when it holds no element.
+  uint64_t extent = 1;
+  bool overflow = false, extent_overflow = false;
   for (size_t d = 0; d < ndim; ++d) {
     shape[d] = load_be32(data + 4 + 4 * d);
     overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(shape[d]), &numel);
+    extent_overflow |= __builtin_mul_overflow(extent, std::max<uint64_t>(static_cast<uint64_t>(shape[d]), 1), &extent);
   }
   uint64_t payload = 0;
   overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(type->bytes), &payload);
@@ -133,6 +139,8 @@ Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source) {
     fail("shape ", shape_str(shape), " of ", type->name, " needs ", expected, " bytes (", header, " header + ", payload,
          " data), but the file has ", size, size < expected ? " (truncated?)" : " (trailing bytes)");
   }
+  if (extent_overflow || extent > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()))
+    fail("shape ", shape_str(shape), ": the product of its dimensions does not fit in 64 bits");
   Tensor out = Tensor::empty(shape, type->dtype);
   if (numel > 0) decode(*type, data + header, static_cast<int64_t>(numel), out.data_ptr());
   return out;

@@ -10,6 +10,7 @@
 
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
+#include "hearth/dispatch/anomaly_check.h"
 #include "hearth/dispatch/op_profiler.h"
 
 namespace hearth {
@@ -101,6 +102,9 @@ void run_on_cpu_fallback(OpHandle op, OpCall& call, Device device) {
   }
 }
 
+// Picks the kernel (or the CPU fallback) and runs it.
+void run_kernel(OpHandle op, OpCall& call);
+
 }  // namespace
 
 bool cpu_fallback_enabled() { return env_flag("HEARTH_ENABLE_CPU_FALLBACK"); }
@@ -121,6 +125,14 @@ Device common_device(const char* op, const std::vector<Tensor>& tensors) {
 }
 
 void dispatch(OpHandle op, OpCall& call) {
+  run_kernel(op, call);
+  // Anomaly detection: every op, forward or backward, passes here once.
+  if (anomaly_detection_enabled()) check_op_outputs_finite(op, call);
+}
+
+namespace {
+
+void run_kernel(OpHandle op, OpCall& call) {
   Device device = call_device(op, call);
   DType dtype = key_dtype(call);
   const KernelEntry& k = op->kernels[device.kind.id];
@@ -157,6 +169,8 @@ void dispatch(OpHandle op, OpCall& call) {
   if (log) std::cerr << "[dispatch] " << op->def.name << " on cpu (fallback from " << device.str() << ")\n";
   run_on_cpu_fallback(op, call, device);
 }
+
+}  // namespace
 
 Tensor transfer(const Tensor& src, Device device) {
   Device from = src.device();

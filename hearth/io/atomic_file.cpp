@@ -6,8 +6,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <optional>
+#include <thread>
 #include <vector>
 
 #include <sys/stat.h>
@@ -26,6 +29,30 @@ namespace {
 std::string parent_dir(const std::string& path) {
   fs::path parent = fs::path(path).parent_path();
   return parent.empty() ? std::string(".") : parent.string();
+}
+
+// ---- test hooks ----------------------------------------------------------------
+// Read on every use (not cached) so a test can set and clear them in-process.
+
+// HEARTH_TEST_FAIL_WRITE=N: every atomic file fails with ENOSPC once N of its
+// bytes are written, the way a full disk fails a save part way through.
+std::optional<size_t> injected_write_limit() {
+  const char* v = std::getenv("HEARTH_TEST_FAIL_WRITE");
+  if (v == nullptr || *v == '\0') return std::nullopt;
+  char* end = nullptr;
+  unsigned long long n = std::strtoull(v, &end, 10);
+  HEARTH_CHECK(end != v && *end == '\0', ValueError,
+               "[atomic_file] HEARTH_TEST_FAIL_WRITE: expected a byte count, got \"", v, "\"");
+  return static_cast<size_t>(n);
+}
+
+// HEARTH_TEST_PAUSE_WRITE_MS=M: sleep M ms just before each file or directory
+// is renamed into place, so a test can kill the process inside a save.
+void injected_pause() {
+  const char* v = std::getenv("HEARTH_TEST_PAUSE_WRITE_MS");
+  if (v == nullptr || *v == '\0') return;
+  long ms = std::strtol(v, nullptr, 10);
+  if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 
 // "a/b/" names the same directory as "a/b"; the suffixes below need the latter.
@@ -66,6 +93,11 @@ void AtomicFileWriter::discard() noexcept {
 void AtomicFileWriter::write(const void* data, size_t nbytes) {
   HEARTH_CHECK(fd_ >= 0, IoError, "[atomic_file] ", path_, ": write after commit");
   const char* p = static_cast<const char*>(data);
+  bool fail_after = false;
+  if (std::optional<size_t> limit = injected_write_limit(); limit && written_ + nbytes > *limit) {
+    nbytes = *limit > written_ ? *limit - written_ : 0;
+    fail_after = true;
+  }
   while (nbytes > 0) {
     ssize_t n = ::write(fd_, p, nbytes);
     if (n < 0) {
@@ -76,6 +108,9 @@ void AtomicFileWriter::write(const void* data, size_t nbytes) {
     nbytes -= static_cast<size_t>(n);
     written_ += static_cast<size_t>(n);
   }
+  if (fail_after)
+    HEARTH_THROW(IoError, "[atomic_file] ", temp_path_, ": write failed after ", written_,
+                 " bytes: ", std::strerror(ENOSPC), " (injected by HEARTH_TEST_FAIL_WRITE)");
 }
 
 void AtomicFileWriter::commit() {
@@ -84,6 +119,7 @@ void AtomicFileWriter::commit() {
   int rc = ::close(fd_);
   fd_ = -1;
   if (rc != 0) throw_errno(temp_path_, "close failed", errno);
+  injected_pause();
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
     throw_errno(path_, "cannot rename the temporary file into place", errno);
   committed_ = true;
@@ -127,6 +163,7 @@ void AtomicDirectory::commit() {
   }
   if (ec) throw_errno(temp_path_, "cannot walk the temporary directory", ec.value());
   fsync_path(temp_path_);
+  injected_pause();
 
   // rename() replaces a missing or empty directory; a populated one is swapped.
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0) {

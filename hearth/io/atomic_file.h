@@ -4,6 +4,11 @@
 // under a temporary name, flushed to disk (fsync), then renamed into place.
 //
 // Errors are IoError "[atomic_file] <path>: <what failed>: <strerror>".
+//
+// Test hooks (environment, read at each use): HEARTH_TEST_FAIL_WRITE=N makes
+// every atomic file fail with "No space left on device" once N of its bytes
+// are written; HEARTH_TEST_PAUSE_WRITE_MS=M sleeps M ms before each file or
+// directory is renamed into place, so a test can kill a process mid-save.
 #pragma once
 
 #include <functional>

@@ -160,11 +160,16 @@ class HeaderParser {
     const json& shape = value["shape"];
     if (!shape.is_array()) fail("tensor '", name, "': shape must be an array (found ", shape.dump(), ")");
     uint64_t numel = 1;
+    // The product with zeros counted as ones: strides and element counts are
+    // int64 even for a tensor with no element.
+    uint64_t extent = 1;
     bool overflow = false;
     for (const json& d : shape) {
       uint64_t size = unsigned_field(name, "shape", d);
       if (size > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) overflow = true;
       overflow |= __builtin_mul_overflow(numel, size, &numel);
+      overflow |= __builtin_mul_overflow(extent, std::max<uint64_t>(size, 1), &extent);
+      if (extent > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) overflow = true;
       e.shape.push_back(static_cast<int64_t>(size));
     }
     uint64_t nbytes = 0;

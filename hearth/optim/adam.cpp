@@ -80,9 +80,10 @@ void Adam::update(ParamGroup& group) {
     l.exp_avg_sqs.push_back(slot("exp_avg_sq"));
     l.max_sqs.push_back(a.amsgrad ? slot("max_exp_avg_sq") : Tensor());
   }
-  for (const auto& [step, l] : by_step) {
-    a.step = step;
-    adam_step_foreach_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_sqs, a);
+  for (const auto& entry : by_step) {
+    const Lists& l = entry.second;
+    a.step = entry.first;
+    defer([l, a] { adam_step_foreach_(l.params, l.grads, l.exp_avgs, l.exp_avg_sqs, l.max_sqs, a); });
   }
 }
 

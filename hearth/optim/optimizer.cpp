@@ -53,7 +53,20 @@ void Optimizer::zero_grad(bool set_to_none) {
 
 void Optimizer::step() {
   NoGradGuard no_grad;
-  for (ParamGroup& g : groups_) update(g);
+  // The state holds tensor handles: copying it is cheap, and restoring the
+  // copy drops step counts and buffers a failed preparation added.
+  auto saved = state_;
+  deferred_.clear();
+  try {
+    for (ParamGroup& g : groups_) update(g);
+  } catch (...) {
+    state_ = std::move(saved);
+    deferred_.clear();
+    throw;
+  }
+  std::vector<std::function<void()>> writes = std::move(deferred_);
+  deferred_.clear();
+  for (auto& write : writes) write();
 }
 
 const ParamState* Optimizer::state(const Tensor& param) const {

@@ -16,6 +16,7 @@
 // where i numbers the parameters across groups in order, as PyTorch does.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <string>
 #include <unordered_map>
@@ -68,6 +69,9 @@ class Optimizer {
   // Drops (set_to_none) or zeroes every parameter's gradient.
   void zero_grad(bool set_to_none = true);
   // One update of every parameter that has a gradient, without recording.
+  // All or nothing: the state a step needs is allocated for every group
+  // before any parameter is written, so an exception there (an
+  // OutOfMemoryError) leaves parameters and state as they were.
   void step();
 
   // The state of `param`, or nullptr before its first update.
@@ -88,8 +92,11 @@ class Optimizer {
   // dispatches to it.
   void init_groups(std::vector<ParamGroup> groups);
   virtual void validate(const Options& options) const = 0;
-  // Updates the parameters of one group; runs under NoGradGuard.
+  // Prepares the update of one group (allocating any state it needs) and
+  // hands the writes to parameters and state to defer(); runs under
+  // NoGradGuard. step() runs the deferred writes once every group is prepared.
   virtual void update(ParamGroup& group) = 0;
+  void defer(std::function<void()> write) { deferred_.push_back(std::move(write)); }
   ParamState& state_for(const Tensor& param) { return state_[param.impl().get()]; }
 
  private:
@@ -97,6 +104,7 @@ class Optimizer {
   Options defaults_;
   std::vector<ParamGroup> groups_;
   std::unordered_map<const TensorImpl*, ParamState> state_;
+  std::vector<std::function<void()>> deferred_;
 };
 
 // A single group of `params` with the optimizer's defaults.

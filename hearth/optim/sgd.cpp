@@ -64,7 +64,7 @@ void SGD::update(ParamGroup& group) {
   for (int fresh = 0; fresh < 2; ++fresh) {
     if (params[fresh].empty()) continue;
     a.init_buffer = fresh == 1;
-    sgd_step_foreach_(params[fresh], grads[fresh], bufs[fresh], a);
+    defer([p = params[fresh], g = grads[fresh], b = bufs[fresh], a] { sgd_step_foreach_(p, g, b, a); });
   }
 }
 

@@ -26,6 +26,17 @@ std::optional<int64_t> checkpoint_step(const std::string& name) {
   return std::stoll(digits);
 }
 
+// "checkpoint-<digits>.tmp-XXXXXX" or ".old-XXXXXX": what AtomicDirectory
+// names a tree before it is renamed into place, or the tree it replaces.
+bool is_unfinished_checkpoint(const std::string& name) {
+  for (const char* suffix : {".tmp-", ".old-"}) {
+    size_t at = name.rfind(suffix);
+    if (at == std::string::npos || name.size() != at + 5 + 6) continue;
+    if (checkpoint_step(name.substr(0, at))) return true;
+  }
+  return false;
+}
+
 bool same_dir(const std::string& a, const std::string& b) {
   if (a.empty() || b.empty()) return false;
   std::error_code ec;
@@ -40,7 +51,9 @@ std::string checkpoint_name(int64_t step) { return "checkpoint-" + std::to_strin
 void save_checkpoint(const std::string& dir, const CheckpointContents& c) {
   HEARTH_CHECK(c.model != nullptr, ValueError, "[checkpoint] ", dir, ": a checkpoint needs a model");
   fs::path parent = fs::path(dir).parent_path();
-  if (!parent.empty()) fs::create_directories(parent);
+  std::error_code ec;
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  HEARTH_CHECK(!ec, IoError, "[checkpoint] ", parent.string(), ": cannot create the output directory: ", ec.message());
   io::write_directory_atomic(dir, [&](const std::string& tmp) {
     io::save_safetensors(join(tmp, kModelFile), c.model->state_dict(), {{"format", "pt"}});
     if (c.optimizer != nullptr) {
@@ -117,6 +130,19 @@ std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string&
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+std::vector<std::string> remove_unfinished_checkpoints(const std::string& output_dir) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  if (!fs::is_directory(output_dir, ec)) return removed;
+  for (const auto& e : fs::directory_iterator(output_dir, ec))
+    if (is_unfinished_checkpoint(e.path().filename().string())) removed.push_back(e.path().string());
+  for (const std::string& path : removed) {
+    fs::remove_all(path, ec);
+    HEARTH_CHECK(!ec, IoError, "[checkpoint] ", path, ": cannot remove this unfinished checkpoint: ", ec.message());
+  }
+  return removed;
 }
 
 std::optional<std::string> latest_checkpoint(const std::string& output_dir) {

@@ -69,6 +69,11 @@ nlohmann::json read_trainer_state(const std::string& dir);
 // The checkpoint-<step> directories in `output_dir`, by increasing step
 // (temporary directories of unfinished saves are not listed).
 std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& output_dir);
+// Removes what saves cut short by a crash or a kill left in `output_dir`: the
+// temporary trees "checkpoint-<step>.tmp-XXXXXX" and the set-aside old trees
+// "checkpoint-<step>.old-XXXXXX" (never a complete checkpoint-<step>). Returns
+// the paths removed.
+std::vector<std::string> remove_unfinished_checkpoints(const std::string& output_dir);
 // The newest one, if any.
 std::optional<std::string> latest_checkpoint(const std::string& output_dir);
 // What resume_from_checkpoint names: "latest" (the newest in output_dir) or a

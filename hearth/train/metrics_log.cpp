@@ -10,7 +10,10 @@ MetricsJsonlCallback::MetricsJsonlCallback(std::string path) : path_(std::move(p
 
 void MetricsJsonlCallback::open(std::ios::openmode mode) {
   std::filesystem::path parent = std::filesystem::path(path_).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
+  std::error_code ec;
+  if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  HEARTH_CHECK(!ec, IoError, "[trainer] ", parent.string(),
+               ": cannot create the directory of the metrics log: ", ec.message());
   out_.close();
   out_.open(path_, mode);
   HEARTH_CHECK(out_.good(), IoError, "[trainer] ", path_, ": cannot open the metrics log for writing");

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <ostream>
 
 namespace hearth::train {
@@ -31,6 +32,11 @@ constexpr KeyFormat kOrdered[] = {
 }  // namespace
 
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
+
+bool progress_bar_by_default(bool disable_tqdm) {
+  const char* term = std::getenv("TERM");
+  return !disable_tqdm && stdout_is_terminal() && !(term != nullptr && std::string(term) == "dumb");
+}
 
 std::string format_duration(double seconds) {
   if (!std::isfinite(seconds) || seconds < 0) return "?";

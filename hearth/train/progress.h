@@ -43,8 +43,13 @@ class ProgressCallback : public TrainerCallback {
   std::string last_lr_ = "-";
 };
 
-// Whether stdout is a terminal (the Trainer's default for the bar).
+// Whether stdout is a terminal.
 bool stdout_is_terminal();
+// The Trainer's default for the bar: stdout is a terminal that can redraw a
+// line (TERM is not "dumb") and disable_tqdm is off. Elsewhere (a log file, a
+// pipe, CI) the output is plain lines without control characters. hearth
+// prints no colours, so NO_COLOR needs nothing further.
+bool progress_bar_by_default(bool disable_tqdm);
 // "1:02:03" for an hour or more, else "02:03"; "?" for negative or non-finite.
 std::string format_duration(double seconds);
 // A one-line rendering of a log entry: "step 500/4690 | epoch 0.53 | loss 0.4123 | ...".

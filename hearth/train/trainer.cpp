@@ -1,5 +1,6 @@
 #include "hearth/train/trainer.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -8,7 +9,9 @@
 #include <numeric>
 #include <sstream>
 
+#include "hearth/autograd/anomaly_mode.h"
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/data/shard_dataset.h"
@@ -23,10 +26,12 @@
 #include "hearth/optim/clip_grad.h"
 #include "hearth/optim/sgd.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/curves_plot.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/signals.h"
+#include "hearth/train/tensorboard.h"
 
 namespace fs = std::filesystem;
 
@@ -145,9 +150,12 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   if (!is_main_process()) options_.console = nullptr;  // rank 0 speaks for all
   if (args_.writes_jsonl() && is_main_process())
     callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
+  if (args_.writes_tensorboard() && is_main_process())
+    callbacks_.push_back(
+        std::make_shared<TensorBoardCallback>(default_tensorboard_dir(args_.output_dir), device_.device));
   if (options_.console != nullptr) {
     bool bar =
-        options_.progress_bar.value_or(options_.console == &std::cout && stdout_is_terminal() && !args_.disable_tqdm);
+        options_.progress_bar.value_or(options_.console == &std::cout && progress_bar_by_default(args_.disable_tqdm));
     progress_ = std::make_shared<ProgressCallback>(*options_.console, bar);
     callbacks_.push_back(progress_);
   }
@@ -189,6 +197,8 @@ void Trainer::add_callback(CallbackPtr callback) {
 }
 
 std::string Trainer::metrics_path() const { return (fs::path(args_.output_dir) / "metrics.jsonl").string(); }
+
+std::string Trainer::curves_path() const { return (fs::path(args_.output_dir) / "curves.svg").string(); }
 
 void Trainer::say(const std::string& line) {
   if (options_.console == nullptr) return;
@@ -255,6 +265,7 @@ void Trainer::setup_training() {
   reducer_.reset();
   if (group_) reducer_ = std::make_unique<dist::GradientReducer>(group_, params_);
 
+  micro_batch_size_ = args_.per_device_train_batch_size;
   loss_window_ = Tensor();
   window_count_ = 0;
   grad_norm_ = Tensor();
@@ -287,9 +298,20 @@ void Trainer::prepare_output_dir() {
                  existing.size() > 1 ? " ... " + fs::path(existing.back().second).filename().string() : "",
                  "); pass --resume_from_checkpoint latest to continue that run, --overwrite_output_dir to replace "
                  "it, or choose another --output_dir");
-    for (const auto& [step, dir] : existing) fs::remove_all(dir);
+    for (const auto& [step, dir] : existing) {
+      std::error_code ec;
+      fs::remove_all(dir, ec);
+      HEARTH_CHECK(!ec, IoError, "[trainer] ", dir,
+                   ": cannot remove this checkpoint of the run being replaced: ", ec.message());
+    }
   }
-  fs::create_directories(args_.output_dir);
+  create_output_dir();
+}
+
+void Trainer::create_output_dir() const {
+  std::error_code ec;
+  fs::create_directories(args_.output_dir, ec);
+  HEARTH_CHECK(!ec, IoError, "[trainer] output_dir '", args_.output_dir, "': cannot create it: ", ec.message());
 }
 
 void Trainer::resume(const std::string& dir) {
@@ -316,7 +338,7 @@ void Trainer::resume(const std::string& dir) {
   loader_->load_state(saved.data_position);
   for (CallbackPtr& cb : callbacks_)
     if (saved.stateful_callbacks.contains(cb->name())) cb->load_state_dict(saved.stateful_callbacks[cb->name()]);
-  if (is_main_process()) fs::create_directories(args_.output_dir);
+  if (is_main_process()) create_output_dir();
   last_checkpoint_ = dir;
   std::ostringstream os;
   os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch) << ")";
@@ -330,6 +352,16 @@ TrainOutput Trainer::train() {
   setup_training();
   std::optional<StopSignalGuard> signals;
   if (options_.handle_signals) signals.emplace();
+  std::optional<autograd::DetectAnomalyGuard> anomaly;
+  if (args_.detect_anomaly) {
+    anomaly.emplace();
+    say("hearth: anomaly detection is on: every op's outputs are checked for NaN/Inf (slower)");
+  }
+  // A run killed inside a save leaves its temporary tree behind; it is never
+  // a checkpoint, and nothing else would remove it.
+  if (is_main_process())  // rank 0 owns the output directory
+    for (const std::string& dir : remove_unfinished_checkpoints(args_.output_dir))
+      say("hearth: removed " + dir + " (a checkpoint save that did not finish)");
   if (args_.resume_from_checkpoint.has_value()) {
     resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir));
   } else {
@@ -371,6 +403,8 @@ TrainOutput Trainer::train() {
     log(summary);
   }
   for (CallbackPtr& cb : callbacks_) cb->on_train_end(args_, state_, control_);
+  if (args_.draws_curves() && is_main_process())
+    write_training_curves(state_.log_history, "training curves: " + args_.output_dir, curves_path());
   out.interrupted_by_signal = stop_signal_;
   out.stop_reason = control_.stop_reason;
   out.last_checkpoint = last_checkpoint_;
@@ -381,6 +415,13 @@ TrainOutput Trainer::train() {
 void Trainer::run_loop() {
   const auto ga = static_cast<size_t>(args_.gradient_accumulation_steps);
   while (state_.global_step < state_.max_steps) {
+    // What a step that fails part way (an OutOfMemoryError in the forward,
+    // backward or optimizer step) must give back, so that the run is as if
+    // the step never started: the batches it drew and the random numbers it
+    // used. The optimizer undoes its own state (Optimizer::step is all or
+    // nothing); partial gradients are dropped.
+    const data::DataLoaderState position = loader_->state();
+    const uint64_t rng_seed = default_generator().seed(), rng_offset = default_generator().offset();
     std::vector<data::Batch> group;
     while (group.size() < ga) {
       std::optional<data::Batch> b = loader_->next();
@@ -393,33 +434,87 @@ void Trainer::run_loop() {
       for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
       continue;
     }
-    training_step(group);
+    const int64_t step_before = state_.global_step;
+    try {
+      training_step(group);
+    } catch (const OutOfMemoryError&) {
+      if (state_.global_step == step_before) {  // the step did not complete
+        optimizer_->zero_grad();
+        loader_->load_state(position);
+        default_generator().set_state(rng_seed, rng_offset);
+      }
+      throw;
+    }
     after_step(loader_->state().batches_yielded >= loader_->num_batches());
     if (stop_signal_ != 0 || control_.should_training_stop) break;
   }
+}
+
+namespace {
+
+// Rows [start, start + n) of every field that has the batch's rows.
+data::Batch slice_batch(const data::Batch& batch, int64_t start, int64_t n, int64_t rows) {
+  data::Batch out;
+  for (const auto& [name, t] : batch) out[name] = t.dim() > 0 && t.size(0) == rows ? t.narrow(0, start, n) : t;
+  return out;
+}
+
+}  // namespace
+
+Tensor Trainer::accumulate_gradients(const std::vector<data::Batch>& group, int64_t samples) {
+  Tensor step_loss;
+  for (size_t i = 0; i < group.size(); ++i) {
+    const data::Batch& full = group[i];
+    const int64_t rows = full.at(data::field::kLabels).size(0);
+    // Batches larger than micro_batch_size_ (after an out-of-memory retry) go through in slices.
+    for (int64_t start = 0; start < rows; start += micro_batch_size_) {
+      const int64_t n = std::min(micro_batch_size_, rows - start);
+      // Only the step's last backward averages gradients over ranks; the
+      // earlier ones accumulate locally (DDP's no_sync).
+      if (reducer_) reducer_->prepare_for_backward(/*sync=*/i + 1 == group.size() && start + n == rows);
+      Tensor loss;
+      {
+        std::optional<AutocastGuard> autocast = autocast_scope();
+        loss = run_forward(n == rows ? full : slice_batch(full, start, n, rows)).loss.reshape({});
+      }
+      // Each slice's mean weighted by its share of the step's samples: the sum
+      // of the scaled losses is the mean over all of them, as one large batch.
+      if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
+      (scaler_ ? scaler_->scale(loss) : loss).backward();
+      Tensor value = loss.detach();
+      step_loss = step_loss.defined() ? add(step_loss, value) : value;
+    }
+  }
+  return step_loss;
 }
 
 void Trainer::training_step(std::vector<data::Batch>& group) {
   int64_t samples = 0;
   for (const data::Batch& b : group) samples += b.at(data::field::kLabels).size(0);
   Tensor step_loss;
-  for (size_t i = 0; i < group.size(); ++i) {
-    const data::Batch& b = group[i];
-    // Only the step's last backward averages gradients over ranks; the
-    // earlier ones accumulate locally (DDP's no_sync).
-    if (reducer_) reducer_->prepare_for_backward(/*sync=*/i + 1 == group.size());
-    Tensor loss;
-    {
-      std::optional<AutocastGuard> autocast = autocast_scope();
-      loss = run_forward(b).loss.reshape({});
+  while (true) {
+    try {
+      step_loss = accumulate_gradients(group, samples);
+      break;
+    } catch (const OutOfMemoryError& e) {
+      // Only the forward and backward passes are retried: they change nothing
+      // but the gradients, which are cleared. An optimizer step that runs out
+      // of memory may have updated some parameters, so it is not.
+      // Under data parallelism another rank may be waiting in an all-reduce
+      // of this step: retrying alone would leave it there.
+      if (!args_.auto_find_batch_size || micro_batch_size_ <= 1 || reducer_) throw;
+      optimizer_->zero_grad();
+      device_runtime(device_.device.kind).empty_cache(device_.device.index);
+      const int64_t before = micro_batch_size_;
+      micro_batch_size_ = (micro_batch_size_ + 1) / 2;
+      const int64_t slices = (args_.per_device_train_batch_size + micro_batch_size_ - 1) / micro_batch_size_;
+      std::ostringstream os;
+      os << "hearth: out of memory at step " << state_.global_step + 1 << " with a batch of " << before << " on "
+         << device_.device.str() << "; auto_find_batch_size: retrying with batches of " << micro_batch_size_ << " and "
+         << slices * args_.gradient_accumulation_steps << " gradient accumulation steps (still "
+         << state_.train_batch_size << " samples per optimizer step). (" << e.what() << ")";
+      say(os.str());
     }
-    // Each batch's mean weighted by its share of the step's samples: the sum
-    // of the scaled losses is the mean over all of them, as one large batch.
-    const int64_t n = b.at(data::field::kLabels).size(0);
-    if (n != samples) loss = mul(loss, static_cast<double>(n) / static_cast<double>(samples));
-    (scaler_ ? scaler_->scale(loss) : loss).backward();
-    Tensor value = loss.detach();
-    step_loss = step_loss.defined() ? add(step_loss, value) : value;
   }
   if (reducer_) {
     reducer_->finish();
@@ -551,136 +646,5 @@ void Trainer::end_of_training() {
 }
 
 // ---- evaluation and checkpoints ----------------------------------------------
-
-Metrics Trainer::evaluate() {
-  HEARTH_CHECK(eval_dataset_ != nullptr, ValueError, "[trainer] evaluate() needs an eval_dataset");
-  return evaluate(eval_dataset_);
-}
-
-Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, const std::string& prefix) {
-  HEARTH_CHECK(dataset != nullptr, ValueError, "[trainer] evaluate() was given a null dataset");
-  const bool was_training = model_->is_training();
-  model_->eval();
-  const auto t0 = Clock::now();
-  Metrics metrics;
-  {
-    NoGradGuard no_grad;
-    // One region for the whole evaluation: each parameter is cast once.
-    std::optional<AutocastGuard> autocast = autocast_scope();
-    data::DataLoaderOptions lo;
-    lo.batch_size = args_.per_device_eval_batch_size;
-    lo.num_workers = args_.dataloader_num_workers;
-    lo.collate = options_.collate;
-    lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
-    std::shared_ptr<const data::Dataset> share = dataset;
-    if (group_) {
-      copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics
-      // compute_metrics needs every sample's logits at once: rather than
-      // gathering shards, each rank evaluates the whole set.
-      if (!options_.compute_metrics) share = std::make_shared<data::ShardDataset>(dataset, world_size(), rank());
-    }
-    data::DataLoader loader(share, lo);
-    if (options_.compute_metrics) {
-      metrics = evaluate_with_compute_metrics(loader, prefix);
-    } else {
-      ClassificationMetrics acc;
-      while (std::optional<data::Batch> b = loader.next()) {
-        ForwardOutput out = run_forward(*b);
-        acc.update(out.logits, b->at(data::field::kLabels).to(device_.device));
-      }
-      if (group_) {
-        acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
-                             device_.device);
-      }
-      HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
-      metrics = acc.compute(prefix);
-    }
-  }
-  model_->train(was_training);
-  const double runtime = seconds_since(t0);
-  metrics[prefix + "runtime"] = runtime;
-  metrics[prefix + "samples_per_second"] = runtime > 0 ? static_cast<double>(dataset->size()) / runtime : 0.0;
-
-  if (state_.is_training) {
-    last_eval_step_ = state_.global_step;
-    double value = best_model_metric(args_, metrics);
-    if (metric_improves(args_, value, state_.best_metric)) {
-      state_.best_metric = value;
-      state_.best_global_step = state_.global_step;
-    }
-  }
-  json entry(metrics);
-  entry.update(entry_at_step());
-  log(std::move(entry));
-  for (CallbackPtr& cb : callbacks_) cb->on_evaluate(args_, state_, control_, metrics);
-  return metrics;
-}
-
-Metrics Trainer::evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix) {
-  // Losses stay on the device until the end; logits and labels come to the
-  // CPU batch by batch, since compute_metrics needs them all at once.
-  Tensor loss_sum;
-  int64_t samples = 0;
-  std::vector<Tensor> logits, labels;
-  while (std::optional<data::Batch> b = loader.next()) {
-    ForwardOutput out = run_forward(*b);
-    const Tensor& y = b->at(data::field::kLabels);
-    const int64_t n = y.size(0);
-    Tensor weighted = mul(out.loss.reshape({}).to(DType::float64), static_cast<double>(n));
-    loss_sum = loss_sum.defined() ? add(loss_sum, weighted) : weighted;
-    samples += n;
-    logits.push_back(out.logits.detach().to(DType::float32).cpu());
-    labels.push_back(y.cpu());
-  }
-  HEARTH_CHECK(samples > 0, ValueError, "[trainer] the evaluation dataset is empty");
-  Metrics metrics;
-  metrics[prefix + "loss"] = loss_sum.item<double>() / static_cast<double>(samples);
-  for (const auto& [name, value] : options_.compute_metrics(cat(logits, 0), cat(labels, 0)))
-    metrics[prefix + name] = value;
-  return metrics;
-}
-
-void Trainer::save_state() const {
-  fs::create_directories(args_.output_dir);
-  io::write_file_atomic((fs::path(args_.output_dir) / kTrainerStateFile).string(), state_.to_json().dump(2) + "\n");
-}
-
-std::string Trainer::save_checkpoint() {
-  const std::string dir = (fs::path(args_.output_dir) / checkpoint_name(state_.global_step)).string();
-  flush_loss_window();  // also refuses to save a run whose loss went non-finite
-  state_.rng_seed = default_generator().seed();
-  state_.rng_offset = default_generator().offset();
-  if (loader_) state_.data_position = loader_->state();
-  for (CallbackPtr& cb : callbacks_) {
-    json s = cb->state_dict();
-    if (!s.is_null()) state_.stateful_callbacks[cb->name()] = s;
-  }
-  if (state_.best_metric.has_value() && state_.best_global_step == state_.global_step)
-    state_.best_model_checkpoint = dir;
-  state_.world_size = world_size();
-  if (!is_main_process()) {
-    // Rank 0 writes; the others wait below so that nobody reads a half-written checkpoint.
-    last_save_step_ = state_.global_step;
-    last_checkpoint_ = dir;
-    group_->barrier()->wait();
-    return dir;
-  }
-  CheckpointContents contents;
-  contents.model = model_.get();
-  contents.optimizer = optimizer_.get();
-  contents.scheduler = scheduler_.get();
-  contents.grad_scaler = scaler_.get();
-  contents.trainer_state = state_.to_json();
-  contents.args = &args_;
-  contents.extra_files = options_.checkpoint_extra_files;
-  train::save_checkpoint(dir, contents);
-  last_save_step_ = state_.global_step;
-  last_checkpoint_ = dir;
-  if (args_.save_total_limit.has_value())
-    rotate_checkpoints(args_.output_dir, *args_.save_total_limit, state_.best_model_checkpoint);
-  for (CallbackPtr& cb : callbacks_) cb->on_save(args_, state_, control_, dir);
-  if (group_) group_->barrier()->wait();
-  return dir;
-}
 
 }  // namespace hearth::train

@@ -33,6 +33,12 @@
 //   then, as args say: log, evaluate, save a checkpoint (hearth/train/checkpoint.h),
 //   and call the callbacks (hearth/train/callbacks.h).
 //
+// With args.auto_find_batch_size, a step whose forward or backward pass runs
+// out of memory is retried with each batch run in slices of half the size
+// (again and again, down to one sample), the losses weighted so that the step
+// is unchanged. Logs go where args.report_to says (metrics.jsonl, TensorBoard
+// event files), and training ends by drawing output_dir/curves.svg.
+//
 // Data parallelism: under a launcher (hearth launch, torchrun, srun, mpirun:
 // hearth/dist/rendezvous.h) with more than one process, or given
 // TrainerOptions::process_group, each process trains a replica: the
@@ -168,13 +174,22 @@ class Trainer {
   const dist::ProcessGroupPtr& process_group() const { return group_; }
   // Where metrics.jsonl goes (written only when args.report_to asks for it).
   std::string metrics_path() const;
+  // output_dir/curves.svg, drawn when training ends unless report_to is "none".
+  std::string curves_path() const;
+  // The batch a forward pass takes: per_device_train_batch_size, or less once
+  // auto_find_batch_size has halved it after running out of memory.
+  int64_t micro_batch_size() const { return micro_batch_size_; }
 
  private:
   void setup_training();
   void prepare_output_dir();
+  // IoError naming output_dir when it cannot be created.
+  void create_output_dir() const;
   void resume(const std::string& checkpoint);
   void run_loop();
   void training_step(std::vector<data::Batch>& group);
+  // Forward and backward of every batch of the step; returns the step's loss.
+  Tensor accumulate_gradients(const std::vector<data::Batch>& group, int64_t samples);
   // Autocast to the precision's dtype on the training device; none for fp32.
   std::optional<AutocastGuard> autocast_scope() const;
   // Clipping, the optimizer and schedule steps (through the loss scaler for fp16), zeroing.
@@ -214,6 +229,7 @@ class Trainer {
   // Per-step losses since the last flush, on the device: [logging_steps].
   Tensor loss_window_;
   int64_t window_count_ = 0;
+  int64_t micro_batch_size_ = 0;
   Tensor grad_norm_;
   int64_t start_step_ = 0;
   int64_t last_log_step_ = -1, last_eval_step_ = -1, last_save_step_ = -1;

@@ -207,13 +207,14 @@ Field precision_flag(const char* name, const char* mode, const char* other_flag,
           }};
 }
 
-const std::vector<std::string> kReportTo = {"all", "jsonl", "none"};
+const std::vector<std::string> kReportTo = {"all", "jsonl", "tensorboard", "none"};
 
 Field report_to() {
   return {"report_to",
           Kind::string_list,
           false,
-          "where logs go besides the console: \"all\" or \"jsonl\" (output_dir/metrics.jsonl), or \"none\"",
+          "where logs go besides the console: \"jsonl\" (output_dir/metrics.jsonl), \"tensorboard\" "
+          "(output_dir/runs/), \"all\" (both) or \"none\"",
           [](const TrainingArguments& a) { return json(a.report_to); },
           [](TrainingArguments& a, const json& v, const std::string& c) {
             std::string expected = "one of " + quoted_list(kReportTo) + ", or a list of them";
@@ -289,7 +290,11 @@ std::vector<Field> make_fields() {
       precision_flag("fp16", "fp16-mixed", "bf16", "bf16-mixed",
                      "mixed precision in float16 with loss scaling: precision fp16-mixed"),
       boolean("disable_tqdm", &A::disable_tqdm, "print plain periodic lines instead of a progress bar"),
+      boolean("detect_anomaly", &A::detect_anomaly,
+              "stop at the first op, forward or backward, that produces NaN or Inf, naming it (slow: for debugging)"),
       report_to(),
+      boolean("auto_find_batch_size", &A::auto_find_batch_size,
+              "on out-of-memory, halve the batch and raise gradient accumulation (same samples per step)"),
   };
 }
 
@@ -389,6 +394,15 @@ std::string TrainingArguments::best_metric_key() const {
 
 bool TrainingArguments::best_metric_greater_is_better() const {
   return greater_is_better.value_or(!ends_with(best_metric_key(), "loss"));
+}
+
+bool TrainingArguments::writes_tensorboard() const {
+  return std::find(report_to.begin(), report_to.end(), "all") != report_to.end() ||
+         std::find(report_to.begin(), report_to.end(), "tensorboard") != report_to.end();
+}
+
+bool TrainingArguments::draws_curves() const {
+  return std::find(report_to.begin(), report_to.end(), "none") == report_to.end();
 }
 
 std::optional<DType> TrainingArguments::autocast_dtype() const {

@@ -89,8 +89,18 @@ struct TrainingArguments {
   std::string precision = "fp32";
   // Plain periodic lines instead of a progress bar, even on a terminal.
   bool disable_tqdm = false;
-  // Where logs go besides the console: "all" or "jsonl" (output_dir/metrics.jsonl), or "none".
+  // Checks every op's outputs for NaN/Inf, forward and backward, and stops at
+  // the first op that made one (hearth/autograd/anomaly_mode.h). Slow: for
+  // finding the step that goes bad.
+  bool detect_anomaly = false;
+  // Where logs go besides the console: "jsonl" (output_dir/metrics.jsonl),
+  // "tensorboard" (event files under output_dir/runs/), "all" (both), or "none".
+  // Unless "none", training also ends by drawing output_dir/curves.svg.
   std::vector<std::string> report_to = {"all"};
+  // On an OutOfMemoryError in a training step, halve the per-device batch and
+  // retry the step, raising gradient accumulation so that each optimizer step
+  // still sees the same samples.
+  bool auto_find_batch_size = false;
 
   // ---- derived values ----
   // The dtype autocast runs the products in: bfloat16, float16, or none for fp32.
@@ -102,6 +112,8 @@ struct TrainingArguments {
   std::string best_metric_key() const;
   bool best_metric_greater_is_better() const;
   bool writes_jsonl() const;
+  bool writes_tensorboard() const;
+  bool draws_curves() const;
 
   // Checks the combinations single fields cannot (load_best_model_at_end needs
   // matching eval and save strategies, ...). `where` prefixes the message.

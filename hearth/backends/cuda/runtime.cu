@@ -2,6 +2,7 @@
 // GPU), memory through the pool allocator, and copies ordered on the device's stream.
 #include <cublasLt.h>
 #include <cudnn.h>
+#include <dlfcn.h>
 
 #include <mutex>
 #include <sstream>
@@ -10,15 +11,12 @@
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
 #include "hearth/backends/cuda/host_allocator.h"
+#include "hearth/core/accelerator_diagnosis.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 
 namespace hearth::cuda {
 namespace {
-
-std::string version_string(int v) {  // 12040 -> "12.4"
-  return std::to_string(v / 1000) + "." + std::to_string((v % 1000) / 10);
-}
 
 class CudaRuntime final : public DeviceRuntime {
  public:
@@ -70,8 +68,8 @@ class CudaRuntime final : public DeviceRuntime {
     cudaRuntimeGetVersion(&rt);
     cudaDriverGetVersion(&drv);
     std::ostringstream os;
-    os << "CUDA runtime " << version_string(rt) << ", driver " << (drv ? version_string(drv) : "none") << ", cuBLASLt "
-       << cublasLtGetVersion() << ", cuDNN " << cudnnGetVersion();
+    os << "CUDA runtime " << cuda_version_string(rt) << ", driver " << (drv ? cuda_version_string(drv) : "none")
+       << ", cuBLASLt " << cublasLtGetVersion() << ", cuDNN " << cudnnGetVersion();
     return os.str();
   }
 
@@ -80,42 +78,61 @@ class CudaRuntime final : public DeviceRuntime {
     std::call_once(once_, [this] { const_cast<CudaRuntime*>(this)->probe(); });
     return *this;
   }
-  // One cause per case, each with what to do about it.
+  // One cause per case, each with what to do about it (hearth/core/accelerator_diagnosis.h).
   void probe() {
-    cudaError_t err = cudaGetDeviceCount(&count_);
-    if (err == cudaSuccess && count_ > 0) return;
-    (void)cudaGetLastError();
     count_ = 0;
-    int rt = 0, drv = 0;
-    cudaRuntimeGetVersion(&rt);
-    cudaDriverGetVersion(&drv);
-    std::string visible = env_string("CUDA_VISIBLE_DEVICES", "<unset>");
-    switch (err) {
-      case cudaSuccess:
-      case cudaErrorNoDevice:
-        reason_ = (visible != "<unset>" && (visible.empty() || visible == "-1" || visible == "none"))
-                      ? "CUDA_VISIBLE_DEVICES='" + visible + "' hides every GPU; unset it or list the GPUs to use."
-                      : "no CUDA device was found (CUDA_VISIBLE_DEVICES=" + visible +
-                            "). Check `nvidia-smi` and that the NVIDIA driver is loaded.";
-        break;
-      case cudaErrorInsufficientDriver:
-        if (drv == 0) {
-          reason_ =
-              "the NVIDIA driver library (libcuda.so.1) could not be loaded: no NVIDIA driver is installed on "
-              "this machine, or it is not on the library path. Install the driver and check `nvidia-smi`.";
-          break;
-        }
-        reason_ = "the NVIDIA driver (" + (drv ? version_string(drv) : std::string("not found")) +
-                  ") is older than the CUDA runtime hearth was built with (" + version_string(rt) +
-                  "). Update the driver, or rebuild hearth with an older CUDA toolkit.";
-        break;
-      case cudaErrorDevicesUnavailable:
-        reason_ = "every CUDA device is busy or in a prohibited compute mode (nvidia-smi -q shows the compute mode).";
-        break;
-      default:
-        reason_ = std::string("the CUDA driver could not be initialised: ") + cudaGetErrorString(err) +
-                  ". Check that the NVIDIA driver is installed (libcuda.so loads) and `nvidia-smi` works.";
+    CudaProbe p;
+    p.visible_devices = env_string("CUDA_VISIBLE_DEVICES", "<unset>");
+    // A deliberate setting comes first: whatever else is wrong, no GPU would be used.
+    if (p.visible_devices != "<unset>" && cuda_visible_devices_hides_all(p.visible_devices)) {
+      p.problem = CudaProblem::devices_hidden;
+      reason_ = describe_cuda_problem(p);
+      return;
     }
+    // The runtime opens the driver library itself and only answers
+    // "insufficient driver" when it is missing; opening it first names the
+    // library and the loader's error. HEARTH_CUDA_DRIVER_LIBRARY points the
+    // check at another file (tests use a missing one).
+    p.driver_library = env_string("HEARTH_CUDA_DRIVER_LIBRARY", "libcuda.so.1");
+    void* driver = dlopen(p.driver_library.c_str(), RTLD_LAZY | RTLD_LOCAL);
+    if (driver == nullptr) {
+      const char* why = dlerror();
+      p.error_text = why ? why : "";
+      p.problem = CudaProblem::driver_not_loaded;
+      reason_ = describe_cuda_problem(p);
+      return;
+    }
+    dlclose(driver);
+    cudaRuntimeGetVersion(&p.runtime_version);
+    cudaDriverGetVersion(&p.driver_version);
+    cudaError_t err = cudaGetDeviceCount(&count_);
+    if (err != cudaSuccess) count_ = 0;
+    (void)cudaGetLastError();
+    if (err == cudaSuccess && count_ > 0) {
+      if (!all_devices_prohibited()) return;
+      count_ = 0;
+      p.problem = CudaProblem::compute_prohibited;
+    } else if (err == cudaSuccess || err == cudaErrorNoDevice) {
+      p.problem = CudaProblem::no_device;
+    } else if (err == cudaErrorInsufficientDriver) {
+      p.problem = p.driver_version == 0 ? CudaProblem::driver_not_loaded : CudaProblem::driver_too_old;
+    } else if (err == cudaErrorDevicesUnavailable) {
+      p.problem = CudaProblem::devices_busy;
+    } else {
+      p.problem = CudaProblem::other;
+      p.error_text = cudaGetErrorString(err);
+    }
+    reason_ = describe_cuda_problem(p);
+  }
+
+  // cudaGetDeviceCount counts devices no process may use; their compute mode says so.
+  bool all_devices_prohibited() const {
+    for (int d = 0; d < count_; ++d) {
+      int mode = cudaComputeModeDefault;
+      if (cudaDeviceGetAttribute(&mode, cudaDevAttrComputeMode, d) != cudaSuccess) return false;
+      if (mode != cudaComputeModeProhibited) return false;
+    }
+    return true;
   }
 
   mutable std::once_flag once_;

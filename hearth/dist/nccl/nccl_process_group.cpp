@@ -98,7 +98,9 @@ class NcclProcessGroup : public ProcessGroup {
       std::memcpy(uid.internal, bytes.data(), bytes.size());
     }
     HEARTH_NCCL_CHECK(ncclCommInitRank(&comm_, o.world_size, uid, o.rank), comm_);
+    heartbeat_ns_ = now_ns();
     watchdog_ = std::thread([this] { watch(); });
+    monitor_ = std::thread([this] { monitor(); });
   }
 
   ~NcclProcessGroup() override {
@@ -111,6 +113,8 @@ class NcclProcessGroup : public ProcessGroup {
     }
     wake_.notify_all();
     watchdog_.join();
+    monitor_stop_.store(true);
+    monitor_.join();
     for (const Pending& p : pending_) cudaEventDestroy(p.event);
     for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
     if (barrier_buffer_ != nullptr) cudaFree(barrier_buffer_);
@@ -209,6 +213,43 @@ class NcclProcessGroup : public ProcessGroup {
     }
     HEARTH_CUDA_CHECK(cudaEventRecord(e, stream_));
     pending_.push_back({e, ++sequence_, name, std::chrono::steady_clock::now()});
+    publish_oldest();
+  }
+
+  // What the monitor may read without the lock: the oldest collective in flight.
+  void publish_oldest() {
+    if (pending_.empty()) {
+      oldest_sequence_.store(0);
+      return;
+    }
+    oldest_name_.store(pending_.front().name);
+    oldest_start_ns_.store(pending_.front().start.time_since_epoch().count());
+    oldest_sequence_.store(pending_.front().sequence);
+  }
+
+  static int64_t now_ns() { return std::chrono::steady_clock::now().time_since_epoch().count(); }
+
+  // The watchdog asks CUDA whether collectives finished; while another thread
+  // of this process blocks inside the driver (a synchronous copy waiting on the
+  // hung collective), that question itself can block. This thread uses no
+  // CUDA: when the oldest collective is older than the timeout and the
+  // watchdog has not come round for as long, it reports the collective and
+  // ends the process (the launcher then stops the other ranks).
+  void monitor() {
+    const int64_t limit = std::chrono::duration_cast<std::chrono::nanoseconds>(timeout_).count();
+    while (!monitor_stop_.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const int64_t now = now_ns();
+      const uint64_t seq = oldest_sequence_.load();
+      if (seq == 0 || now - heartbeat_ns_.load() <= limit / 2 || now - oldest_start_ns_.load() <= limit) continue;
+      std::fprintf(stderr,
+                   "[nccl] rank %d of %d: %s (collective #%llu) did not finish within %lld s (the watchdog is stuck "
+                   "in the CUDA driver). Exiting: another rank probably exited or hangs; see its output.\n",
+                   rank(), world_size(), oldest_name_.load(), static_cast<unsigned long long>(seq),
+                   static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(timeout_).count()));
+      std::fflush(stderr);
+      std::_Exit(1);
+    }
   }
 
   [[noreturn]] void fail(const std::string& why) {
@@ -226,12 +267,14 @@ class NcclProcessGroup : public ProcessGroup {
     std::unique_lock lock(mutex_);
     while (!stopping_) {
       wake_.wait_for(lock, std::chrono::milliseconds(100));
+      heartbeat_ns_.store(now_ns());
       while (!pending_.empty()) {
         Pending& p = pending_.front();
         cudaError_t q = cudaEventQuery(p.event);
         if (q == cudaSuccess) {
           free_events_.push_back(p.event);
           pending_.pop_front();
+          publish_oldest();
           continue;
         }
         if (q != cudaErrorNotReady) {
@@ -266,6 +309,14 @@ class NcclProcessGroup : public ProcessGroup {
   uint64_t sequence_ = 0;
   bool stopping_ = false;
   std::thread watchdog_;
+
+  // For the CUDA-free monitor thread.
+  std::atomic<int64_t> heartbeat_ns_{0};
+  std::atomic<uint64_t> oldest_sequence_{0};  // 0: nothing in flight
+  std::atomic<const char*> oldest_name_{""};
+  std::atomic<int64_t> oldest_start_ns_{0};
+  std::atomic<bool> monitor_stop_{false};
+  std::thread monitor_;
 };
 
 const bool registered = [] {

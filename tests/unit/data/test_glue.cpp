@@ -6,6 +6,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/glue.h"
+#include "tests/support/temp_dir.h"
 
 namespace hearth::data {
 namespace {
@@ -14,12 +15,8 @@ namespace fs = std::filesystem;
 
 class GlueFiles : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / "hearth_test_glue_files";
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  // A directory of its own: ctest runs the tests of this fixture in parallel processes.
+  void SetUp() override { dir_ = tmp_.path(); }
   std::string write(const std::string& name, const std::string& text) {
     std::ofstream(dir_ / name, std::ios::binary) << text;
     return (dir_ / name).string();
@@ -34,6 +31,7 @@ class GlueFiles : public ::testing::Test {
     }
     return "(no error)";
   }
+  testing::TempDir tmp_;
   fs::path dir_;
 };
 

@@ -99,6 +99,20 @@ TEST(Idx, ErrorsNameTheFileAndWhatWasExpected) {
   }
 }
 
+// Found by fuzzing: a zero dimension makes the payload empty, but the other
+// dimensions' product overflows the tensor's strides.
+TEST(Idx, DimensionsWhoseProductOverflowsAreRefusedEvenWithAZero) {
+  TempDir dir;
+  std::string path = dir.write("zero-idx3-ubyte", idx_bytes(0x08, {4282664004u, 3166419963u, 0}, ""));
+  try {
+    read_idx(path);
+    FAIL() << "the overflowing shape was accepted";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("does not fit in 64 bits"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Idx, TruncatedGzipAndMissingFilesAreIoErrors) {
   TempDir dir;
   std::string full = dir.file("full.gz");

@@ -248,6 +248,9 @@ std::vector<BadFile> bad_files() {
        "non-negative integers"},
       {"huge_shape", craft(one(R"({"dtype":"F64","shape":[4294967296,4294967296],"data_offsets":[0,8]})"), eight),
        "too large"},
+      // Found by fuzzing: no element, but the other dimensions overflow a stride.
+      {"huge_dims_times_zero",
+       craft(one(R"({"dtype":"F32","shape":[4294967296,4294967296,0],"data_offsets":[0,0]})"), ""), "too large"},
       {"size_mismatch", craft(one(R"({"dtype":"F32","shape":[2,2],"data_offsets":[0,12]})"), sixteen),
        "span 12 bytes but shape [2, 2] of F32 needs 16"},
       {"outside_data", craft(one(R"({"dtype":"F32","shape":[4],"data_offsets":[0,16]})"), eight),

@@ -1,3 +1,4 @@
+#include <cstdlib>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -47,6 +48,23 @@ TEST(Progress, PlainModePrintsOneLinePerLogAndNoBar) {
   EXPECT_NE(s.find(" samples/s | ETA "), std::string::npos) << s;
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1);
   EXPECT_EQ(s.find('\r'), std::string::npos);
+  EXPECT_EQ(s.find('\033'), std::string::npos);
+}
+
+TEST(Progress, NoBarForDisableTqdmDumbTerminalsOrRedirectedOutput) {
+  EXPECT_FALSE(progress_bar_by_default(/*disable_tqdm=*/true));
+  const char* term = std::getenv("TERM");
+  std::string saved = term ? term : "";
+  ::setenv("TERM", "dumb", 1);
+  EXPECT_FALSE(progress_bar_by_default(false));
+  if (term) {
+    ::setenv("TERM", saved.c_str(), 1);
+  } else {
+    ::unsetenv("TERM");
+  }
+  if (!stdout_is_terminal()) {
+    EXPECT_FALSE(progress_bar_by_default(false));
+  }
 }
 
 TEST(Progress, BarModeRedrawsInPlaceAndEndsItsLine) {

@@ -1,0 +1,125 @@
+// One function per parser of outside input in the hearth library: it feeds
+// the bytes to the parser the way hearth reads such a file, and returns ""
+// when the parser either accepted them or refused them cleanly (see
+// check_clean_failure), else the problem. The libFuzzer targets (fuzz/*.cpp)
+// call them; so does the unit test that replays the seed corpus and every
+// input a fuzzer ever failed on (tests/unit/io/test_fuzz_regressions.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "fuzz/fuzz_support.h"
+#include "hearth/data/csv_reader.h"
+#include "hearth/data/glue.h"
+#include "hearth/data/idx_reader.h"
+#include "hearth/data/image_io.h"
+#include "hearth/data/tokenizer/bert_tokenizer.h"
+#include "hearth/io/safetensors.h"
+#include "hearth/nn/models/bert_config.h"
+#include "hearth/train/checkpoint.h"
+#include "hearth/train/trainer_state.h"
+#include "hearth/train/training_arguments.h"
+
+namespace hearth::fuzz {
+
+// safetensors: the header length, the JSON header (dtypes, shapes, offsets,
+// metadata) and the data region, through the memory-mapped reader: every
+// tensor is read both ways (a view over the mapping, a copy).
+inline std::string fuzz_safetensors(const uint8_t* data, size_t size) {
+  std::string path = write_input("model.safetensors", data, size);
+  return check_clean_failure(path, [&] {
+    io::SafetensorsFile file(path);
+    for (const std::string& name : file.names()) {
+      (void)file.view(name).numel();
+      (void)file.get(name).numel();
+    }
+  });
+}
+
+// IDX (MNIST, Fashion-MNIST): magic, type code, dimensions, values; gzipped
+// or not (read_idx detects gzip by its magic bytes).
+inline std::string fuzz_idx(const uint8_t* bytes, size_t size) {
+  std::string path = write_input("images-idx3-ubyte", bytes, size);
+  return check_clean_failure(path, [&] { (void)data::read_idx(path); });
+}
+
+// Delimited text. The first byte picks the dialect (comma or tab, quoting on
+// or off, header or not), so one corpus covers the CSV and the TSV paths.
+inline std::string fuzz_csv(const uint8_t* bytes, size_t size) {
+  if (size == 0) return "";
+  data::CsvOptions options;
+  options.delimiter = (bytes[0] & 1) ? '\t' : ',';
+  options.quote = (bytes[0] & 2) ? '\0' : '"';
+  options.header = (bytes[0] & 4) == 0;
+  std::string_view text(reinterpret_cast<const char*>(bytes + 1), size - 1);
+  const std::string source = "fuzz.csv";
+  return check_clean_failure(source, [&] {
+    data::CsvTable table = data::parse_csv(text, options, source);
+    for (size_t r = 0; r < table.num_rows() && !table.columns.empty(); ++r) (void)table.cell(r, table.columns.front());
+  });
+}
+
+// A TrainingArguments JSON file (`hearth train --config`, training_args.json):
+// every field's type and range, and the checks across fields.
+inline std::string fuzz_training_arguments(const uint8_t* data, size_t size) {
+  std::string path = write_input("training_args.json", data, size);
+  return check_clean_failure(path, [&] { (void)train::TrainingArguments::load(path).to_json().dump(); });
+}
+
+// A checkpoint's trainer_state.json, read the way resuming reads it.
+inline std::string fuzz_trainer_state(const uint8_t* data, size_t size) {
+  static const std::string dir = [] {
+    std::string d = scratch_dir() + "/checkpoint-1";
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  std::string path = write_input(std::string("checkpoint-1/") + train::kTrainerStateFile, data, size);
+  return check_clean_failure(
+      path, [&] { (void)train::TrainerState::from_json(train::read_trainer_state(dir), path).to_json().dump(); });
+}
+
+// A BERT model folder's config.json (Hugging Face's fields, id2label, ...).
+inline std::string fuzz_bert_config(const uint8_t* data, size_t size) {
+  std::string path = write_input("config.json", data, size);
+  return check_clean_failure(path, [&] { (void)nn::models::BertConfig::from_json_file(path).to_json_string(); });
+}
+
+// An encoded image (JPEG or PNG through libjpeg/libpng, anything else
+// refused by its magic bytes), as an image folder's files are read.
+inline std::string fuzz_image(const uint8_t* bytes, size_t size) {
+  std::string path = write_input("image.bin", bytes, size);
+  return check_clean_failure(path, [&] { (void)data::read_image(path).numel(); });
+}
+
+// The tokenizer files of a BERT model folder: the first byte picks vocab.txt
+// or tokenizer.json; the tokenizer built from the rest then encodes a sentence.
+inline std::string fuzz_tokenizer(const uint8_t* bytes, size_t size) {
+  if (size == 0) return "";
+  static const std::string dir = [] {
+    std::string d = scratch_dir() + "/tokenizer";
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  const bool json = (bytes[0] & 1) != 0;
+  std::error_code ec;
+  std::filesystem::remove(dir + (json ? "/vocab.txt" : "/tokenizer.json"), ec);
+  std::string path = write_input(json ? "tokenizer/tokenizer.json" : "tokenizer/vocab.txt", bytes + 1, size - 1);
+  return check_clean_failure(path, [&] {
+    data::BertTokenizer tok = data::BertTokenizer::from_pretrained(dir);
+    (void)tok.encode("The cat sat on the mat, didn't it?", std::string("Yes."));
+  });
+}
+
+// A GLUE-style text file (run_glue's --train_file): the first byte picks
+// TSV, CSV or JSON lines, which the reader tells apart by the extension.
+inline std::string fuzz_glue_text(const uint8_t* bytes, size_t size) {
+  if (size == 0) return "";
+  static const char* const kNames[] = {"train.tsv", "train.csv", "train.jsonl"};
+  std::string path = write_input(kNames[bytes[0] % 3], bytes + 1, size - 1);
+  return check_clean_failure(path, [&] { (void)data::read_text_file(path, nullptr, /*labels_required=*/false); });
+}
+
+}  // namespace hearth::fuzz

@@ -1,0 +1,115 @@
+#include "hearth/core/cpu_runtime.h"
+
+#include <atomic>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "hearth/core/env.h"
+#include "hearth/core/errors.h"
+
+namespace hearth {
+namespace {
+
+// Each block starts with a header that records its size, so that freeing it
+// can be counted without a table; the header keeps the 64-byte alignment.
+constexpr size_t kHeader = 64;
+
+std::string mib(size_t bytes) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(bytes) / (1024.0 * 1024.0));
+  return buf;
+}
+
+class CpuRuntime final : public DeviceRuntime {
+ public:
+  CpuRuntime() {
+    std::string limit = env_string("HEARTH_CPU_MEMORY_LIMIT");
+    if (!limit.empty()) limit_ = parse_byte_size(limit, "HEARTH_CPU_MEMORY_LIMIT");
+  }
+  bool is_available() const override { return true; }
+  int device_count() const override { return 1; }
+  std::string device_name(int) const override { return "cpu"; }
+
+  void* allocate(size_t nbytes, int) override {
+    size_t rounded = (nbytes + 63) / 64 * 64;
+    if (rounded == 0) rounded = 64;
+    const size_t limit = limit_.load(std::memory_order_relaxed);
+    const size_t now = active_.fetch_add(rounded, std::memory_order_relaxed) + rounded;
+    if (limit != 0 && now > limit) {
+      active_.fetch_sub(rounded, std::memory_order_relaxed);
+      ++ooms_;
+      HEARTH_THROW(OutOfMemoryError, "[cpu] out of memory: tried to allocate ", mib(nbytes), " with ",
+                   mib(now - rounded), " in use of the ", mib(limit),
+                   " limit (HEARTH_CPU_MEMORY_LIMIT); reduce the batch size or set auto_find_batch_size");
+    }
+    void* base = std::aligned_alloc(64, rounded + kHeader);
+    if (base == nullptr) {
+      active_.fetch_sub(rounded, std::memory_order_relaxed);
+      ++ooms_;
+      HEARTH_THROW(OutOfMemoryError, "[cpu] could not allocate ", nbytes,
+                   " bytes of host memory; reduce the batch size or free memory");
+    }
+    std::memcpy(base, &rounded, sizeof rounded);
+    ++allocs_;
+    size_t peak = peak_.load(std::memory_order_relaxed);
+    while (now > peak && !peak_.compare_exchange_weak(peak, now, std::memory_order_relaxed)) {
+    }
+    return static_cast<char*>(base) + kHeader;
+  }
+  void deallocate(void* ptr, int) override {
+    if (ptr == nullptr) return;
+    void* base = static_cast<char*>(ptr) - kHeader;
+    size_t rounded = 0;
+    std::memcpy(&rounded, base, sizeof rounded);
+    active_.fetch_sub(rounded, std::memory_order_relaxed);
+    std::free(base);
+  }
+  void copy_from_host(void* dst, const void* src, size_t n, int) override { std::memcpy(dst, src, n); }
+  void copy_to_host(void* dst, const void* src, size_t n, int) override { std::memcpy(dst, src, n); }
+  void copy_within(void* dst, const void* src, size_t n, int) override { std::memcpy(dst, src, n); }
+
+  MemoryStats memory_stats(int) const override {
+    MemoryStats s;
+    s.active = active_.load();
+    s.peak_active = peak_.load();
+    s.reserved = s.active;  // nothing is cached: freed blocks go back to the C library
+    s.limit = limit_.load();
+    s.num_device_allocs = allocs_.load();
+    s.num_ooms = ooms_.load();
+    return s;
+  }
+  void reset_peak_memory_stats(int) override { peak_.store(active_.load()); }
+  bool set_memory_limit(int, size_t bytes) override {
+    limit_.store(bytes);
+    return true;
+  }
+
+ private:
+  std::atomic<size_t> active_{0}, peak_{0}, limit_{0}, allocs_{0}, ooms_{0};
+};
+
+}  // namespace
+
+std::unique_ptr<DeviceRuntime> make_cpu_runtime() { return std::make_unique<CpuRuntime>(); }
+
+size_t parse_byte_size(const std::string& text, const std::string& what) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  std::string unit = end ? std::string(end) : "";
+  double scale = 0;
+  if (unit.empty() || unit == "B")
+    scale = 1;
+  else if (unit == "KiB" || unit == "K")
+    scale = 1024.0;
+  else if (unit == "MiB" || unit == "M")
+    scale = 1024.0 * 1024.0;
+  else if (unit == "GiB" || unit == "G")
+    scale = 1024.0 * 1024.0 * 1024.0;
+  HEARTH_CHECK(end != text.c_str() && scale > 0 && std::isfinite(v) && v >= 0, ValueError, "[memory] ", what,
+               ": expected a size in bytes, optionally with a KiB, MiB or GiB suffix (\"512MiB\"), got '", text, "'");
+  return static_cast<size_t>(v * scale);
+}
+
+}  // namespace hearth

@@ -1,0 +1,112 @@
+// Trainer::evaluate: the evaluation loop, over shards of the data set under
+// data parallelism (or the whole set on every rank when compute_metrics needs
+// all logits at once), with the metrics logged and handed to the callbacks.
+#include <chrono>
+#include <optional>
+#include <vector>
+
+#include "hearth/autograd/grad_mode.h"
+#include "hearth/core/errors.h"
+#include "hearth/data/shard_dataset.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/indexing.h"
+#include "hearth/train/metrics.h"
+#include "hearth/train/trainer.h"
+
+namespace hearth::train {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+
+}  // namespace
+
+Metrics Trainer::evaluate() {
+  HEARTH_CHECK(eval_dataset_ != nullptr, ValueError, "[trainer] evaluate() needs an eval_dataset");
+  return evaluate(eval_dataset_);
+}
+
+Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, const std::string& prefix) {
+  HEARTH_CHECK(dataset != nullptr, ValueError, "[trainer] evaluate() was given a null dataset");
+  const bool was_training = model_->is_training();
+  model_->eval();
+  const auto t0 = Clock::now();
+  Metrics metrics;
+  {
+    NoGradGuard no_grad;
+    // One region for the whole evaluation: each parameter is cast once.
+    std::optional<AutocastGuard> autocast = autocast_scope();
+    data::DataLoaderOptions lo;
+    lo.batch_size = args_.per_device_eval_batch_size;
+    lo.num_workers = args_.dataloader_num_workers;
+    lo.collate = options_.collate;
+    lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
+    std::shared_ptr<const data::Dataset> share = dataset;
+    if (group_) {
+      copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics
+      // compute_metrics needs every sample's logits at once: rather than
+      // gathering shards, each rank evaluates the whole set.
+      if (!options_.compute_metrics) share = std::make_shared<data::ShardDataset>(dataset, world_size(), rank());
+    }
+    data::DataLoader loader(share, lo);
+    if (options_.compute_metrics) {
+      metrics = evaluate_with_compute_metrics(loader, prefix);
+    } else {
+      ClassificationMetrics acc;
+      while (std::optional<data::Batch> b = loader.next()) {
+        ForwardOutput out = run_forward(*b);
+        acc.update(out.logits, b->at(data::field::kLabels).to(device_.device));
+      }
+      if (group_) {
+        acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
+                             device_.device);
+      }
+      HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
+      metrics = acc.compute(prefix);
+    }
+  }
+  model_->train(was_training);
+  const double runtime = std::chrono::duration<double>(Clock::now() - t0).count();
+  metrics[prefix + "runtime"] = runtime;
+  metrics[prefix + "samples_per_second"] = runtime > 0 ? static_cast<double>(dataset->size()) / runtime : 0.0;
+
+  if (state_.is_training) {
+    last_eval_step_ = state_.global_step;
+    double value = best_model_metric(args_, metrics);
+    if (metric_improves(args_, value, state_.best_metric)) {
+      state_.best_metric = value;
+      state_.best_global_step = state_.global_step;
+    }
+  }
+  json entry(metrics);
+  entry.update(entry_at_step());
+  log(std::move(entry));
+  for (CallbackPtr& cb : callbacks_) cb->on_evaluate(args_, state_, control_, metrics);
+  return metrics;
+}
+
+Metrics Trainer::evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix) {
+  // Losses stay on the device until the end; logits and labels come to the
+  // CPU batch by batch, since compute_metrics needs them all at once.
+  Tensor loss_sum;
+  int64_t samples = 0;
+  std::vector<Tensor> logits, labels;
+  while (std::optional<data::Batch> b = loader.next()) {
+    ForwardOutput out = run_forward(*b);
+    const Tensor& y = b->at(data::field::kLabels);
+    const int64_t n = y.size(0);
+    Tensor weighted = mul(out.loss.reshape({}).to(DType::float64), static_cast<double>(n));
+    loss_sum = loss_sum.defined() ? add(loss_sum, weighted) : weighted;
+    samples += n;
+    logits.push_back(out.logits.detach().to(DType::float32).cpu());
+    labels.push_back(y.cpu());
+  }
+  HEARTH_CHECK(samples > 0, ValueError, "[trainer] the evaluation dataset is empty");
+  Metrics metrics;
+  metrics[prefix + "loss"] = loss_sum.item<double>() / static_cast<double>(samples);
+  for (const auto& [name, value] : options_.compute_metrics(cat(logits, 0), cat(labels, 0)))
+    metrics[prefix + name] = value;
+  return metrics;
+}
+
+}  // namespace hearth::train
