@@ -44,6 +44,23 @@ struct Profile {
                     r.seconds * 1e3 / static_cast<double>(r.calls), total > 0 ? 100.0 * r.seconds / total : 0.0);
       out += line;
     }
+    // The same time summed per op over every shape: which op family to fuse
+    // or speed up first.
+    std::map<std::string, Row> per_op;
+    for (const auto& [k, r] : rows) {
+      Row& t = per_op[std::get<0>(k)];
+      t.seconds += r.seconds;
+      t.calls += r.calls;
+    }
+    std::vector<std::pair<std::string, Row>> ops(per_op.begin(), per_op.end());
+    std::sort(ops.begin(), ops.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+    out += "per op, all shapes:\n";
+    for (size_t i = 0; i < ops.size() && i < limit; ++i) {
+      std::snprintf(line, sizeof line, "%-22s %8lld %11.2f %5.1f%%\n", ops[i].first.c_str(),
+                    static_cast<long long>(ops[i].second.calls), ops[i].second.seconds * 1e3,
+                    total > 0 ? 100.0 * ops[i].second.seconds / total : 0.0);
+      out += line;
+    }
     return out;
   }
 };
