@@ -21,6 +21,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 mkdir -p "$OUT"
 available=$(nvidia-smi -L 2>/dev/null | wc -l)
 results="$OUT/scaling.jsonl"
+status=0  # a failed run is reported and the others still run; the exit status says so
 : > "$results"
 for model in $MODELS; do
   for n in $GPUS; do
@@ -30,7 +31,8 @@ for model in $MODELS; do
     fi
     dir="$OUT/hearth-$model-$n"
     "$HEARTH" launch --nproc_per_node "$n" "$HEARTH" bench --model "$model" --precision "$PRECISION" --phase train \
-      --iters "$ITERS" --warmup "$WARMUP" --output-dir "$dir" > "$dir.log" 2>&1 || { tail -20 "$dir.log"; exit 1; }
+      --iters "$ITERS" --warmup "$WARMUP" --output-dir "$dir" > "$dir.log" 2>&1 ||
+      { echo "hearth failed on $n GPUs ($model):" >&2; tail -20 "$dir.log" >&2; status=1; continue; }
     python3 -c "import json,sys; r=json.load(open('$dir/bench_results.json')); \
 print(json.dumps({'framework':'hearth','model':'$model','world_size':$n, \
 'samples_per_s':r['results'][0]['samples_per_s'],'allreduce':r.get('allreduce')}))" >> "$results"
@@ -57,3 +59,4 @@ for m in dict.fromkeys(r["model"] for r in rows):
         if r["framework"] == "hearth" and r["model"] == m and r.get("allreduce"):
             print("  %s on %d GPUs: %s" % (m, r["world_size"], r["allreduce"]))
 PY
+exit $status
