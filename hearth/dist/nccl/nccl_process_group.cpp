@@ -97,10 +97,19 @@ class NcclProcessGroup : public ProcessGroup {
                    "' has ", bytes.size(), " bytes, expected ", sizeof uid.internal);
       std::memcpy(uid.internal, bytes.data(), bytes.size());
     }
-    HEARTH_NCCL_CHECK(ncclCommInitRank(&comm_, o.world_size, uid, o.rank), comm_);
+    // The monitor runs first: setting up the communicator blocks until every
+    // rank has joined, and a rank that never does must not hang this one.
     heartbeat_ns_ = now_ns();
-    watchdog_ = std::thread([this] { watch(); });
     monitor_ = std::thread([this] { monitor(); });
+    try {
+      HostCall guard(*this, "communicator setup (ncclCommInitRank)", 0);
+      HEARTH_NCCL_CHECK(ncclCommInitRank(&comm_, o.world_size, uid, o.rank), comm_);
+    } catch (...) {
+      monitor_stop_.store(true);
+      monitor_.join();
+      throw;
+    }
+    watchdog_ = std::thread([this] { watch(); });
   }
 
   ~NcclProcessGroup() override {
@@ -128,6 +137,7 @@ class NcclProcessGroup : public ProcessGroup {
     check_device("all_reduce", tensors[0]);
     Tensor flat = tensors.size() == 1 ? tensors[0] : flatten_tensors(tensors);
     cuda::activate(device_);
+    HostCall guard(*this, "all_reduce", next_sequence());
     HEARTH_NCCL_CHECK(ncclAllReduce(flat.data_ptr(), flat.data_ptr(), static_cast<size_t>(flat.numel()),
                                     nccl_type(flat.dtype()), nccl_op(op), comm_, stream_),
                       comm_);
@@ -143,6 +153,7 @@ class NcclProcessGroup : public ProcessGroup {
                  world_size(), ")");
     Tensor flat = tensors.size() == 1 ? tensors[0] : flatten_tensors(tensors);
     cuda::activate(device_);
+    HostCall guard(*this, "broadcast", next_sequence());
     HEARTH_NCCL_CHECK(ncclBroadcast(flat.data_ptr(), flat.data_ptr(), static_cast<size_t>(flat.numel()),
                                     nccl_type(flat.dtype()), root, comm_, stream_),
                       comm_);
@@ -157,6 +168,7 @@ class NcclProcessGroup : public ProcessGroup {
     HEARTH_CHECK(output.numel() == input.numel() * world_size(), ShapeError, "[nccl] all_gather output has ",
                  output.numel(), " elements; expected world_size ", world_size(), " x input's ", input.numel());
     cuda::activate(device_);
+    HostCall guard(*this, "all_gather", next_sequence());
     HEARTH_NCCL_CHECK(ncclAllGather(input.data_ptr(), output.data_ptr(), static_cast<size_t>(input.numel()),
                                     nccl_type(input.dtype()), comm_, stream_),
                       comm_);
@@ -170,6 +182,7 @@ class NcclProcessGroup : public ProcessGroup {
     HEARTH_CHECK(input.numel() == output.numel() * world_size(), ShapeError, "[nccl] reduce_scatter input has ",
                  input.numel(), " elements; expected world_size ", world_size(), " x output's ", output.numel());
     cuda::activate(device_);
+    HostCall guard(*this, "reduce_scatter", next_sequence());
     HEARTH_NCCL_CHECK(ncclReduceScatter(input.data_ptr(), output.data_ptr(), static_cast<size_t>(output.numel()),
                                         nccl_type(input.dtype()), nccl_op(op), comm_, stream_),
                       comm_);
@@ -182,13 +195,41 @@ class NcclProcessGroup : public ProcessGroup {
   WorkPtr barrier() override {
     cuda::activate(device_);
     if (barrier_buffer_ == nullptr) HEARTH_CUDA_CHECK(cudaMalloc(&barrier_buffer_, sizeof(float)));
-    HEARTH_NCCL_CHECK(ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_, stream_), comm_);
+    {
+      HostCall guard(*this, "barrier", next_sequence());
+      HEARTH_NCCL_CHECK(ncclAllReduce(barrier_buffer_, barrier_buffer_, 1, ncclFloat32, ncclSum, comm_, stream_),
+                        comm_);
+    }
     track("barrier");
     HEARTH_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return std::make_shared<NcclWork>();
   }
 
  private:
+  // A call into NCCL can block on the host, not only on the device: NCCL sets
+  // up its connections on the first collective of each kind, which waits for
+  // every peer to take part. While such a call runs the watchdog has nothing
+  // to watch, so the monitor times the call itself.
+  class HostCall {
+   public:
+    HostCall(NcclProcessGroup& g, const char* name, uint64_t sequence) : g_(g) {
+      g_.host_call_name_.store(name);
+      g_.host_call_sequence_.store(sequence);
+      g_.host_call_start_ns_.store(now_ns());
+    }
+    ~HostCall() { g_.host_call_start_ns_.store(0); }
+    HostCall(const HostCall&) = delete;
+    HostCall& operator=(const HostCall&) = delete;
+
+   private:
+    NcclProcessGroup& g_;
+  };
+
+  uint64_t next_sequence() {
+    std::lock_guard lock(mutex_);
+    return sequence_ + 1;
+  }
+
   struct Pending {
     cudaEvent_t event;
     uint64_t sequence;
@@ -240,6 +281,19 @@ class NcclProcessGroup : public ProcessGroup {
     while (!monitor_stop_.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       const int64_t now = now_ns();
+      const int64_t host_start = host_call_start_ns_.load();
+      if (host_start != 0 && now - host_start > limit) {
+        const uint64_t n = host_call_sequence_.load();
+        std::fprintf(stderr,
+                     "[nccl] rank %d of %d: %s%s did not finish within %lld s (blocked in NCCL on the host, waiting "
+                     "for the other ranks to take part). Exiting: another rank probably exited or hangs; see its "
+                     "output.\n",
+                     rank(), world_size(), host_call_name_.load(),
+                     n == 0 ? "" : (" (collective #" + std::to_string(n) + ")").c_str(),
+                     static_cast<long long>(std::chrono::duration_cast<std::chrono::seconds>(timeout_).count()));
+        std::fflush(stderr);
+        std::_Exit(1);
+      }
       const uint64_t seq = oldest_sequence_.load();
       if (seq == 0 || now - heartbeat_ns_.load() <= limit / 2 || now - oldest_start_ns_.load() <= limit) continue;
       std::fprintf(stderr,
@@ -316,6 +370,9 @@ class NcclProcessGroup : public ProcessGroup {
   std::atomic<const char*> oldest_name_{""};
   std::atomic<int64_t> oldest_start_ns_{0};
   std::atomic<bool> monitor_stop_{false};
+  std::atomic<const char*> host_call_name_{""};
+  std::atomic<uint64_t> host_call_sequence_{0};  // 0: not a collective
+  std::atomic<int64_t> host_call_start_ns_{0};   // 0: no call into NCCL in progress
   std::thread monitor_;
 };
 
