@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -67,12 +68,68 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   return ncclSum;
 }
 
-// The collective is ordered on the stream every later op of this device uses,
-// so there is nothing to wait for on the host; failures end the process
-// through the watchdog.
+// Collectives run on a communication stream of their own, after the compute
+// stream's work queued so far, so that backward keeps computing while a
+// gradient bucket is reduced (and while the collective waits for slower
+// ranks). wait() makes the compute stream wait for the collective, without
+// blocking the host; the tensors stay referenced until then, so their memory
+// is not handed to another compute-stream tensor while NCCL still uses it.
+// A Work dropped without wait() waits when destroyed.
+// Reused CUDA events, shared by the group and its Work objects (a Work may
+// outlive its group).
+class EventPool {
+ public:
+  EventPool() = default;
+  EventPool(const EventPool&) = delete;
+  EventPool& operator=(const EventPool&) = delete;
+  ~EventPool() {
+    for (cudaEvent_t e : free_) cudaEventDestroy(e);
+  }
+  cudaEvent_t take() {
+    std::lock_guard lock(mutex_);
+    if (!free_.empty()) {
+      cudaEvent_t e = free_.back();
+      free_.pop_back();
+      return e;
+    }
+    cudaEvent_t e = nullptr;
+    HEARTH_CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return e;
+  }
+  void give_back(cudaEvent_t e) {
+    std::lock_guard lock(mutex_);
+    free_.push_back(e);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::vector<cudaEvent_t> free_;
+};
+
 class NcclWork : public Work {
  public:
-  void wait() override {}
+  NcclWork(cudaEvent_t done, cudaStream_t compute, std::vector<Tensor> keep, std::shared_ptr<EventPool> events)
+      : done_(done), compute_(compute), keep_(std::move(keep)), events_(std::move(events)) {}
+  ~NcclWork() override {
+    wait_on_stream();
+    events_->give_back(done_);
+  }
+  NcclWork(const NcclWork&) = delete;
+  NcclWork& operator=(const NcclWork&) = delete;
+  void wait() override { wait_on_stream(); }
+
+ private:
+  void wait_on_stream() {
+    if (waited_) return;
+    waited_ = true;
+    cudaStreamWaitEvent(compute_, done_, 0);
+    keep_.clear();  // frees now queue on the compute stream after the collective
+  }
+  cudaEvent_t done_;
+  cudaStream_t compute_;
+  std::vector<Tensor> keep_;
+  std::shared_ptr<EventPool> events_;
+  bool waited_ = false;
 };
 
 class NcclProcessGroup : public ProcessGroup {
@@ -84,7 +141,10 @@ class NcclProcessGroup : public ProcessGroup {
     // NVLink multicast stays off in every hearth process.
     ::setenv("NCCL_NVLS_ENABLE", "0", 1);
     device_ = o.device.index;
-    stream_ = cuda::stream(device_);  // also makes the device current
+    compute_ = cuda::stream(device_);  // also makes the device current
+    int least = 0, greatest = 0;
+    HEARTH_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    HEARTH_CUDA_CHECK(cudaStreamCreateWithPriority(&stream_, cudaStreamNonBlocking, greatest));
     const int64_t id = store->add("nccl/groups/" + std::to_string(o.rank), 1);
     const std::string key = "nccl/" + std::to_string(id) + "/unique_id";
     ncclUniqueId uid{};
@@ -107,6 +167,7 @@ class NcclProcessGroup : public ProcessGroup {
     } catch (...) {
       monitor_stop_.store(true);
       monitor_.join();
+      cudaStreamDestroy(stream_);
       throw;
     }
     watchdog_ = std::thread([this] { watch(); });
@@ -116,6 +177,7 @@ class NcclProcessGroup : public ProcessGroup {
     // Finish what is queued while the watchdog still guards it.
     cudaSetDevice(device_);
     cudaStreamSynchronize(stream_);
+    cudaStreamSynchronize(compute_);
     {
       std::lock_guard lock(mutex_);
       stopping_ = true;
@@ -128,6 +190,7 @@ class NcclProcessGroup : public ProcessGroup {
     for (cudaEvent_t e : free_events_) cudaEventDestroy(e);
     if (barrier_buffer_ != nullptr) cudaFree(barrier_buffer_);
     if (comm_ != nullptr) ncclCommDestroy(comm_);
+    cudaStreamDestroy(stream_);
   }
 
   std::string backend() const override { return "nccl"; }
@@ -137,13 +200,13 @@ class NcclProcessGroup : public ProcessGroup {
     check_device("all_reduce", tensors[0]);
     Tensor flat = tensors.size() == 1 ? tensors[0] : flatten_tensors(tensors);
     cuda::activate(device_);
+    follow_compute_stream();
     HostCall guard(*this, "all_reduce", next_sequence());
     HEARTH_NCCL_CHECK(ncclAllReduce(flat.data_ptr(), flat.data_ptr(), static_cast<size_t>(flat.numel()),
                                     nccl_type(flat.dtype()), nccl_op(op), comm_, stream_),
                       comm_);
     track("all_reduce");
-    if (tensors.size() > 1) unflatten_into(flat, tensors);  // stream-ordered after the collective
-    return std::make_shared<NcclWork>();
+    return finish_in_place(flat, tensors);
   }
 
   WorkPtr broadcast(const std::vector<Tensor>& tensors, int root) override {
@@ -153,13 +216,13 @@ class NcclProcessGroup : public ProcessGroup {
                  world_size(), ")");
     Tensor flat = tensors.size() == 1 ? tensors[0] : flatten_tensors(tensors);
     cuda::activate(device_);
+    follow_compute_stream();
     HostCall guard(*this, "broadcast", next_sequence());
     HEARTH_NCCL_CHECK(ncclBroadcast(flat.data_ptr(), flat.data_ptr(), static_cast<size_t>(flat.numel()),
                                     nccl_type(flat.dtype()), root, comm_, stream_),
                       comm_);
     track("broadcast");
-    if (tensors.size() > 1) unflatten_into(flat, tensors);
-    return std::make_shared<NcclWork>();
+    return finish_in_place(flat, tensors);
   }
 
   WorkPtr all_gather(const Tensor& input, const Tensor& output) override {
@@ -168,12 +231,13 @@ class NcclProcessGroup : public ProcessGroup {
     HEARTH_CHECK(output.numel() == input.numel() * world_size(), ShapeError, "[nccl] all_gather output has ",
                  output.numel(), " elements; expected world_size ", world_size(), " x input's ", input.numel());
     cuda::activate(device_);
+    follow_compute_stream();
     HostCall guard(*this, "all_gather", next_sequence());
     HEARTH_NCCL_CHECK(ncclAllGather(input.data_ptr(), output.data_ptr(), static_cast<size_t>(input.numel()),
                                     nccl_type(input.dtype()), comm_, stream_),
                       comm_);
     track("all_gather");
-    return std::make_shared<NcclWork>();
+    return make_work({input, output});
   }
 
   WorkPtr reduce_scatter(const Tensor& input, const Tensor& output, ReduceOp op) override {
@@ -182,18 +246,20 @@ class NcclProcessGroup : public ProcessGroup {
     HEARTH_CHECK(input.numel() == output.numel() * world_size(), ShapeError, "[nccl] reduce_scatter input has ",
                  input.numel(), " elements; expected world_size ", world_size(), " x output's ", output.numel());
     cuda::activate(device_);
+    follow_compute_stream();
     HostCall guard(*this, "reduce_scatter", next_sequence());
     HEARTH_NCCL_CHECK(ncclReduceScatter(input.data_ptr(), output.data_ptr(), static_cast<size_t>(output.numel()),
                                         nccl_type(input.dtype()), nccl_op(op), comm_, stream_),
                       comm_);
     track("reduce_scatter");
-    return std::make_shared<NcclWork>();
+    return make_work({input, output});
   }
 
   // A barrier is a host-side promise: a one-element all-reduce, then the host
-  // waits for the stream (the watchdog ends a wait that never returns).
+  // waits for it (the watchdog ends a wait that never returns).
   WorkPtr barrier() override {
     cuda::activate(device_);
+    follow_compute_stream();
     if (barrier_buffer_ == nullptr) HEARTH_CUDA_CHECK(cudaMalloc(&barrier_buffer_, sizeof(float)));
     {
       HostCall guard(*this, "barrier", next_sequence());
@@ -202,7 +268,7 @@ class NcclProcessGroup : public ProcessGroup {
     }
     track("barrier");
     HEARTH_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    return std::make_shared<NcclWork>();
+    return make_work({});
   }
 
  private:
@@ -224,6 +290,33 @@ class NcclProcessGroup : public ProcessGroup {
    private:
     NcclProcessGroup& g_;
   };
+
+  // The communication stream starts after everything the compute stream has
+  // queued so far (the tensors' producers).
+  void follow_compute_stream() {
+    cudaEvent_t ready = events_->take();
+    HEARTH_CUDA_CHECK(cudaEventRecord(ready, compute_));
+    HEARTH_CUDA_CHECK(cudaStreamWaitEvent(stream_, ready, 0));
+    events_->give_back(ready);  // the wait above holds this record, a later one does not change it
+  }
+
+  WorkPtr make_work(std::vector<Tensor> keep) {
+    cudaEvent_t done = events_->take();
+    HEARTH_CUDA_CHECK(cudaEventRecord(done, stream_));
+    return std::make_shared<NcclWork>(done, compute_, std::move(keep), events_);
+  }
+
+  // In-place collectives: a single tensor is the buffer; several were
+  // flattened, and the result is copied back into them on the compute stream
+  // once it has waited for the collective.
+  WorkPtr finish_in_place(const Tensor& flat, const std::vector<Tensor>& tensors) {
+    WorkPtr work = make_work({flat});
+    if (tensors.size() > 1) {
+      work->wait();
+      unflatten_into(flat, tensors);
+    }
+    return work;
+  }
 
   uint64_t next_sequence() {
     std::lock_guard lock(mutex_);
@@ -352,8 +445,10 @@ class NcclProcessGroup : public ProcessGroup {
 
   ncclComm_t comm_ = nullptr;
   int device_ = 0;
-  cudaStream_t stream_ = nullptr;
+  cudaStream_t stream_ = nullptr;   // the communication stream, owned
+  cudaStream_t compute_ = nullptr;  // the device's compute stream, hearth's
   std::chrono::milliseconds timeout_;
+  std::shared_ptr<EventPool> events_ = std::make_shared<EventPool>();
   void* barrier_buffer_ = nullptr;
 
   std::mutex mutex_;
