@@ -52,6 +52,7 @@ class StepPrecision {
     scaler_->step(optimizer);
     scaler_->update();
   }
+  double exposed_communication_ms() { return reducer ? reducer->exposed_communication_ms() : 0.0; }
   std::pair<size_t, size_t> overlapped() const {
     return reducer ? std::make_pair(reducer->launched_during_backward(), reducer->num_buckets())
                    : std::make_pair(size_t{0}, size_t{0});
@@ -111,6 +112,7 @@ class ImageClassification final : public Workload {
     precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
   }
   std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
+  double exposed_communication_ms() override { return precision_.exposed_communication_ms(); }
 
  private:
   std::shared_ptr<nn::Module> model_;
@@ -168,6 +170,7 @@ class SequenceClassification final : public Workload {
     precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
   }
   std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
+  double exposed_communication_ms() override { return precision_.exposed_communication_ms(); }
 
  private:
   std::shared_ptr<nn::models::BertForSequenceClassification> model_;

@@ -41,6 +41,9 @@ class Workload {
   virtual void enable_data_parallel(dist::ProcessGroupPtr group) = 0;
   // Buckets of the last step launched before backward ended, and their number.
   virtual std::pair<size_t, size_t> overlapped_buckets() const = 0;
+  // Mean device time per step, since the last call, that the step waited for
+  // gradient all-reduces after backward (0 without data parallelism or events).
+  virtual double exposed_communication_ms() = 0;
   int64_t batch_size = 0;
 };
 

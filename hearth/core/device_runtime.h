@@ -53,6 +53,17 @@ class DeviceRuntime {
   virtual void copy_within(void* dst, const void* src, size_t nbytes, int index) = 0;
   virtual void synchronize(int /*index*/) {}
 
+  // A point in a device's queue of work, for timing it without blocking the
+  // host (CUDA events); null where the runtime has none (the CPU runs every
+  // op before returning). elapsed_ms waits for `end` and returns the device
+  // time between the two points.
+  class TimingEvent {
+   public:
+    virtual ~TimingEvent() = default;
+  };
+  virtual std::shared_ptr<TimingEvent> record_timing_event(int /*index*/) { return nullptr; }
+  virtual double elapsed_ms(const TimingEvent& /*start*/, const TimingEvent& /*end*/) { return 0.0; }
+
   // Allocator statistics and cache control; hosts without a cache report zeros.
   virtual MemoryStats memory_stats(int /*index*/) const { return {}; }
   virtual void reset_peak_memory_stats(int /*index*/) {}

@@ -12,6 +12,14 @@ namespace hearth::dist {
 Tensor flatten_tensors(const std::vector<Tensor>& tensors);
 // Copies consecutive slices of `flat` back into the tensors (in place).
 void unflatten_into(const Tensor& flat, const std::vector<Tensor>& tensors);
+
+// Gradient buckets: each tensor's elements in its own memory order (a
+// channels_last gradient is copied as it lies, not transposed to NCHW), one
+// after another; view_in_format(flat, offset, like) is the view of the
+// elements from `offset` laid out as `like` (same shape and memory format),
+// so a parameter's .grad keeps the parameter's layout.
+Tensor flatten_in_memory_order(const std::vector<Tensor>& tensors);
+Tensor view_in_format(const Tensor& flat, int64_t offset, const Tensor& like);
 // The tensors' total number of elements.
 int64_t total_numel(const std::vector<Tensor>& tensors);
 

@@ -2,12 +2,18 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/autograd/node.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/dist/flat_buffer.h"
 #include "hearth/ops/factory.h"
+#include "hearth/ops/view.h"
 
 namespace hearth::dist {
 
 struct GradientReducer::State {
+  // Device timing events at the end of backward and after every bucket's
+  // wait, per sync step, until exposed_communication_ms() reads them.
+  std::vector<std::pair<std::shared_ptr<DeviceRuntime::TimingEvent>, std::shared_ptr<DeviceRuntime::TimingEvent>>>
+      exposed;
   struct Bucket {
     std::vector<size_t> params;
     size_t pending = 0;
@@ -43,9 +49,13 @@ struct GradientReducer::State {
     for (size_t i : b.params) {
       const Tensor& p = params[i];
       Tensor g = p.grad();
-      grads.push_back(g.defined() ? g : zeros(p.shape(), p.dtype(), p.device()));
+      if (!g.defined()) g = zeros(p.shape(), p.dtype(), p.device());
+      // The bucket holds each gradient in its parameter's memory order, which
+      // finish() reads back as the parameter's layout.
+      const MemoryFormat fmt = p.suggest_memory_format();
+      grads.push_back(g.is_contiguous(fmt) ? g : contiguous(g, fmt));
     }
-    b.flat = flatten_tensors(grads);
+    b.flat = flatten_in_memory_order(grads);
     b.work = group->all_reduce({b.flat}, ReduceOp::avg);
     b.launched = true;
   }
@@ -117,16 +127,36 @@ void GradientReducer::finish() {
   s.armed = false;
   for (; s.next_to_launch < s.buckets.size(); ++s.next_to_launch) s.launch(s.buckets[s.next_to_launch]);
   NoGradGuard no_grad;
+  const Device device = s.params.front().device();
+  DeviceRuntime* rt = device.is_cpu() ? nullptr : &device_runtime(device.kind);
+  auto backward_done = rt ? rt->record_timing_event(device.index) : nullptr;
   for (State::Bucket& b : s.buckets) {
     b.work->wait();
     int64_t offset = 0;
     for (size_t i : b.params) {
       const Tensor& p = s.params[i];
-      p.set_grad(b.flat.narrow(0, offset, p.numel()).view(p.shape()));
+      p.set_grad(view_in_format(b.flat, offset, p));
       offset += p.numel();
     }
     b.work.reset();
   }
+  if (backward_done) {
+    // The last steps only: a training loop that never reads them keeps a few.
+    constexpr size_t kKeptSteps = 256;
+    if (s.exposed.size() == kKeptSteps) s.exposed.erase(s.exposed.begin());
+    s.exposed.emplace_back(backward_done, rt->record_timing_event(device.index));
+  }
+}
+
+double GradientReducer::exposed_communication_ms() {
+  State& s = *state_;
+  if (s.exposed.empty()) return 0.0;
+  DeviceRuntime& rt = device_runtime(s.params.front().device().kind);
+  double total = 0;
+  for (const auto& [start, end] : s.exposed) total += rt.elapsed_ms(*start, *end);
+  const double mean = total / static_cast<double>(s.exposed.size());
+  s.exposed.clear();
+  return mean;
 }
 
 size_t GradientReducer::num_buckets() const { return state_->buckets.size(); }

@@ -50,6 +50,11 @@ class GradientReducer {
   // Buckets launched during the last sync backward, before finish() (for
   // checking that communication overlaps backward).
   size_t launched_during_backward() const;
+  // Mean device time per sync step, since the last call, between the end of
+  // backward and the moment every bucket's all-reduce had finished: the
+  // communication backward did not hide. Measured with the device's timing
+  // events (0 where it has none, e.g. the CPU); the reading waits for them.
+  double exposed_communication_ms();
 
   struct State;
 

@@ -56,6 +56,29 @@ class CudaRuntime final : public DeviceRuntime {
   }
   void synchronize(int index) override { HEARTH_CUDA_CHECK(cudaStreamSynchronize(stream(index))); }
 
+  class CudaTimingEvent final : public TimingEvent {
+   public:
+    explicit CudaTimingEvent(cudaStream_t s) {
+      HEARTH_CUDA_CHECK(cudaEventCreate(&event));
+      HEARTH_CUDA_CHECK(cudaEventRecord(event, s));
+    }
+    ~CudaTimingEvent() override { cudaEventDestroy(event); }
+    CudaTimingEvent(const CudaTimingEvent&) = delete;
+    CudaTimingEvent& operator=(const CudaTimingEvent&) = delete;
+    cudaEvent_t event = nullptr;
+  };
+  std::shared_ptr<TimingEvent> record_timing_event(int index) override {
+    return std::make_shared<CudaTimingEvent>(stream(index));
+  }
+  double elapsed_ms(const TimingEvent& start, const TimingEvent& end) override {
+    const auto& a = static_cast<const CudaTimingEvent&>(start);
+    const auto& b = static_cast<const CudaTimingEvent&>(end);
+    HEARTH_CUDA_CHECK(cudaEventSynchronize(b.event));
+    float ms = 0;
+    HEARTH_CUDA_CHECK(cudaEventElapsedTime(&ms, a.event, b.event));
+    return ms;
+  }
+
   MemoryStats memory_stats(int index) const override { return cuda::memory_stats(index); }
   void reset_peak_memory_stats(int index) override { cuda::reset_peak_memory_stats(index); }
   void empty_cache(int index) override { cuda::empty_cache(index); }

@@ -69,3 +69,30 @@ TEST(ProcessGroup, UnknownBackendNamesWhatTheBuildHas) {
     EXPECT_NE(std::string(e.what()).find("has no 'carrier-pigeon' process group backend"), std::string::npos);
   }
 }
+
+// A channels_last parameter's gradient travels in its memory order and comes
+// back channels_last with the same values (an NCHW .grad beside an NHWC
+// parameter would send the optimizer's fused step down a slow path).
+TEST(GradientReducer, ChannelsLastGradientsKeepTheirLayout) {
+  HEARTH_SKIP_WITHOUT_GLOO();
+  manual_seed(2);
+  Tensor w = contiguous(randn({4, 3, 3, 3}), MemoryFormat::channels_last).detach().requires_grad_(true);
+  Tensor b = randn({4}).detach().requires_grad_(true);
+  dist::GradientReducer reducer(group_of_one(), {w, b});
+  Tensor x = contiguous(randn({2, 3, 6, 6}), MemoryFormat::channels_last);
+  reducer.prepare_for_backward(false);
+  conv2d(x, w, b, {1, 1}, {1, 1}).sum().backward();
+  const std::vector<float> expected_w = w.grad().contiguous().to_vector<float>();
+  const std::vector<float> expected_b = b.grad().to_vector<float>();
+  reducer.finish();
+  w.zero_grad_();
+  b.zero_grad_();
+
+  reducer.prepare_for_backward(true);
+  conv2d(x, w, b, {1, 1}, {1, 1}).sum().backward();
+  reducer.finish();
+  EXPECT_TRUE(w.grad().is_contiguous(MemoryFormat::channels_last));
+  EXPECT_FALSE(w.grad().is_contiguous());
+  EXPECT_EQ(w.grad().contiguous().to_vector<float>(), expected_w);
+  EXPECT_EQ(b.grad().to_vector<float>(), expected_b);
+}
