@@ -10,6 +10,7 @@
 #include "hearth/nn/models/mlp.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
+#include "hearth/ops/view.h"
 #include "tests/unit/dist/dist_testing.h"
 
 using namespace hearth;
