@@ -211,6 +211,43 @@ const ParityRegistrar batch_norm_channels_fastest_mixed(
        return std::vector<Tensor>{y, rm, rv, e};
      }});
 
+// The fused ReLU on every apply and partial-sum path: NCHW rows (vector and
+// scalar widths), NHWC vectors and scalars, [N, C], eval statistics, and half
+// inputs beside float32 parameters. The mask in the backward comes from the
+// saved output, so gradients vanish exactly where the outputs were clipped.
+const ParityRegistrar batch_norm_relu_case(
+    {"batch_norm_relu: NCHW S=64 and S=35, NHWC C=32 and C=13, [N,C], eval",
+     {"batch_norm", "batch_norm_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({3, 32, 8, 8}, dt), random_input({32}, dt), positive({32}, dt),
+                                  random_input({32}, dt),          random_input({32}, dt), random_input({4, 13, 7, 5}, dt),
+                                  random_input({500, 24}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor y0 = batch_norm_relu(in[0], rm, rv, in[3], in[4], true, 0.3);
+       Tensor y1 = batch_norm_relu(nhwc(in[0]), Tensor(), Tensor(), in[3], in[4], true);
+       Tensor y2 = batch_norm_relu(in[5], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y3 = batch_norm_relu(nhwc(in[5]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y4 = batch_norm_relu(in[6], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor e0 = batch_norm_relu(nhwc(in[0]), in[1].detach(), in[2].detach(), in[3], in[4], false);
+       return std::vector<Tensor>{y0, rm, rv, y1, y2, y3, y4, e0};
+     }});
+
+const ParityRegistrar batch_norm_relu_mixed({"batch_norm_relu NHWC half input, float32 parameters",
+                                             {"batch_norm", "batch_norm_backward"},
+                                             kHalf,
+                                             [](DType dt) {
+                                               return std::vector<Tensor>{random_input({4, 16, 6, 5}, dt),
+                                                                          random_input({16}, DType::float32),
+                                                                          random_input({16}, DType::float32)};
+                                             },
+                                             [](const std::vector<Tensor>& in, Device) {
+                                               return std::vector<Tensor>{batch_norm_relu(
+                                                   nhwc(in[0]), Tensor(), Tensor(), in[1], in[2], true)};
+                                             }});
+
 // ---- max pooling: the backward gathers over the windows that can hold a cell ----
 
 // Every window shape the gather must get right: heavy overlap (3x3 stride 1),

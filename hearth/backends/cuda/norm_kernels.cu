@@ -23,6 +23,10 @@
 // flight, so a warp reads contiguous memory and every SM is busy however few
 // channels there are. The sums' order depends only on the shape and the
 // device's SM count, never on timing.
+// A fused ReLU (BatchNormAttrs::relu) clips the output in the apply kernels
+// and, backward, masks grad_y by the saved output inside the partial-sum and
+// apply kernels, so relu(batch_norm(x)) reads and writes no more than
+// batch_norm alone, plus one read of the output in each backward pass.
 //
 // Layer norm: a group of threads per row keeps the row in registers (one read,
 // one write) with an exact two-pass variance; weight and bias gradients are
@@ -66,11 +70,19 @@ struct GradTerms {
   }
 };
 
+// The fused ReLU's gradient: g where the saved output is positive, else 0
+// (relu_backward's rule). Without a mask, g itself.
+template <typename A>
+__device__ __forceinline__ A relu_masked(A g, A y) {
+  return y > A(0) ? g : A(0);
+}
+
 // S > 1. Block (split, channel) walks its units (row n, tile of S) with blockDim.x
 // threads along S and blockDim.y units at a time. Partials are [2][C][splits].
 template <typename D, typename Terms>
-__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, int64_t N, int64_t C,
-                                        int64_t S, int64_t tile, int64_t tiles, Terms terms, acc_t<D>* partials) {
+__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
+                                        int64_t N, int64_t C, int64_t S, int64_t tile, int64_t tiles, Terms terms,
+                                        acc_t<D>* partials) {
   using A = acc_t<D>;
   __shared__ A smem[64];
   const int64_t splits = gridDim.x, units = N * tiles;
@@ -84,7 +96,8 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
       const int64_t row = (n * C + c) * S;
       for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
         const A bv = Terms::kTwoInputs ? to_acc(b[row + i]) : A(0);
-        terms.add(ctr, to_acc(a[row + i]), bv, s[0], s[1]);
+        const A av = mask ? relu_masked(to_acc(a[row + i]), to_acc(mask[row + i])) : to_acc(a[row + i]);
+        terms.add(ctr, av, bv, s[0], s[1]);
       }
     }
     block_reduce<2>(s, SumOp{}, smem);
@@ -103,8 +116,8 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
 // every blockDim.y-th of them, four in flight. Partials are [2][splits][C].
 template <typename D, int VEC, typename Terms>
 __global__ void __launch_bounds__(256)
-    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, int64_t R, int64_t C, Terms terms,
-                        acc_t<D>* partials) {
+    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask, int64_t R,
+                        int64_t C, Terms terms, acc_t<D>* partials) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
@@ -122,25 +135,31 @@ __global__ void __launch_bounds__(256)
     const int64_t r1 = R * (split + 1) / splits, step = blockDim.y;
     int64_t r = R * split / splits + threadIdx.y;
     for (; r + (kInFlight - 1) * step < r1; r += kInFlight * step) {
-      P av[kInFlight], bv[kInFlight];
+      P av[kInFlight], bv[kInFlight], mv[kInFlight];
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
         av[u] = *reinterpret_cast<const P*>(a + (r + u * step) * C + c0);
         if constexpr (Terms::kTwoInputs) bv[u] = *reinterpret_cast<const P*>(b + (r + u * step) * C + c0);
+        if (mask) mv[u] = *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0);
       }
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u)
 #pragma unroll
-        for (int e = 0; e < VEC; ++e)
-          terms.add(ctr[e], to_acc(av[u].v[e]), Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0), s0[e], s1[e]);
+        for (int e = 0; e < VEC; ++e) {
+          const A v = mask ? relu_masked(to_acc(av[u].v[e]), to_acc(mv[u].v[e])) : to_acc(av[u].v[e]);
+          terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0), s0[e], s1[e]);
+        }
     }
     for (; r < r1; r += step) {
       const P av = *reinterpret_cast<const P*>(a + r * C + c0);
-      P bv = av;
+      P bv = av, mv = av;
       if constexpr (Terms::kTwoInputs) bv = *reinterpret_cast<const P*>(b + r * C + c0);
+      if (mask) mv = *reinterpret_cast<const P*>(mask + r * C + c0);
 #pragma unroll
-      for (int e = 0; e < VEC; ++e)
-        terms.add(ctr[e], to_acc(av.v[e]), Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0), s0[e], s1[e]);
+      for (int e = 0; e < VEC; ++e) {
+        const A v = mask ? relu_masked(to_acc(av.v[e]), to_acc(mv.v[e])) : to_acc(av.v[e]);
+        terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0), s0[e], s1[e]);
+      }
     }
   }
 #pragma unroll
@@ -225,20 +244,20 @@ struct Partials {
 
 // Launches the partial sums of [N, C, S]; N * S > 0.
 template <typename D, typename Terms>
-Partials channel_partials(const D* a, const D* b, int64_t N, int64_t C, int64_t S, Terms terms, DType acc_dtype,
-                          Device dev, cudaStream_t s) {
+Partials channel_partials(const D* a, const D* b, const D* mask, int64_t N, int64_t C, int64_t S, Terms terms,
+                          DType acc_dtype, Device dev, cudaStream_t s) {
   Partials out;
   if (S == 1) {
     // About four blocks per SM keep enough loads in flight; more only lengthen
     // the finalize's serial sum over splits.
-    const int vec = row_vector<D>(C, {a, b});
+    const int vec = row_vector<D>(C, {a, b, mask});
     const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 4);
     out.splits = t.row_blocks;
     out.split_major = true;
     out.sums = Tensor::empty({2, out.splits, C}, acc_dtype, dev);
     with_row_vector<D>(vec, [&](auto v) {
       row_partials_kernel<D, decltype(v)::value, Terms><<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(
-          a, b, N, C, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
+          a, b, mask, N, C, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
     });
   } else {
     const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
@@ -253,7 +272,7 @@ Partials channel_partials(const D* a, const D* b, int64_t N, int64_t C, int64_t 
     out.splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
     out.sums = Tensor::empty({2, C, out.splits}, acc_dtype, dev);
     const dim3 grid(static_cast<unsigned>(out.splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
-    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, N, C, S, tile, tiles, terms,
+    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, N, C, S, tile, tiles, terms,
                                                                     static_cast<acc_t<D>*>(out.sums.data_ptr()));
   }
   HEARTH_CUDA_CHECK_LAUNCH();
@@ -297,11 +316,21 @@ __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const
   }
 }
 
-// y = x * affine[c] + affine[C + c] over rows (n, c) of S elements.
+// The output in D's precision; with the fused ReLU, negative (and NaN) values
+// become 0 after rounding, as relu(batch_norm(x)) would.
+template <typename D>
+__device__ __forceinline__ acc_t<D> bn_out(acc_t<D> v, bool relu) {
+  if (!relu) return v;
+  const acc_t<D> rounded = to_acc(from_acc<D>(v));
+  return rounded > acc_t<D>(0) ? rounded : acc_t<D>(0);
+}
+
+// y = x * affine[c] + affine[C + c] over rows (n, c) of S elements (then the
+// fused ReLU when asked).
 template <typename D, int VEC>
 __global__ void __launch_bounds__(kMaxRowThreads)
     batch_norm_apply_kernel(const D* __restrict__ x, D* __restrict__ y, const acc_t<D>* __restrict__ affine,
-                            int64_t R, int64_t C, int64_t S, int tpr) {
+                            int64_t R, int64_t C, int64_t S, int tpr, bool relu) {
   using A = acc_t<D>;
   const GroupPos gp = group_pos(tpr);
   const int rows_per_block = blockDim.x / tpr;
@@ -311,7 +340,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     const A scale = affine[c], shift = affine[C + c];
     const D* src[1] = {x + row * S};
     Rows<D, VEC, false, 1> r(src, S, gp.t, tpr, true);
-    r.store(y + row * S, [&](int64_t, A(&v)[1]) { return v[0] * scale + shift; });
+    r.store(y + row * S, [&](int64_t, A(&v)[1]) { return bn_out<D>(v[0] * scale + shift, relu); });
   }
 }
 
@@ -340,10 +369,13 @@ __global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, 
   }
 }
 
-template <typename D, int VEC>
+// grad_x = k g + b (x - mean) + d over rows (n, c) of S elements; with kMasked,
+// g is masked by the fused ReLU's saved output y first.
+template <typename D, int VEC, bool kMasked>
 __global__ void __launch_bounds__(kMaxRowThreads)
-    batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, D* __restrict__ gx,
-                                 const acc_t<D>* __restrict__ coef, int64_t R, int64_t C, int64_t S, int tpr) {
+    batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, const D* __restrict__ y,
+                                 D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C, int64_t S,
+                                 int tpr) {
   using A = acc_t<D>;
   const GroupPos gp = group_pos(tpr);
   const int rows_per_block = blockDim.x / tpr;
@@ -351,9 +383,16 @@ __global__ void __launch_bounds__(kMaxRowThreads)
        row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
     const int64_t c = row % C;
     const A k = coef[c], b = coef[C + c], m = coef[2 * C + c], d = coef[3 * C + c];
-    const D* src[2] = {g + row * S, x + row * S};
-    Rows<D, VEC, false, 2> r(src, S, gp.t, tpr, true);
-    r.store(gx + row * S, [&](int64_t, A(&v)[2]) { return k * v[0] + b * (v[1] - m) + d; });
+    constexpr int kInputs = kMasked ? 3 : 2;
+    const D* src[kInputs];
+    src[0] = g + row * S;
+    src[1] = x + row * S;
+    if constexpr (kMasked) src[kInputs - 1] = y + row * S;
+    Rows<D, VEC, false, kInputs> r(src, S, gp.t, tpr, true);
+    r.store(gx + row * S, [&](int64_t, A(&v)[kInputs]) {
+      const A gv = kMasked ? relu_masked(v[0], v[kInputs - 1]) : v[0];
+      return k * gv + b * (v[1] - m) + d;
+    });
   }
 }
 
@@ -363,7 +402,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 template <typename D, int VEC>
 __global__ void __launch_bounds__(256)
     batch_norm_apply_rows_kernel(const D* __restrict__ x, D* __restrict__ y, const acc_t<D>* __restrict__ affine,
-                                 int64_t R, int64_t C) {
+                                 int64_t R, int64_t C, bool relu) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
@@ -378,7 +417,7 @@ __global__ void __launch_bounds__(256)
   auto apply = [&](const P& in) {
     P out;
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) out.v[e] = from_acc<D>(to_acc(in.v[e]) * scale[e] + shift[e]);
+    for (int e = 0; e < VEC; ++e) out.v[e] = from_acc<D>(bn_out<D>(to_acc(in.v[e]) * scale[e] + shift[e], relu));
     return out;
   };
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
@@ -396,8 +435,8 @@ __global__ void __launch_bounds__(256)
 // S == 1: grad_x = k g + b (x - mean) + d, coef as batch_norm_grad_apply_kernel's.
 template <typename D, int VEC>
 __global__ void __launch_bounds__(256)
-    batch_norm_grad_apply_rows_kernel(const D* __restrict__ g, const D* __restrict__ x, D* __restrict__ gx,
-                                      const acc_t<D>* __restrict__ coef, int64_t R, int64_t C) {
+    batch_norm_grad_apply_rows_kernel(const D* __restrict__ g, const D* __restrict__ x, const D* __restrict__ mask,
+                                      D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
@@ -411,28 +450,34 @@ __global__ void __launch_bounds__(256)
     m[e] = coef[2 * C + c0 + e];
     d[e] = coef[3 * C + c0 + e];
   }
-  auto apply = [&](const P& gv, const P& xv) {
+  auto apply = [&](const P& gv, const P& xv, const P& mv) {
     P out;
 #pragma unroll
-    for (int e = 0; e < VEC; ++e)
-      out.v[e] = from_acc<D>(k[e] * to_acc(gv.v[e]) + b[e] * (to_acc(xv.v[e]) - m[e]) + d[e]);
+    for (int e = 0; e < VEC; ++e) {
+      const A gm = mask ? relu_masked(to_acc(gv.v[e]), to_acc(mv.v[e])) : to_acc(gv.v[e]);
+      out.v[e] = from_acc<D>(k[e] * gm + b[e] * (to_acc(xv.v[e]) - m[e]) + d[e]);
+    }
     return out;
   };
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
   for (; r + (kInFlight - 1) * step < R; r += kInFlight * step) {
-    P gv[kInFlight], xv[kInFlight];
+    P gv[kInFlight], xv[kInFlight], mv[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
       gv[u] = *reinterpret_cast<const P*>(g + (r + u * step) * C + c0);
       xv[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
+      mv[u] = mask ? *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0) : gv[u];
     }
 #pragma unroll
-    for (int u = 0; u < kInFlight; ++u) *reinterpret_cast<P*>(gx + (r + u * step) * C + c0) = apply(gv[u], xv[u]);
+    for (int u = 0; u < kInFlight; ++u)
+      *reinterpret_cast<P*>(gx + (r + u * step) * C + c0) = apply(gv[u], xv[u], mv[u]);
   }
-  for (; r < R; r += step)
-    *reinterpret_cast<P*>(gx + r * C + c0) =
-        apply(*reinterpret_cast<const P*>(g + r * C + c0), *reinterpret_cast<const P*>(x + r * C + c0));
+  for (; r < R; r += step) {
+    const P gv = *reinterpret_cast<const P*>(g + r * C + c0);
+    const P mv = mask ? *reinterpret_cast<const P*>(mask + r * C + c0) : gv;
+    *reinterpret_cast<P*>(gx + r * C + c0) = apply(gv, *reinterpret_cast<const P*>(x + r * C + c0), mv);
+  }
 }
 
 unsigned channel_blocks(int64_t C) { return static_cast<unsigned>(std::min<int64_t>((C + 255) / 256, 4096)); }
@@ -452,7 +497,7 @@ void batch_norm_forward(OpCall& call) {
     const D* xp = static_cast<const D*>(x.data_ptr());
     Partials partials;
     if (at.training)
-      partials = channel_partials<D>(xp, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
+      partials = channel_partials<D>(xp, nullptr, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
     Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
     const BnFinalizeArgs args{C, S, static_cast<double>(N * S), at.momentum, at.eps, at.training};
     batch_norm_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
@@ -468,12 +513,13 @@ void batch_norm_forward(OpCall& call) {
       const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);
       with_row_vector<D>(vec, [&](auto v) {
         batch_norm_apply_rows_kernel<D, decltype(v)::value>
-            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(xp, yp, ap, N, C);
+            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(xp, yp, ap, N, C, at.relu);
       });
     } else {
       const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {xp, yp}, dev.index, false);
-      if (p.vec) batch_norm_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr);
-      else batch_norm_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr);
+      if (p.vec)
+        batch_norm_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr, at.relu);
+      else batch_norm_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr, at.relu);
     }
     HEARTH_CUDA_CHECK_LAUNCH();
   });
@@ -482,7 +528,7 @@ void batch_norm_forward(OpCall& call) {
 void batch_norm_backward(OpCall& call) {
   const Tensor &g = call.in(0), &x = call.in(1), &mean = call.in(2), &invstd = call.in(3);
   const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
-  const bool training = call.attrs<BatchNormAttrs>().training;
+  const bool training = call.attrs<BatchNormAttrs>().training, relu = call.attrs<BatchNormAttrs>().relu;
   const Device dev = x.device();
   activate(dev.index);
   const cudaStream_t s = stream(dev.index);
@@ -494,9 +540,10 @@ void batch_norm_backward(OpCall& call) {
     const D* gp = static_cast<const D*>(g.data_ptr());
     const D* xp = static_cast<const D*>(x.data_ptr());
     const A* mp = static_cast<const A*>(mean.data_ptr());
+    const D* yp = relu ? static_cast<const D*>(call.in(5).data_ptr()) : nullptr;  // the fused ReLU's mask
     Partials partials;
     if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training)))
-      partials = channel_partials<D>(gp, xp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
+      partials = channel_partials<D>(gp, xp, yp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
     Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
     batch_norm_grad_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
         partials.view<A>(C), C, static_cast<double>(N * S), training, mp, static_cast<const A*>(invstd.data_ptr()),
@@ -506,17 +553,22 @@ void batch_norm_backward(OpCall& call) {
     D* op = static_cast<D*>(gx.data_ptr());
     const A* cp = static_cast<const A*>(coef.data_ptr());
     if (S == 1) {
-      const int vec = row_vector<D>(C, {gp, xp, op});
+      const int vec = row_vector<D>(C, {gp, xp, yp, op});
       const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);
       with_row_vector<D>(vec, [&](auto v) {
         batch_norm_grad_apply_rows_kernel<D, decltype(v)::value>
-            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(gp, xp, op, cp, N, C);
+            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(gp, xp, yp, op, cp, N, C);
       });
     } else {
-      const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, op}, dev.index, false);
-      if (p.vec)
-        batch_norm_grad_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(gp, xp, op, cp, N * C, C, S, p.tpr);
-      else batch_norm_grad_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(gp, xp, op, cp, N * C, C, S, p.tpr);
+      const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, yp ? yp : xp, op}, dev.index, false);
+      auto launch = [&](auto vec, auto masked) {
+        batch_norm_grad_apply_kernel<D, decltype(vec)::value, decltype(masked)::value>
+            <<<p.blocks, p.threads, 0, s>>>(gp, xp, yp, op, cp, N * C, C, S, p.tpr);
+      };
+      if (p.vec && yp) launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
+      else if (p.vec) launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
+      else if (yp) launch(IntTag<1>{}, BoolTag<true>{});
+      else launch(IntTag<1>{}, BoolTag<false>{});
     }
     HEARTH_CUDA_CHECK_LAUNCH();
   });
