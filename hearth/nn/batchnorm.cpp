@@ -47,7 +47,11 @@ void BatchNorm::reset_parameters() {
   }
 }
 
-Tensor BatchNorm::forward(const Tensor& x) {
+Tensor BatchNorm::forward(const Tensor& x) { return normalize(x, false); }
+
+Tensor BatchNorm::forward_relu(const Tensor& x) { return normalize(x, true); }
+
+Tensor BatchNorm::normalize(const Tensor& x, bool relu) {
   check_input(x);
   HEARTH_CHECK(x.size(1) == num_features, ShapeError, "[", type_name(), "] expected ", num_features,
                " channels (dim 1), got input of shape ", x.shape_string());
@@ -62,8 +66,10 @@ Tensor BatchNorm::forward(const Tensor& x) {
   // statistics are kept (PyTorch's rule).
   const bool use_batch_stats = is_training() || !track_running_stats;
   const bool update = is_training() && track_running_stats;
-  return batch_norm(x, update || !use_batch_stats ? running_mean : Tensor(),
-                    update || !use_batch_stats ? running_var : Tensor(), weight, bias, use_batch_stats, factor, eps);
+  const Tensor rm = update || !use_batch_stats ? running_mean : Tensor();
+  const Tensor rv = update || !use_batch_stats ? running_var : Tensor();
+  if (relu) return batch_norm_relu(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
+  return batch_norm(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
 }
 
 std::string BatchNorm::extra_repr() const {

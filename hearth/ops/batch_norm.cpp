@@ -58,31 +58,29 @@ struct KernelLayout {
   }
 };
 
-}  // namespace
-
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps) {
+Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
+                       bool relu) {
   static OpHandle op = detail::op_handle("batch_norm", {1, 2});
   static OpHandle bw_op = detail::op_handle("batch_norm_backward");
-  detail::check_floating("batch_norm", x, "input");
-  HEARTH_CHECK(x.dim() >= 2, ShapeError, "[batch_norm] expected an input of shape [N, C, *] with at least 2 dims, got ",
+  detail::check_floating(name, x, "input");
+  HEARTH_CHECK(x.dim() >= 2, ShapeError, "[", name, "] expected an input of shape [N, C, *] with at least 2 dims, got ",
                x.shape_string());
   const int64_t N = x.size(0), C = x.size(1);
   int64_t S = 1;
   for (int64_t d = 2; d < x.dim(); ++d) S *= x.size(d);
-  detail::check_channel_param("batch_norm", running_mean, "running_mean", C, x);
-  detail::check_channel_param("batch_norm", running_var, "running_var", C, x);
-  detail::check_channel_param("batch_norm", weight, "weight", C, x);
-  detail::check_channel_param("batch_norm", bias, "bias", C, x);
-  HEARTH_CHECK(training || (running_mean.defined() && running_var.defined()), ValueError,
-               "[batch_norm] evaluation (training=false) needs running_mean and running_var");
-  HEARTH_CHECK(!training || N * S > 1, ValueError,
-               "[batch_norm] expected more than 1 value per channel when training, got input of shape ",
-               x.shape_string());
-  HEARTH_CHECK(eps > 0, ValueError, "[batch_norm] eps must be positive, got ", eps);
+  detail::check_channel_param(name, running_mean, "running_mean", C, x);
+  detail::check_channel_param(name, running_var, "running_var", C, x);
+  detail::check_channel_param(name, weight, "weight", C, x);
+  detail::check_channel_param(name, bias, "bias", C, x);
+  HEARTH_CHECK(training || (running_mean.defined() && running_var.defined()), ValueError, "[", name,
+               "] evaluation (training=false) needs running_mean and running_var");
+  HEARTH_CHECK(!training || N * S > 1, ValueError, "[", name,
+               "] expected more than 1 value per channel when training, got input of shape ", x.shape_string());
+  HEARTH_CHECK(eps > 0, ValueError, "[", name, "] eps must be positive, got ", eps);
   if (training) {
-    if (running_mean.defined()) detail::check_inplace_allowed("batch_norm", running_mean);
-    if (running_var.defined()) detail::check_inplace_allowed("batch_norm", running_var);
+    if (running_mean.defined()) detail::check_inplace_allowed(name, running_mean);
+    if (running_var.defined()) detail::check_inplace_allowed(name, running_var);
   }
 
   const DType acc = detail::acc_dtype(x.dtype());
@@ -92,7 +90,7 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   Tensor y = layout.empty(x.dtype(), dev);
   Tensor mean = Tensor::empty({C}, acc, dev), invstd = Tensor::empty({C}, acc, dev);
   RunningStat rm(running_mean), rv(running_var);
-  const BatchNormAttrs attrs{training, momentum, eps};
+  const BatchNormAttrs attrs{training, momentum, eps, relu};
   if (C > 0) {
     detail::run(op, {x3, rm.arg, rv.arg, detail::dense_detached(weight), detail::dense_detached(bias)},
                 {layout.matrix_of_empty(y), mean, invstd}, attrs);
@@ -101,8 +99,10 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   rv.finish(training && C > 0);
 
   if (autograd::any_requires_grad({x, weight, bias})) {
-    autograd::record("BatchNormBackward", {x, weight, bias}, {y},
-                     [sx = SavedTensor(x3), sw = SavedTensor(weight), mean, invstd, attrs, layout,
+    // The fused ReLU's mask comes from the output, saved as the kernels' matrix.
+    const SavedTensor sy = relu ? SavedTensor(layout.matrix_of_empty(y)) : SavedTensor();
+    autograd::record(relu ? "BatchNormReluBackward" : "BatchNormBackward", {x, weight, bias}, {y},
+                     [sx = SavedTensor(x3), sw = SavedTensor(weight), sy, mean, invstd, attrs, layout,
                       wdt = weight.defined() ? weight.dtype() : acc,
                       bdt = bias.defined() ? bias.dtype() : acc](const BackwardContext& c) {
                        Tensor xs = sx.unpack(c.name());
@@ -113,13 +113,27 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                        Tensor gx = c.needs(0) ? layout.empty(xs.dtype(), xs.device()) : Tensor();
                        Tensor gw = c.needs(1) ? Tensor::empty({s3[1]}, wdt, xs.device()) : Tensor();
                        Tensor gb = c.needs(2) ? Tensor::empty({s3[1]}, bdt, xs.device()) : Tensor();
+                       std::vector<Tensor> ins{g, xs, mean, invstd, w};
+                       if (attrs.relu) ins.push_back(sy.unpack(c.name()));
                        if (s3[1] > 0)
-                         detail::run(bw_op, {g, xs, mean, invstd, w},
-                                     {gx.defined() ? layout.matrix_of_empty(gx) : gx, gw, gb}, attrs);
+                         detail::run(bw_op, std::move(ins), {gx.defined() ? layout.matrix_of_empty(gx) : gx, gw, gb},
+                                     attrs);
                        return std::vector<Tensor>{gx, gw, gb};
                      });
   }
   return y;
+}
+
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  return batch_norm_impl("batch_norm", x, running_mean, running_var, weight, bias, training, momentum, eps, false);
+}
+
+Tensor batch_norm_relu(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                       const Tensor& bias, bool training, double momentum, double eps) {
+  return batch_norm_impl("batch_norm_relu", x, running_mean, running_var, weight, bias, training, momentum, eps, true);
 }
 
 }  // namespace hearth

@@ -25,6 +25,11 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
 // Otherwise normalise with the running statistics. weight/bias optional.
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+// relu(batch_norm(...)) in the batch norm's own kernels: no separate pass over
+// the output forward, and the ReLU's mask (from the saved output) applied
+// inside the batch norm's backward.
+Tensor batch_norm_relu(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                       const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
 // Normalises over the trailing dims given by normalized_shape.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);

@@ -80,14 +80,14 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
   Tensor indices = Tensor::empty(shape, DType::int64, in.x.device(), in.fmt);
   if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out, indices}, attrs);
   autograd::record("MaxPool2dBackward", {in.x}, {out},
-                   [si = SavedTensor(indices), x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
+                   [si = SavedTensor(indices), attrs, x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
                      static OpHandle bop = detail::op_handle("max_pool2d_backward");
                      Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
                      Tensor idx = si.unpack(c.name());
                      if (idx.numel() == 0)
                        fill_(gx, 0);
                      else
-                       detail::run(bop, {contiguous(c.grad(0), fmt), idx}, {gx});
+                       detail::run(bop, {contiguous(c.grad(0), fmt), idx}, {gx}, attrs);
                      return std::vector<Tensor>{gx};
                    });
   return finish(out, in.unbatched);

@@ -6,6 +6,7 @@
 // batch norm, half inputs beside float32 parameters.
 #include <cmath>
 
+#include "hearth/core/errors.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
@@ -163,6 +164,132 @@ const ParityRegistrar batch_norm_mixed({"batch_norm half input, float32 paramete
                                           Tensor e = batch_norm(in[0], in[1], in[2], in[3], in[4], false);
                                           return std::vector<Tensor>{y, rm, rv, e};
                                         }});
+
+// Channels fastest ([N, C] and NHWC as [N*H*W, C]): 16-byte vectors of
+// channels where C allows (64, 24, 2056 for every dtype), scalar ones where it
+// does not (13, 2100 for the 16-bit types), one column tile and several (2056
+// and 2100 channels are more than 256 vectors wide), many row splits with a
+// remainder (2000 rows), and every combination of statistics and parameters.
+Tensor nhwc(const Tensor& t) { return contiguous(t, MemoryFormat::channels_last); }
+
+const ParityRegistrar batch_norm_channels_fastest(
+    {"batch_norm channels fastest: NHWC C=64,24,13, [2000,40], [40,2056], [30,2100]",
+     {"batch_norm", "batch_norm_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({4, 64, 9, 7}, dt), random_input({64}, dt), positive({64}, dt),
+                                  random_input({64}, dt),          random_input({64}, dt), random_input({3, 24, 5, 5}, dt),
+                                  random_input({2, 13, 6, 5}, dt), random_input({13}, dt), random_input({2000, 40}, dt),
+                                  random_input({40, 2056}, dt),    random_input({30, 2100}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor y0 = batch_norm(nhwc(in[0]), rm, rv, in[3], in[4], true, 0.3);
+       Tensor e0 = batch_norm(nhwc(in[0]), in[1].detach(), in[2].detach(), in[3], in[4], false);
+       Tensor y1 = batch_norm(nhwc(in[5]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y2 = batch_norm(nhwc(add(in[6], 4.0)), Tensor(), Tensor(), in[7], Tensor(), true);
+       Tensor y3 = batch_norm(in[8], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y4 = batch_norm(in[9], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y5 = batch_norm(in[10], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       return std::vector<Tensor>{y0, rm, rv, e0, y1, y2, y3, y4, y5};
+     }});
+
+const ParityRegistrar batch_norm_channels_fastest_mixed(
+    {"batch_norm NHWC half input, float32 parameters and statistics",
+     {"batch_norm", "batch_norm_backward"},
+     kHalf,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({5, 32, 7, 6}, dt), random_input({32}, DType::float32),
+                                  positive({32}, DType::float32), random_input({32}, DType::float32),
+                                  random_input({32}, DType::float32)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor x = nhwc(in[0]);
+       Tensor y = batch_norm(x, rm, rv, in[3], in[4], true);
+       Tensor e = batch_norm(x, in[1], in[2], in[3], in[4], false);
+       return std::vector<Tensor>{y, rm, rv, e};
+     }});
+
+// The fused ReLU on every apply and partial-sum path: NCHW rows (vector and
+// scalar widths), NHWC vectors and scalars, [N, C], eval statistics, and half
+// inputs beside float32 parameters. The mask in the backward comes from the
+// saved output, so gradients vanish exactly where the outputs were clipped.
+const ParityRegistrar batch_norm_relu_case(
+    {"batch_norm_relu: NCHW S=64 and S=35, NHWC C=32 and C=13, [N,C], eval",
+     {"batch_norm", "batch_norm_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({3, 32, 8, 8}, dt), random_input({32}, dt), positive({32}, dt),
+                                  random_input({32}, dt),          random_input({32}, dt), random_input({4, 13, 7, 5}, dt),
+                                  random_input({500, 24}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor y0 = batch_norm_relu(in[0], rm, rv, in[3], in[4], true, 0.3);
+       Tensor y1 = batch_norm_relu(nhwc(in[0]), Tensor(), Tensor(), in[3], in[4], true);
+       Tensor y2 = batch_norm_relu(in[5], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y3 = batch_norm_relu(nhwc(in[5]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y4 = batch_norm_relu(in[6], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor e0 = batch_norm_relu(nhwc(in[0]), in[1].detach(), in[2].detach(), in[3], in[4], false);
+       return std::vector<Tensor>{y0, rm, rv, y1, y2, y3, y4, e0};
+     }});
+
+const ParityRegistrar batch_norm_relu_mixed({"batch_norm_relu NHWC half input, float32 parameters",
+                                             {"batch_norm", "batch_norm_backward"},
+                                             kHalf,
+                                             [](DType dt) {
+                                               return std::vector<Tensor>{random_input({4, 16, 6, 5}, dt),
+                                                                          random_input({16}, DType::float32),
+                                                                          random_input({16}, DType::float32)};
+                                             },
+                                             [](const std::vector<Tensor>& in, Device) {
+                                               return std::vector<Tensor>{batch_norm_relu(
+                                                   nhwc(in[0]), Tensor(), Tensor(), in[1], in[2], true)};
+                                             }});
+
+// ---- max pooling: the backward gathers over the windows that can hold a cell ----
+
+// Every window shape the gather must get right: heavy overlap (3x3 stride 1),
+// ResNet's 3x3 stride 2 pad 1, dilation with padding, ceil_mode's partial last
+// window, and stride above the kernel (cells in no window get zero).
+std::vector<Tensor> max_pools(const Tensor& x) {
+  return {max_pool2d(x, {3, 3}, {1, 1}, {1, 1}),
+          max_pool2d(x, {3, 3}, {2, 2}, {1, 1}),
+          max_pool2d(x, {3, 2}, {1, 2}, {1, 1}, {2, 3}),
+          max_pool2d(x, {2, 3}, {2, 2}, {1, 0}, {1, 1}, true),
+          max_pool2d(x, {2, 2}, {3, 3}),
+          max_pool2d(x, {2, 2})};
+}
+
+const ParityRegistrar max_pool_windows_nchw({"max_pool2d NCHW: overlap, s2 p1, dilation, ceil, gaps",
+                                             {"max_pool2d", "max_pool2d_backward"},
+                                             kFloat,
+                                             [](DType dt) {
+                                               return std::vector<Tensor>{random_input({2, 3, 13, 11}, dt)};
+                                             },
+                                             [](const std::vector<Tensor>& in, Device) { return max_pools(in[0]); }});
+
+// C = 16: vector kernels for every dtype; 12: vectors for float32 and float64
+// only; 5: the scalar NHWC path.
+const ParityRegistrar max_pool_windows_nhwc({"max_pool2d NHWC C=16,12,5: overlap, s2 p1, dilation, ceil, gaps",
+                                             {"max_pool2d", "max_pool2d_backward"},
+                                             kFloat,
+                                             [](DType dt) {
+                                               return std::vector<Tensor>{random_input({2, 16, 13, 11}, dt),
+                                                                          random_input({3, 12, 9, 10}, dt),
+                                                                          random_input({2, 5, 7, 9}, dt)};
+                                             },
+                                             [](const std::vector<Tensor>& in, Device) {
+                                               std::vector<Tensor> outs;
+                                               for (const Tensor& x : in)
+                                                 for (Tensor& y : max_pools(nhwc(x))) {
+                                                   HEARTH_CHECK(y.is_contiguous(MemoryFormat::channels_last),
+                                                                ValueError, "[parity] max_pool2d lost channels_last");
+                                                   outs.push_back(y);
+                                                 }
+                                               return outs;
+                                             }});
 
 // ---- losses (reduction "none": the per-row kernels alone) ----
 

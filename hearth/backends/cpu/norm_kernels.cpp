@@ -74,7 +74,10 @@ void batch_norm_kernel(OpCall& call) {
         const int64_t c = r % C;
         const T* xr = xp + r * S;
         T* yr = yp + r * S;
-        for (int64_t i = 0; i < S; ++i) yr[i] = static_cast<T>(static_cast<Cm>(xr[i]) * scale[c] + shift[c]);
+        for (int64_t i = 0; i < S; ++i) {
+          const T v = static_cast<T>(static_cast<Cm>(xr[i]) * scale[c] + shift[c]);
+          yr[i] = a.relu && !(static_cast<Cm>(v) > Cm(0)) ? static_cast<T>(Cm(0)) : v;
+        }
       }
     });
   });
@@ -108,6 +111,12 @@ void batch_norm_backward_kernel(OpCall& call) {
     using Cm = compute_t<T>;
     const T* xp = static_cast<const T*>(x.data_ptr());
     const T* gp = static_cast<const T*>(g.data_ptr());
+    const T* yp = a.relu ? static_cast<const T*>(call.in(5).data_ptr()) : nullptr;
+    // The fused ReLU's gradient: grad_y where the output is positive, else 0.
+    auto grad_at = [&](int64_t i) {
+      if (yp && !(static_cast<Cm>(yp[i]) > Cm(0))) return 0.0;
+      return static_cast<double>(static_cast<Cm>(gp[i]));
+    };
     T* gxp = gx.defined() ? static_cast<T*>(gx.data_ptr()) : nullptr;
     parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
       for (int64_t c = cb; c < ce; ++c) {
@@ -115,7 +124,7 @@ void batch_norm_backward_kernel(OpCall& call) {
         for (int64_t n = 0; n < N; ++n) {
           const int64_t base = (n * C + c) * S;
           for (int64_t i = 0; i < S; ++i) {
-            const double gv = static_cast<double>(static_cast<Cm>(gp[base + i]));
+            const double gv = grad_at(base + i);
             sg += gv;
             sgx += gv * (static_cast<double>(static_cast<Cm>(xp[base + i])) - mean[c]);
           }
@@ -132,7 +141,7 @@ void batch_norm_backward_kernel(OpCall& call) {
           const int64_t base = (n * C + c) * S;
           for (int64_t i = 0; i < S; ++i) {
             const double xhat = (static_cast<double>(static_cast<Cm>(xp[base + i])) - mean[c]) * invstd[c];
-            const double gv = static_cast<double>(static_cast<Cm>(gp[base + i]));
+            const double gv = grad_at(base + i);
             gxp[base + i] = static_cast<T>(static_cast<Cm>(k * (gv - mg - xhat * mgx)));
           }
         }

@@ -15,7 +15,18 @@
 // does not swamp the variance), a per-channel kernel merges the partials in
 // double and turns them into mean, invstd, running statistics and an affine
 // map, and a row kernel applies it. Backward reuses the same partial-sum kernel
-// for sum(g) and sum(g (x - mean)).
+// for sum(g) and sum(g (x - mean)), then applies a per-channel map too: two
+// passes over the data each way, the fewest the statistics allow.
+// Inputs whose channels are fastest ([N, C], and NHWC images as [N*H*W, C])
+// have kernels of their own: a thread owns 16 bytes of adjacent channels,
+// keeps their sums or maps in registers, and walks rows with four loads in
+// flight, so a warp reads contiguous memory and every SM is busy however few
+// channels there are. The sums' order depends only on the shape and the
+// device's SM count, never on timing.
+// A fused ReLU (BatchNormAttrs::relu) clips the output in the apply kernels
+// and, backward, masks grad_y by the saved output inside the partial-sum and
+// apply kernels, so relu(batch_norm(x)) reads and writes no more than
+// batch_norm alone, plus one read of the output in each backward pass.
 //
 // Layer norm: a group of threads per row keeps the row in registers (one read,
 // one write) with an exact two-pass variance; weight and bias gradients are
@@ -59,11 +70,19 @@ struct GradTerms {
   }
 };
 
+// The fused ReLU's gradient: g where the saved output is positive, else 0
+// (relu_backward's rule). Without a mask, g itself.
+template <typename A>
+__device__ __forceinline__ A relu_masked(A g, A y) {
+  return y > A(0) ? g : A(0);
+}
+
 // S > 1. Block (split, channel) walks its units (row n, tile of S) with blockDim.x
 // threads along S and blockDim.y units at a time. Partials are [2][C][splits].
 template <typename D, typename Terms>
-__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, int64_t N, int64_t C,
-                                        int64_t S, int64_t tile, int64_t tiles, Terms terms, acc_t<D>* partials) {
+__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
+                                        int64_t N, int64_t C, int64_t S, int64_t tile, int64_t tiles, Terms terms,
+                                        acc_t<D>* partials) {
   using A = acc_t<D>;
   __shared__ A smem[64];
   const int64_t splits = gridDim.x, units = N * tiles;
@@ -77,7 +96,8 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
       const int64_t row = (n * C + c) * S;
       for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
         const A bv = Terms::kTwoInputs ? to_acc(b[row + i]) : A(0);
-        terms.add(ctr, to_acc(a[row + i]), bv, s[0], s[1]);
+        const A av = mask ? relu_masked(to_acc(a[row + i]), to_acc(mask[row + i])) : to_acc(a[row + i]);
+        terms.add(ctr, av, bv, s[0], s[1]);
       }
     }
     block_reduce<2>(s, SumOp{}, smem);
@@ -88,47 +108,159 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
   }
 }
 
-// S == 1 ([N, C] input): 32 adjacent channels per block, coalesced along C;
-// blockDim.y rows at a time, split over gridDim.y.
-template <typename D, typename Terms>
-__global__ void column_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, int64_t N, int64_t C,
-                                       Terms terms, acc_t<D>* partials) {
+// S == 1: R rows of C channels ([N, C] input, or an NHWC image as [N*H*W, C]).
+// A block is a tile of blockDim.x threads along C, each owning VEC adjacent
+// channels (one 16-byte load per row), by blockDim.y rows; when a tile spans a
+// whole row, a warp reads consecutive rows, one contiguous run of memory. Split
+// blockIdx.y takes the rows [R k / splits, R (k + 1) / splits), its threads
+// every blockDim.y-th of them, four in flight. Partials are [2][splits][C].
+template <typename D, int VEC, typename Terms>
+__global__ void __launch_bounds__(256)
+    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask, int64_t R,
+                        int64_t C, Terms terms, acc_t<D>* partials) {
   using A = acc_t<D>;
+  using P = Pack<D, VEC>;
+  constexpr int kInFlight = 4;
   __shared__ A smem[256];
-  const int64_t splits = gridDim.y;
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  A s0 = 0, s1 = 0;
-  if (c < C) {
-    const A ctr = terms.center(c);
-    for (int64_t n = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y; n < N; n += splits * blockDim.y) {
-      const A bv = Terms::kTwoInputs ? to_acc(b[n * C + c]) : A(0);
-      terms.add(ctr, to_acc(a[n * C + c]), bv, s0, s1);
+  const int64_t splits = gridDim.y, split = blockIdx.y;
+  const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+  const bool active = c0 < C;
+  A ctr[VEC], s0[VEC], s1[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) {
+    ctr[e] = active ? terms.center(c0 + e) : A(0);
+    s0[e] = s1[e] = 0;
+  }
+  if (active) {
+    const int64_t r1 = R * (split + 1) / splits, step = blockDim.y;
+    int64_t r = R * split / splits + threadIdx.y;
+    for (; r + (kInFlight - 1) * step < r1; r += kInFlight * step) {
+      P av[kInFlight], bv[kInFlight], mv[kInFlight];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+        av[u] = *reinterpret_cast<const P*>(a + (r + u * step) * C + c0);
+        if constexpr (Terms::kTwoInputs) bv[u] = *reinterpret_cast<const P*>(b + (r + u * step) * C + c0);
+        if (mask) mv[u] = *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0);
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u)
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) {
+          const A v = mask ? relu_masked(to_acc(av[u].v[e]), to_acc(mv[u].v[e])) : to_acc(av[u].v[e]);
+          terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0), s0[e], s1[e]);
+        }
+    }
+    for (; r < r1; r += step) {
+      const P av = *reinterpret_cast<const P*>(a + r * C + c0);
+      P bv = av, mv = av;
+      if constexpr (Terms::kTwoInputs) bv = *reinterpret_cast<const P*>(b + r * C + c0);
+      if (mask) mv = *reinterpret_cast<const P*>(mask + r * C + c0);
+#pragma unroll
+      for (int e = 0; e < VEC; ++e) {
+        const A v = mask ? relu_masked(to_acc(av.v[e]), to_acc(mv.v[e])) : to_acc(av.v[e]);
+        terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0), s0[e], s1[e]);
+      }
     }
   }
-  s0 = column_reduce(s0, SumOp{}, smem);
-  s1 = column_reduce(s1, SumOp{}, smem);
-  if (threadIdx.y == 0 && c < C) {
-    partials[c * splits + blockIdx.y] = s0;
-    partials[(C + c) * splits + blockIdx.y] = s1;
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) {
+    s0[e] = column_reduce(s0[e], SumOp{}, smem);
+    s1[e] = column_reduce(s1[e], SumOp{}, smem);
+  }
+  if (threadIdx.y == 0 && active) {
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      partials[split * C + c0 + e] = s0[e];
+      partials[(splits + split) * C + c0 + e] = s1[e];
+    }
   }
 }
 
-// Launches the partial sums; returns the partials tensor [2, C, splits] (splits
-// = size(2)). N * S > 0.
+// How rows of C channels are tiled: blockDim.x threads of VEC channels across
+// (the whole row when it has at most 256 vectors), blockDim.y rows down (a
+// power of two, 256 threads at most), about `blocks_per_sm` blocks per SM.
+struct RowTiles {
+  dim3 block;
+  unsigned col_tiles = 0, row_blocks = 0;
+};
+
+RowTiles plan_row_tiles(int64_t R, int64_t C, int vec, int device, int64_t blocks_per_sm) {
+  const int64_t chunks = (C + vec - 1) / vec;
+  const int bx = static_cast<int>(std::min<int64_t>(chunks, 256));
+  int by = 1;
+  while (by * 2 * bx <= 256) by *= 2;
+  RowTiles t;
+  t.block = dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by));
+  const int64_t col_tiles = (chunks + bx - 1) / bx;
+  const int64_t target = static_cast<int64_t>(sm_count(device)) * blocks_per_sm;
+  const int64_t most = std::max<int64_t>(1, std::min<int64_t>((R + by - 1) / by, 65535));
+  t.col_tiles = static_cast<unsigned>(col_tiles);
+  t.row_blocks = static_cast<unsigned>(std::clamp<int64_t>((target + col_tiles - 1) / col_tiles, 1, most));
+  return t;
+}
+
+// 16 bytes of channels per thread when C and every pointer allow it, else 1.
+template <typename D>
+int row_vector(int64_t C, std::initializer_list<const void*> ptrs) {
+  if (C % kVecOf<D> != 0) return 1;
+  for (const void* p : ptrs)
+    if (p && !aligned16(p)) return 1;
+  return kVecOf<D>;
+}
+
+// Calls launch(IntTag<VEC>) for the chosen vector width.
+template <typename D, typename F>
+void with_row_vector(int vec, F&& launch) {
+  if (vec > 1) launch(IntTag<kVecOf<D>>{});
+  else launch(IntTag<1>{});
+}
+
+// The partial sums of a launch and how the finalize kernels read them.
+template <typename A>
+struct PartialSums {
+  const A* p = nullptr;
+  int64_t C = 0, splits = 0;
+  bool split_major = false;  // [2][splits][C], else [2][C][splits]
+  // Adds channel c's splits in order, in double.
+  __device__ void sum(int64_t c, double& s0, double& s1) const {
+    const int64_t cs = split_major ? 1 : splits, ks = split_major ? C : 1;
+    for (int64_t k = 0; k < splits; ++k) {
+      s0 += p[c * cs + k * ks];
+      s1 += p[C * splits + c * cs + k * ks];
+    }
+  }
+};
+
+struct Partials {
+  Tensor sums;  // 2 * C * splits values of the accumulation type
+  int64_t splits = 0;
+  bool split_major = false;
+  template <typename A>
+  PartialSums<A> view(int64_t C) const {
+    if (!sums.defined()) return {};
+    return {static_cast<const A*>(sums.data_ptr()), C, splits, split_major};
+  }
+};
+
+// Launches the partial sums of [N, C, S]; N * S > 0.
 template <typename D, typename Terms>
-Tensor channel_partials(const D* a, const D* b, int64_t N, int64_t C, int64_t S, Terms terms, DType acc_dtype,
-                        Device dev, cudaStream_t s) {
-  const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
-  Tensor partials;
+Partials channel_partials(const D* a, const D* b, const D* mask, int64_t N, int64_t C, int64_t S, Terms terms,
+                          DType acc_dtype, Device dev, cudaStream_t s) {
+  Partials out;
   if (S == 1) {
-    const dim3 block(32, 8);
-    const int64_t col_tiles = (C + 31) / 32;
-    const int64_t max_splits = std::max<int64_t>(1, std::min<int64_t>((N + 7) / 8, 65535));
-    const int64_t splits = std::clamp<int64_t>((target_blocks + col_tiles - 1) / col_tiles, 1, max_splits);
-    partials = Tensor::empty({2, C, splits}, acc_dtype, dev);
-    column_partials_kernel<D, Terms><<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(splits)), block, 0,
-                                       s>>>(a, b, N, C, terms, static_cast<acc_t<D>*>(partials.data_ptr()));
+    // About four blocks per SM keep enough loads in flight; more only lengthen
+    // the finalize's serial sum over splits.
+    const int vec = row_vector<D>(C, {a, b, mask});
+    const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 4);
+    out.splits = t.row_blocks;
+    out.split_major = true;
+    out.sums = Tensor::empty({2, out.splits, C}, acc_dtype, dev);
+    with_row_vector<D>(vec, [&](auto v) {
+      row_partials_kernel<D, decltype(v)::value, Terms><<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(
+          a, b, mask, N, C, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
+    });
   } else {
+    const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
     const int bx = std::min(pow2_at_least(S), 256), by = 256 / bx;
     // Rows are cut into tiles only when there are too few rows to share out.
     const int64_t per_channel = std::max<int64_t>(1, (target_blocks + C - 1) / C);
@@ -137,31 +269,18 @@ Tensor channel_partials(const D* a, const D* b, int64_t N, int64_t C, int64_t S,
     const int64_t tile = ((S + tiles - 1) / tiles + bx - 1) / bx * bx;
     tiles = (S + tile - 1) / tile;
     const int64_t units = N * tiles;
-    const int64_t splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
-    partials = Tensor::empty({2, C, splits}, acc_dtype, dev);
-    const dim3 grid(static_cast<unsigned>(splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
-    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, N, C, S, tile, tiles, terms,
-                                                                    static_cast<acc_t<D>*>(partials.data_ptr()));
+    out.splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
+    out.sums = Tensor::empty({2, C, out.splits}, acc_dtype, dev);
+    const dim3 grid(static_cast<unsigned>(out.splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
+    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, N, C, S, tile, tiles, terms,
+                                                                    static_cast<acc_t<D>*>(out.sums.data_ptr()));
   }
   HEARTH_CUDA_CHECK_LAUNCH();
-  return partials;
-}
-
-__device__ inline void sum_partials(const float* p, int64_t c, int64_t C, int64_t splits, double& s0, double& s1) {
-  for (int64_t k = 0; k < splits; ++k) {
-    s0 += p[c * splits + k];
-    s1 += p[(C + c) * splits + k];
-  }
-}
-__device__ inline void sum_partials(const double* p, int64_t c, int64_t C, int64_t splits, double& s0, double& s1) {
-  for (int64_t k = 0; k < splits; ++k) {
-    s0 += p[c * splits + k];
-    s1 += p[(C + c) * splits + k];
-  }
+  return out;
 }
 
 struct BnFinalizeArgs {
-  int64_t C, S, splits;
+  int64_t C, S;
   double count, momentum, eps;
   bool training;
 };
@@ -169,7 +288,7 @@ struct BnFinalizeArgs {
 // Per channel: batch (or running) statistics, running-statistic update, and the
 // affine map y = x * scale + shift, all in double.
 template <typename D>
-__global__ void batch_norm_finalize_kernel(const acc_t<D>* __restrict__ partials, const D* __restrict__ x,
+__global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x,
                                            BnFinalizeArgs a, Param<D> rm, Param<D> rv, Param<D> w, Param<D> b,
                                            acc_t<D>* mean_out, acc_t<D>* invstd_out, acc_t<D>* affine) {
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < a.C;
@@ -177,7 +296,7 @@ __global__ void batch_norm_finalize_kernel(const acc_t<D>* __restrict__ partials
     double mean, invstd;
     if (a.training) {
       double s0 = 0, s1 = 0;
-      sum_partials(partials, c, a.C, a.splits, s0, s1);
+      partials.sum(c, s0, s1);
       const double shift = s0 / a.count;
       const double var = fmax(s1 / a.count - shift * shift, 0.0);
       mean = static_cast<double>(to_acc(x[c * a.S])) + shift;
@@ -197,11 +316,21 @@ __global__ void batch_norm_finalize_kernel(const acc_t<D>* __restrict__ partials
   }
 }
 
-// y = x * affine[c] + affine[C + c] over rows (n, c) of S elements.
+// The output in D's precision; with the fused ReLU, negative (and NaN) values
+// become 0 after rounding, as relu(batch_norm(x)) would.
+template <typename D>
+__device__ __forceinline__ acc_t<D> bn_out(acc_t<D> v, bool relu) {
+  if (!relu) return v;
+  const acc_t<D> rounded = to_acc(from_acc<D>(v));
+  return rounded > acc_t<D>(0) ? rounded : acc_t<D>(0);
+}
+
+// y = x * affine[c] + affine[C + c] over rows (n, c) of S elements (then the
+// fused ReLU when asked).
 template <typename D, int VEC>
 __global__ void __launch_bounds__(kMaxRowThreads)
     batch_norm_apply_kernel(const D* __restrict__ x, D* __restrict__ y, const acc_t<D>* __restrict__ affine,
-                            int64_t R, int64_t C, int64_t S, int tpr) {
+                            int64_t R, int64_t C, int64_t S, int tpr, bool relu) {
   using A = acc_t<D>;
   const GroupPos gp = group_pos(tpr);
   const int rows_per_block = blockDim.x / tpr;
@@ -211,21 +340,21 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     const A scale = affine[c], shift = affine[C + c];
     const D* src[1] = {x + row * S};
     Rows<D, VEC, false, 1> r(src, S, gp.t, tpr, true);
-    r.store(y + row * S, [&](int64_t, A(&v)[1]) { return v[0] * scale + shift; });
+    r.store(y + row * S, [&](int64_t, A(&v)[1]) { return bn_out<D>(v[0] * scale + shift, relu); });
   }
 }
 
 // Per channel: grad_weight, grad_bias and the map grad_x = k g + b (x - mean) + d,
 // stored as coef[0..3][C] = k, b, mean, d.
 template <typename D>
-__global__ void batch_norm_grad_finalize_kernel(const acc_t<D>* __restrict__ partials, int64_t splits, int64_t C,
+__global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, int64_t C,
                                                 double count, bool training, const acc_t<D>* __restrict__ mean,
                                                 const acc_t<D>* __restrict__ invstd, Param<D> w, Param<D> gw,
                                                 Param<D> gb, acc_t<D>* coef) {
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double sg = 0, sgx = 0;
-    if (partials) sum_partials(partials, c, C, splits, sg, sgx);
+    if (partials.p) partials.sum(c, sg, sgx);
     const double is = static_cast<double>(invstd[c]);
     const double sum_gxhat = sgx * is;
     if (gw.p) gw.set(c, sum_gxhat);
@@ -240,10 +369,13 @@ __global__ void batch_norm_grad_finalize_kernel(const acc_t<D>* __restrict__ par
   }
 }
 
-template <typename D, int VEC>
+// grad_x = k g + b (x - mean) + d over rows (n, c) of S elements; with kMasked,
+// g is masked by the fused ReLU's saved output y first.
+template <typename D, int VEC, bool kMasked>
 __global__ void __launch_bounds__(kMaxRowThreads)
-    batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, D* __restrict__ gx,
-                                 const acc_t<D>* __restrict__ coef, int64_t R, int64_t C, int64_t S, int tpr) {
+    batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, const D* __restrict__ y,
+                                 D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C, int64_t S,
+                                 int tpr) {
   using A = acc_t<D>;
   const GroupPos gp = group_pos(tpr);
   const int rows_per_block = blockDim.x / tpr;
@@ -251,9 +383,100 @@ __global__ void __launch_bounds__(kMaxRowThreads)
        row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
     const int64_t c = row % C;
     const A k = coef[c], b = coef[C + c], m = coef[2 * C + c], d = coef[3 * C + c];
-    const D* src[2] = {g + row * S, x + row * S};
-    Rows<D, VEC, false, 2> r(src, S, gp.t, tpr, true);
-    r.store(gx + row * S, [&](int64_t, A(&v)[2]) { return k * v[0] + b * (v[1] - m) + d; });
+    constexpr int kInputs = kMasked ? 3 : 2;
+    const D* src[kInputs];
+    src[0] = g + row * S;
+    src[1] = x + row * S;
+    if constexpr (kMasked) src[kInputs - 1] = y + row * S;
+    Rows<D, VEC, false, kInputs> r(src, S, gp.t, tpr, true);
+    r.store(gx + row * S, [&](int64_t, A(&v)[kInputs]) {
+      const A gv = kMasked ? relu_masked(v[0], v[kInputs - 1]) : v[0];
+      return k * gv + b * (v[1] - m) + d;
+    });
+  }
+}
+
+// S == 1, tiled as row_partials_kernel: a thread keeps the maps of its VEC
+// channels in registers and walks every gridDim.y * blockDim.y-th row, four in
+// flight. y = x * affine[c] + affine[C + c].
+template <typename D, int VEC>
+__global__ void __launch_bounds__(256)
+    batch_norm_apply_rows_kernel(const D* __restrict__ x, D* __restrict__ y, const acc_t<D>* __restrict__ affine,
+                                 int64_t R, int64_t C, bool relu) {
+  using A = acc_t<D>;
+  using P = Pack<D, VEC>;
+  constexpr int kInFlight = 4;
+  const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+  if (c0 >= C) return;
+  A scale[VEC], shift[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) {
+    scale[e] = affine[c0 + e];
+    shift[e] = affine[C + c0 + e];
+  }
+  auto apply = [&](const P& in) {
+    P out;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) out.v[e] = from_acc<D>(bn_out<D>(to_acc(in.v[e]) * scale[e] + shift[e], relu));
+    return out;
+  };
+  const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
+  int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  for (; r + (kInFlight - 1) * step < R; r += kInFlight * step) {
+    P v[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) v[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) *reinterpret_cast<P*>(y + (r + u * step) * C + c0) = apply(v[u]);
+  }
+  for (; r < R; r += step) *reinterpret_cast<P*>(y + r * C + c0) = apply(*reinterpret_cast<const P*>(x + r * C + c0));
+}
+
+// S == 1: grad_x = k g + b (x - mean) + d, coef as batch_norm_grad_apply_kernel's.
+template <typename D, int VEC>
+__global__ void __launch_bounds__(256)
+    batch_norm_grad_apply_rows_kernel(const D* __restrict__ g, const D* __restrict__ x, const D* __restrict__ mask,
+                                      D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C) {
+  using A = acc_t<D>;
+  using P = Pack<D, VEC>;
+  constexpr int kInFlight = 4;
+  const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+  if (c0 >= C) return;
+  A k[VEC], b[VEC], m[VEC], d[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) {
+    k[e] = coef[c0 + e];
+    b[e] = coef[C + c0 + e];
+    m[e] = coef[2 * C + c0 + e];
+    d[e] = coef[3 * C + c0 + e];
+  }
+  auto apply = [&](const P& gv, const P& xv, const P& mv) {
+    P out;
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      const A gm = mask ? relu_masked(to_acc(gv.v[e]), to_acc(mv.v[e])) : to_acc(gv.v[e]);
+      out.v[e] = from_acc<D>(k[e] * gm + b[e] * (to_acc(xv.v[e]) - m[e]) + d[e]);
+    }
+    return out;
+  };
+  const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
+  int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
+  for (; r + (kInFlight - 1) * step < R; r += kInFlight * step) {
+    P gv[kInFlight], xv[kInFlight], mv[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      gv[u] = *reinterpret_cast<const P*>(g + (r + u * step) * C + c0);
+      xv[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
+      mv[u] = mask ? *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0) : gv[u];
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u)
+      *reinterpret_cast<P*>(gx + (r + u * step) * C + c0) = apply(gv[u], xv[u], mv[u]);
+  }
+  for (; r < R; r += step) {
+    const P gv = *reinterpret_cast<const P*>(g + r * C + c0);
+    const P mv = mask ? *reinterpret_cast<const P*>(mask + r * C + c0) : gv;
+    *reinterpret_cast<P*>(gx + r * C + c0) = apply(gv, *reinterpret_cast<const P*>(x + r * C + c0), mv);
   }
 }
 
@@ -272,23 +495,32 @@ void batch_norm_forward(OpCall& call) {
     using D = scalar_t;
     using A = acc_t<D>;
     const D* xp = static_cast<const D*>(x.data_ptr());
-    Tensor partials;
+    Partials partials;
     if (at.training)
-      partials = channel_partials<D>(xp, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
+      partials = channel_partials<D>(xp, nullptr, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
     Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
-    const BnFinalizeArgs args{C, S, partials.defined() ? partials.size(2) : 0, static_cast<double>(N * S),
-                              at.momentum, at.eps, at.training};
+    const BnFinalizeArgs args{C, S, static_cast<double>(N * S), at.momentum, at.eps, at.training};
     batch_norm_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
-        partials.defined() ? static_cast<const A*>(partials.data_ptr()) : nullptr, xp, args, param<D>(call.in(1)),
-        param<D>(call.in(2)), param<D>(call.in(3)), param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()),
-        static_cast<A*>(invstd.data_ptr()), static_cast<A*>(affine.data_ptr()));
+        partials.view<A>(C), xp, args, param<D>(call.in(1)), param<D>(call.in(2)), param<D>(call.in(3)),
+        param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()), static_cast<A*>(invstd.data_ptr()),
+        static_cast<A*>(affine.data_ptr()));
     HEARTH_CUDA_CHECK_LAUNCH();
     if (x.numel() == 0) return;
     D* yp = static_cast<D*>(y.data_ptr());
-    const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {xp, yp}, dev.index, false);
     const A* ap = static_cast<const A*>(affine.data_ptr());
-    if (p.vec) batch_norm_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr);
-    else batch_norm_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr);
+    if (S == 1) {
+      const int vec = row_vector<D>(C, {xp, yp});
+      const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);
+      with_row_vector<D>(vec, [&](auto v) {
+        batch_norm_apply_rows_kernel<D, decltype(v)::value>
+            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(xp, yp, ap, N, C, at.relu);
+      });
+    } else {
+      const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {xp, yp}, dev.index, false);
+      if (p.vec)
+        batch_norm_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr, at.relu);
+      else batch_norm_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr, at.relu);
+    }
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }
@@ -296,7 +528,7 @@ void batch_norm_forward(OpCall& call) {
 void batch_norm_backward(OpCall& call) {
   const Tensor &g = call.in(0), &x = call.in(1), &mean = call.in(2), &invstd = call.in(3);
   const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
-  const bool training = call.attrs<BatchNormAttrs>().training;
+  const bool training = call.attrs<BatchNormAttrs>().training, relu = call.attrs<BatchNormAttrs>().relu;
   const Device dev = x.device();
   activate(dev.index);
   const cudaStream_t s = stream(dev.index);
@@ -308,23 +540,36 @@ void batch_norm_backward(OpCall& call) {
     const D* gp = static_cast<const D*>(g.data_ptr());
     const D* xp = static_cast<const D*>(x.data_ptr());
     const A* mp = static_cast<const A*>(mean.data_ptr());
-    Tensor partials;
+    const D* yp = relu ? static_cast<const D*>(call.in(5).data_ptr()) : nullptr;  // the fused ReLU's mask
+    Partials partials;
     if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training)))
-      partials = channel_partials<D>(gp, xp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
+      partials = channel_partials<D>(gp, xp, yp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
     Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
     batch_norm_grad_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
-        partials.defined() ? static_cast<const A*>(partials.data_ptr()) : nullptr,
-        partials.defined() ? partials.size(2) : 0, C, static_cast<double>(N * S), training, mp,
-        static_cast<const A*>(invstd.data_ptr()), param<D>(call.in(4)), param<D>(gw), param<D>(gb),
-        coef.defined() ? static_cast<A*>(coef.data_ptr()) : nullptr);
+        partials.view<A>(C), C, static_cast<double>(N * S), training, mp, static_cast<const A*>(invstd.data_ptr()),
+        param<D>(call.in(4)), param<D>(gw), param<D>(gb), coef.defined() ? static_cast<A*>(coef.data_ptr()) : nullptr);
     HEARTH_CUDA_CHECK_LAUNCH();
     if (!gx.defined() || x.numel() == 0) return;
     D* op = static_cast<D*>(gx.data_ptr());
-    const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, op}, dev.index, false);
     const A* cp = static_cast<const A*>(coef.data_ptr());
-    if (p.vec)
-      batch_norm_grad_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(gp, xp, op, cp, N * C, C, S, p.tpr);
-    else batch_norm_grad_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(gp, xp, op, cp, N * C, C, S, p.tpr);
+    if (S == 1) {
+      const int vec = row_vector<D>(C, {gp, xp, yp, op});
+      const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);
+      with_row_vector<D>(vec, [&](auto v) {
+        batch_norm_grad_apply_rows_kernel<D, decltype(v)::value>
+            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(gp, xp, yp, op, cp, N, C);
+      });
+    } else {
+      const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, yp ? yp : xp, op}, dev.index, false);
+      auto launch = [&](auto vec, auto masked) {
+        batch_norm_grad_apply_kernel<D, decltype(vec)::value, decltype(masked)::value>
+            <<<p.blocks, p.threads, 0, s>>>(gp, xp, yp, op, cp, N * C, C, S, p.tpr);
+      };
+      if (p.vec && yp) launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
+      else if (p.vec) launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
+      else if (yp) launch(IntTag<1>{}, BoolTag<true>{});
+      else launch(IntTag<1>{}, BoolTag<false>{});
+    }
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }

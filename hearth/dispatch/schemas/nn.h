@@ -16,6 +16,9 @@
 //   batch_norm_backward   inputs {grad_y [N, C, S], x [N, C, S], mean [C], invstd [C], weight [C]?}
 //                         outputs {grad_x [N, C, S]?, grad_weight [C]?, grad_bias [C]?}  BatchNormAttrs
 //     (training selects whether the batch statistics depend on x.)
+//     relu: the forward writes max(y, 0); the backward takes the saved output as
+//     input 5 and first zeroes grad_y where that output is not positive (as
+//     relu_backward does), so relu(batch_norm(x)) costs the two kernels alone.
 //     A channels_last (NHWC) image reaches both kernels as [N*H*W, C, 1]: its
 //     memory already is that row-major matrix, so kernels see only dense NCS.
 //
@@ -74,6 +77,7 @@ struct BatchNormAttrs {
   bool training = true;
   double momentum = 0.1;
   double eps = 1e-5;
+  bool relu = false;  // y = max(batch_norm(x), 0): the ReLU that follows most batch norms, fused
 };
 
 struct LayerNormAttrs {

@@ -9,6 +9,8 @@
 //                                 Pool2dAttrs; indices are flat positions h * W + w inside the input plane.
 //                                 Windows clipped by padding ignore the padded cells; NaN wins (as in PyTorch).
 //   max_pool2d_backward           inputs {grad_out [N, C, OH, OW], indices} outputs {grad_x [N, C, H, W]}
+//                                 Pool2dAttrs of the forward, so that a kernel may gather: the
+//                                 outputs whose window can hold a cell are known without the indices.
 //   avg_pool2d                    inputs {x} outputs {out} Pool2dAttrs (dilation unused)
 //   avg_pool2d_backward           inputs {grad_out} outputs {grad_x} Pool2dAttrs
 //   adaptive_avg_pool2d           inputs {x} outputs {out}; window i spans [floor(i H / OH), ceil((i + 1) H / OH))

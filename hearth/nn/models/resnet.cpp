@@ -35,7 +35,7 @@ BasicBlock::BasicBlock(int64_t inplanes, int64_t planes, int64_t stride, std::sh
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
-  Tensor out = relu->forward(bn1->forward(conv1->forward(x)));
+  Tensor out = bn1->forward_relu(conv1->forward(x));
   out = bn2->forward(conv2->forward(out));
   return relu->forward(add(out, shortcut(downsample, x)));
 }
@@ -53,8 +53,8 @@ Bottleneck::Bottleneck(int64_t inplanes, int64_t planes, int64_t stride, std::sh
 }
 
 Tensor Bottleneck::forward(const Tensor& x) {
-  Tensor out = relu->forward(bn1->forward(conv1->forward(x)));
-  out = relu->forward(bn2->forward(conv2->forward(out)));
+  Tensor out = bn1->forward_relu(conv1->forward(x));
+  out = bn2->forward_relu(conv2->forward(out));
   out = bn3->forward(conv3->forward(out));
   return relu->forward(add(out, shortcut(downsample, x)));
 }
@@ -130,7 +130,7 @@ Tensor ResNet::forward(const Tensor& x) {
   HEARTH_CHECK(x.defined() && x.dim() == 4 && x.size(1) == config.in_channels, ShapeError,
                "[ResNet] expected input [N, ", config.in_channels, ", H, W], got ",
                x.defined() ? "shape " + x.shape_string() : std::string("undefined"));
-  Tensor h = maxpool->forward(relu->forward(bn1->forward(conv1->forward(x))));
+  Tensor h = maxpool->forward(bn1->forward_relu(conv1->forward(x)));
   h = layer4->forward(layer3->forward(layer2->forward(layer1->forward(h))));
   return fc->forward(flatten(avgpool->forward(h), 1));
 }

@@ -2,6 +2,8 @@
 // initialisation, so a torchvision state dict loads into it strictly:
 //
 //   conv1 (7x7, stride 2) bn1 relu maxpool (3x3, stride 2, pad 1)
+// Every batch norm followed by a ReLU runs it fused (BatchNorm::forward_relu);
+// the ReLU modules stay registered, so the module tree reads as PyTorch's.
 //   layer1..layer4: blocks of BasicBlock (resnet18/34) or Bottleneck
 //                   (resnet50; the stride sits on its 3x3 conv, "v1.5")
 //   avgpool (adaptive 1x1) flatten fc

@@ -234,6 +234,102 @@ TEST(BatchNorm, BadInput) {
   EXPECT_THROW(batch_norm(randn({2, 3}), zeros({3}, DType::float64), rv, Tensor(), Tensor(), true), TypeError);
 }
 
+// ---- batch_norm_relu: relu(batch_norm(x)) in the batch norm's kernels ----
+
+struct BnReluResult {
+  std::vector<double> y, gx, gw, gb, rm, rv;
+};
+
+// Forward and backward (upstream gradient v) of one of the two spellings, on
+// copies of the leaves, in the given memory format.
+BnReluResult run_bn_relu(bool fused, const Tensor& x0, const Tensor& w0, const Tensor& b0, const Tensor& v,
+                         bool training, MemoryFormat fmt) {
+  Tensor x = contiguous(x0.detach().clone(), fmt).requires_grad_();
+  Tensor w = w0.detach().clone().requires_grad_(), b = b0.detach().clone().requires_grad_();
+  Tensor rm = full({x0.size(1)}, 0.25, w0.dtype()), rv = full({x0.size(1)}, 1.5, w0.dtype());
+  Tensor y = fused ? batch_norm_relu(x, rm, rv, w, b, training, 0.2) : relu(batch_norm(x, rm, rv, w, b, training, 0.2));
+  EXPECT_TRUE(x0.dim() != 4 || y.is_contiguous(fmt));
+  sum(mul(y, v)).backward();
+  return {y.to_vector<double>(),  x.grad().to_vector<double>(), w.grad().to_vector<double>(),
+          b.grad().to_vector<double>(), rm.to_vector<double>(), rv.to_vector<double>()};
+}
+
+// The fused op is the composition, bit for bit: the same rounding forward, the
+// same mask (the saved output, positive) backward.
+TEST(BatchNormRelu, EqualsReluOfBatchNormExactly) {
+  for (DType dt : {DType::float32, DType::bfloat16, DType::float64})
+    for (bool training : {true, false})
+      for (MemoryFormat fmt : {MemoryFormat::contiguous, MemoryFormat::channels_last}) {
+        Tensor x = cast(randn({3, 4, 5, 3}), dt), v = cast(randn({3, 4, 5, 3}), dt);
+        Tensor w = cast(randn({4}), dt), b = cast(randn({4}), dt);
+        const BnReluResult f = run_bn_relu(true, x, w, b, v, training, fmt);
+        const BnReluResult u = run_bn_relu(false, x, w, b, v, training, fmt);
+        const std::string what = std::string(dtype_name(dt)) + (training ? " training" : " eval") +
+                                 (fmt == MemoryFormat::channels_last ? " NHWC" : " NCHW");
+        EXPECT_EQ(f.y, u.y) << what;
+        EXPECT_EQ(f.rm, u.rm) << what;
+        EXPECT_EQ(f.rv, u.rv) << what;
+        if (dt != DType::float64) {
+          EXPECT_EQ(f.gx, u.gx) << what;
+          EXPECT_EQ(f.gw, u.gw) << what;
+          EXPECT_EQ(f.gb, u.gb) << what;
+        } else {
+          // The float64 kernel's sums may contract into FMAs differently in the
+          // two code paths (the build targets x86-64-v3): last-bit differences.
+          for (const auto& [a, b] : {std::pair{&f.gx, &u.gx}, std::pair{&f.gw, &u.gw}, std::pair{&f.gb, &u.gb}}) {
+            ASSERT_EQ(a->size(), b->size());
+            for (size_t i = 0; i < a->size(); ++i) EXPECT_NEAR((*a)[i], (*b)[i], 1e-12 * (1 + std::abs((*b)[i]))) << what;
+          }
+        }
+        // Both halves of the mask occur, so the test can tell a missing ReLU.
+        int64_t zeros = 0;
+        for (double e : f.y) zeros += e == 0.0;
+        EXPECT_GT(zeros, 0) << what;
+        EXPECT_LT(zeros, static_cast<int64_t>(f.y.size())) << what;
+      }
+}
+
+TEST(BatchNormRelu, OutputIsNonNegativeAndGradientVanishesWhereClipped) {
+  Tensor x = randn({6, 3}).requires_grad_();
+  Tensor y = batch_norm_relu(x, Tensor(), Tensor(), Tensor(), Tensor(), true);
+  Tensor plain = batch_norm(x.detach(), Tensor(), Tensor(), Tensor(), Tensor(), true);
+  sum(y).backward();
+  const std::vector<double> yv = y.to_vector<double>(), pv = plain.to_vector<double>(), g = x.grad().to_vector<double>();
+  for (size_t i = 0; i < yv.size(); ++i) EXPECT_EQ(yv[i], std::max(pv[i], 0.0)) << i;
+  // Sum of the positive part's gradient: nonzero somewhere, so the mask is used.
+  double total = 0;
+  for (double e : g) total += std::abs(e);
+  EXPECT_GT(total, 0);
+}
+
+TEST(BatchNormRelu, GradcheckTrainingAndEval) {
+  Tensor x = randn({3, 2, 3, 2}, DType::float64).requires_grad_();
+  Tensor w = randn({2}, DType::float64).requires_grad_();
+  Tensor b = randn({2}, DType::float64).requires_grad_();
+  auto r = gradcheck(
+      [](const std::vector<Tensor>& in) { return batch_norm_relu(in[0], Tensor(), Tensor(), in[1], in[2], true); },
+      {x, w, b});
+  EXPECT_TRUE(r.ok) << r.message;
+  Tensor rm = randn({2}, DType::float64), rv = add(rand({2}, DType::float64), 0.5);
+  auto r2 = gradcheck([&](const std::vector<Tensor>& in) { return batch_norm_relu(in[0], rm, rv, in[1], in[2], false); },
+                      {x, w, b});
+  EXPECT_TRUE(r2.ok) << r2.message;
+  Tensor xl = contiguous(randn({2, 3, 2, 3}, DType::float64), MemoryFormat::channels_last).requires_grad_();
+  auto r3 = gradcheck(
+      [](const std::vector<Tensor>& in) { return batch_norm_relu(in[0], Tensor(), Tensor(), Tensor(), Tensor(), true); },
+      {xl});
+  EXPECT_TRUE(r3.ok) << r3.message;
+}
+
+TEST(BatchNormRelu, ErrorsNameTheOp) {
+  try {
+    batch_norm_relu(randn({2, 3}), Tensor(), Tensor(), randn({4}), Tensor(), true);
+    FAIL() << "expected a ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("[batch_norm_relu]"), std::string::npos) << e.what();
+  }
+}
+
 TEST(BatchNorm, RunningStatisticsSurviveTheCpuFallback) {
   Device dev = testing::test_device();
   setenv("HEARTH_ENABLE_CPU_FALLBACK", "1", 1);
