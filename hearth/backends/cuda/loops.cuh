@@ -217,7 +217,8 @@ void gpu_elementwise(const Tensor& out, std::array<const Tensor*, sizeof...(Ins)
   const int device = out.device().index;
   std::array<const Tensor*, N> all;
   all[0] = &out;
-  for (size_t k = 0; k < sizeof...(Ins); ++k) all[k + 1] = ins[k];
+  if constexpr (sizeof...(Ins) > 0)
+    for (size_t k = 0; k < sizeof...(Ins); ++k) all[k + 1] = ins[k];
   Ptrs<N> ptrs;
   std::array<std::vector<int64_t>, N> strides;
   std::array<uintptr_t, N> address;
