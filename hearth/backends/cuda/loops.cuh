@@ -38,6 +38,11 @@ struct OffsetCalc {
   __device__ void get(int64_t linear, int64_t (&off)[N]) const {
 #pragma unroll
     for (int k = 0; k < N; ++k) off[k] = 0;
+    if (ndim == 1) {  // a dense space past 2^31 elements: no division at all
+#pragma unroll
+      for (int k = 0; k < N; ++k) off[k] = linear * strides[0][k];
+      return;
+    }
     for (int d = ndim - 1; d >= 0; --d) {
       int64_t i = linear % sizes[d];
       linear /= sizes[d];
