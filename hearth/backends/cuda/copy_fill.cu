@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "hearth/backends/cuda/loops.cuh"
+#include "hearth/backends/cuda/transpose_copy.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/elementwise.h"
 
@@ -18,6 +19,25 @@ struct ConvertFn {
   }
 };
 
+struct SameBits {
+  template <typename W>
+  __device__ W operator()(W v) const {
+    return v;
+  }
+};
+
+// A copy within one dtype moves bits (NaN payloads included) as unsigned words
+// of the element's size, so four kernels serve all eight dtypes.
+void copy_same_dtype(const Tensor& dst, const Tensor& src) {
+  if (try_transpose_copy(dst, src)) return;
+  switch (dst.element_size()) {
+    case 1: gpu_elementwise<uint8_t, uint8_t>(dst, {&src}, SameBits{}); break;
+    case 2: gpu_elementwise<uint16_t, uint16_t>(dst, {&src}, SameBits{}); break;
+    case 4: gpu_elementwise<uint32_t, uint32_t>(dst, {&src}, SameBits{}); break;
+    default: gpu_elementwise<uint64_t, uint64_t>(dst, {&src}, SameBits{}); break;
+  }
+}
+
 template <typename D>
 struct ConstantFn {
   D v;
@@ -33,6 +53,7 @@ void copy_kernel(OpCall& call) {
                                       stream(dst.device().index)));
     return;
   }
+  if (src.dtype() == dst.dtype()) return copy_same_dtype(dst, src);
   HEARTH_CUDA_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using To = scalar_t;
     HEARTH_CUDA_DISPATCH_ALL(src.dtype(), "copy_", [&] {
