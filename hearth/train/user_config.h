@@ -90,7 +90,8 @@ std::string describe_user_config(const LoadedUserConfig& loaded);
 
 // What a program that starts other hearth programs (`hearth launch`) adds to
 // their environment so that they read the same file: HEARTH_CONFIG_FILE with
-// its absolute path, when a file was read. (HEARTH_ENABLE_CPU_FALLBACK, which
+// its absolute path (from the current directory, which must be the one it
+// was loaded from), when a file was read. (HEARTH_ENABLE_CPU_FALLBACK, which
 // apply_user_config may set, is inherited like any variable.)
 std::vector<std::pair<std::string, std::string>> user_config_environment(const LoadedUserConfig& loaded);
 
