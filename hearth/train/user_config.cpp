@@ -162,16 +162,18 @@ LoadedUserConfig parse_user_config(const json& j, const std::string& where) {
   return out;
 }
 
+std::string user_config_path(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  std::string named = env_string(kUserConfigFileVariable);
+  return named.empty() ? default_user_config_path() : named;
+}
+
 LoadedUserConfig load_user_config(const std::string& explicit_path) {
-  std::string path = explicit_path;
-  std::string named_by;  // where a path that names no file came from
-  if (path.empty()) {
-    path = env_string(kUserConfigFileVariable);
-    if (!path.empty()) named_by = std::string(" (named by ") + kUserConfigFileVariable + ")";
-  }
+  const std::string path = user_config_path(explicit_path);
   // A path someone gave must name a file; the default path may name none.
-  const bool must_exist = !path.empty();
-  if (path.empty()) path = default_user_config_path();
+  const bool named_by_variable = explicit_path.empty() && !env_string(kUserConfigFileVariable).empty();
+  const bool must_exist = !explicit_path.empty() || named_by_variable;
+  const std::string named_by = named_by_variable ? std::string(" (named by ") + kUserConfigFileVariable + ")" : "";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
     HEARTH_CHECK(!must_exist, IoError, "[config] ", path, ": no such config file", named_by,

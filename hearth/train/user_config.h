@@ -61,6 +61,11 @@ std::string default_user_config_path();
 // program (`hearth launch`), so that every rank reads the launcher's file.
 inline constexpr const char* kUserConfigFileVariable = "HEARTH_CONFIG_FILE";
 
+// The file load_user_config(explicit_path) reads: explicit_path, else the
+// one $HEARTH_CONFIG_FILE names, else the default path. `hearth config`
+// writes there, so that what it writes is what the programs read.
+std::string user_config_path(const std::string& explicit_path = "");
+
 struct LoadedUserConfig {
   std::string path;               // the file read, or the default path looked at
   bool found = false;             // whether a file was read

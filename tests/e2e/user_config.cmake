@@ -2,7 +2,8 @@
 # runs them, one program per CASE:
 #   cv_example  examples/cv_example on the fixture images (tiny ResNet, 2 steps)
 #   run_glue    examples/run_glue on a few JSON lines (tiny BERT, 2 steps)
-#   launch      `hearth launch` running `hearth env` and, with Gloo, `hearth train`
+#   launch      `hearth launch` running `hearth env` and, with Gloo, `hearth train`;
+#               `hearth config` writing the file HEARTH_CONFIG_FILE names
 # For each: the file under $XDG_CONFIG_HOME is read; a file given by
 # --config_file is read instead; a flag overrides what the file sets; a bad
 # file stops the program with exit code 2 and a message naming the file, the
@@ -204,6 +205,11 @@ elseif(CASE STREQUAL "launch")
   expect_bad_files_refused("hearth launch: error: " launch "${HEARTH}" env)
   run(bad launch --config_file "${WORK_DIR}/wrong_type.json" "${HEARTH}" env)
   expect_not("a bad file" "${bad}" "\\[rank ")
+  # `hearth config` writes where the programs read: the file HEARTH_CONFIG_FILE names.
+  set(ENV{HEARTH_CONFIG_FILE} "${WORK_DIR}/named.json")
+  run(out config --default)
+  expect_rc("hearth config under HEARTH_CONFIG_FILE" "${out_rc}" 0)
+  expect_files("hearth config under HEARTH_CONFIG_FILE" "${WORK_DIR}/named.json")
   # A file named by HEARTH_CONFIG_FILE must exist.
   set(ENV{HEARTH_CONFIG_FILE} "${WORK_DIR}/missing.json")
   run(bad launch "${HEARTH}" env)
