@@ -22,6 +22,7 @@
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/trainer_state.h"
 #include "hearth/train/training_arguments.h"
+#include "hearth/train/user_config.h"
 
 namespace hearth::fuzz {
 
@@ -67,6 +68,14 @@ inline std::string fuzz_csv(const uint8_t* bytes, size_t size) {
 inline std::string fuzz_training_arguments(const uint8_t* data, size_t size) {
   std::string path = write_input("training_args.json", data, size);
   return check_clean_failure(path, [&] { (void)train::TrainingArguments::load(path).to_json().dump(); });
+}
+
+// The user's config.json (`hearth config`), read by every program: each
+// setting's JSON type and value, unknown keys. (Not applied: applying may set
+// HEARTH_ENABLE_CPU_FALLBACK in this process, which the unit tests share.)
+inline std::string fuzz_user_config(const uint8_t* data, size_t size) {
+  std::string path = write_input("config.json", data, size);
+  return check_clean_failure(path, [&] { (void)train::describe_user_config(train::load_user_config(path)); });
 }
 
 // A checkpoint's trainer_state.json, read the way resuming reads it.

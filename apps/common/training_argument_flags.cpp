@@ -8,8 +8,7 @@
 namespace hearth::cli {
 
 void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>& skip) {
-  app.add_option("--config_file", config_file_,
-                 "your defaults as `hearth config` writes them (default: $XDG_CONFIG_HOME/hearth/config.json)");
+  user_config_.add_to(app);
   for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
     if (std::find(skip.begin(), skip.end(), field.name) != skip.end()) continue;
     std::string& slot = values_[field.name];
@@ -25,21 +24,47 @@ bool TrainingArgumentFlags::given(const std::string& name) const {
   return it != options_.end() && it->second->count() > 0;
 }
 
-void TrainingArgumentFlags::apply(train::TrainingArguments& args) const {
-  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
-    if (!given(field.name)) continue;
-    std::string text = values_.at(field.name);
-    // A bare boolean flag (--use_cpu) means true.
-    if (text.empty() && field.kind == train::TrainingArgumentField::Kind::boolean) text = "true";
-    train::set_training_argument(args, field.name, text, "--" + field.name);
-  }
+namespace {
+
+const std::vector<std::string> kPrecisionFlags = {"precision", "bf16", "fp16"};
+
+bool is_precision_flag(const std::string& name) {
+  return std::find(kPrecisionFlags.begin(), kPrecisionFlags.end(), name) != kPrecisionFlags.end();
 }
 
-void TrainingArgumentFlags::apply_user_config(train::TrainingArguments& args, std::ostream* say) const {
-  train::LoadedUserConfig user = train::load_user_config(config_file_);
-  if (user.found && say != nullptr)
-    *say << "hearth: config " << user.path << " sets " << train::describe_user_config(user) << "\n";
-  train::apply_user_config(user, args);
+}  // namespace
+
+void TrainingArgumentFlags::set_given(train::TrainingArguments& args, const train::TrainingArgumentField& field) const {
+  std::string text = values_.at(field.name);
+  // A bare boolean flag (--use_cpu) means true.
+  if (text.empty() && field.kind == train::TrainingArgumentField::Kind::boolean) text = "true";
+  train::set_training_argument(args, field.name, text, "--" + field.name);
+}
+
+std::string TrainingArgumentFlags::precision_from_flags() const {
+  train::TrainingArguments alone;  // the flags over the default precision, fp32
+  bool any = false;
+  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
+    if (!is_precision_flag(field.name) || !given(field.name)) continue;
+    set_given(alone, field);
+    any = true;
+  }
+  if (!any || (!given("precision") && alone.precision == train::TrainingArguments{}.precision)) return "";
+  return alone.precision;
+}
+
+void TrainingArgumentFlags::apply(train::TrainingArguments& args) const {
+  const std::string precision = precision_from_flags();
+  for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
+    if (!given(field.name) || (!precision.empty() && is_precision_flag(field.name))) continue;
+    set_given(args, field);
+  }
+  if (!precision.empty()) args.precision = precision;
+}
+
+train::LoadedUserConfig TrainingArgumentFlags::apply_user_config(train::TrainingArguments& args,
+                                                                 std::ostream* say) const {
+  return user_config_.apply(args, say);
 }
 
 }  // namespace hearth::cli

@@ -15,6 +15,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/common/user_config_flag.h"
 #include "hearth/train/training_arguments.h"
 
 namespace hearth::cli {
@@ -27,21 +28,30 @@ class TrainingArgumentFlags {
   TrainingArgumentFlags& operator=(const TrainingArgumentFlags&) = delete;
 
   // Adds --<field> for every field, and --config_file (the user's config,
-  // hearth/train/user_config.h); a boolean may be given bare (--use_cpu).
+  // apps/common/user_config_flag.h); a boolean may be given bare (--use_cpu).
   // Fields named in `skip` are left out (a program that defines its own flag).
   void add_to(CLI::App& app, const std::vector<std::string>& skip = {});
   // Whether --<name> was on the command line.
   bool given(const std::string& name) const;
   // Sets every field given on the command line into `args`. A bad value is a
-  // ValueError "[trainer] --<name>: expected ..., got ...".
+  // ValueError "[trainer] --<name>: expected ..., got ...". The precision
+  // flags (--precision, --bf16, --fp16) choose the precision together, so
+  // --bf16 replaces a precision set earlier (by the config file) instead of
+  // clashing with it; --bf16 --fp16 still clash.
   void apply(train::TrainingArguments& args) const;
   // Sets what the user's config file (--config_file, else the default path)
   // names, saying so on `say` when a file was read. Call before apply(), so
   // that flags win. IoError or ValueError naming the file when it is unusable.
-  void apply_user_config(train::TrainingArguments& args, std::ostream* say) const;
+  train::LoadedUserConfig apply_user_config(train::TrainingArguments& args, std::ostream* say) const;
 
  private:
-  std::string config_file_;
+  // The precision the precision flags select on their own; empty when they
+  // select none (absent, or only --bf16 false / --fp16 false).
+  std::string precision_from_flags() const;
+  // Sets the field from its flag's text.
+  void set_given(train::TrainingArguments& args, const train::TrainingArgumentField& field) const;
+
+  UserConfigFlag user_config_;
   std::map<std::string, std::string> values_;
   std::map<std::string, CLI::Option*> options_;
 };

@@ -3,6 +3,7 @@
 // reads them (hearth/train/user_config.h); --default writes them without asking.
 #include <unistd.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "apps/hearth/commands.h"
@@ -19,15 +20,17 @@ struct ConfigFlags {
 };
 
 int run_config(const ConfigFlags& f) {
-  const std::string path = f.config_file.empty() ? train::default_user_config_path() : f.config_file;
+  const std::string path = train::user_config_path(f.config_file);
   train::UserConfig config;
   if (!f.use_defaults) {
     // Answers start from the file being replaced, so running it again changes one thing easily.
-    try {
-      train::LoadedUserConfig existing = train::load_user_config(path);
-      if (existing.found) config = existing.config;
-    } catch (const Error& e) {
-      std::cout << "hearth config: ignoring the current file: " << e.what() << "\n";
+    std::error_code ec;
+    if (std::filesystem::exists(path, ec)) {
+      try {
+        config = train::load_user_config(path).config;
+      } catch (const Error& e) {
+        std::cout << "hearth config: ignoring the current file: " << e.what() << "\n";
+      }
     }
     const bool typed = ::isatty(STDIN_FILENO) == 1;
     if (typed) std::cout << "Press Enter to keep the value in brackets.\n";
@@ -44,7 +47,8 @@ void add_config_command(CLI::App& app) {
   auto* sub = app.add_subcommand("config", "Ask for your defaults (device, precision, ...) and save them for hearth");
   auto f = std::make_shared<ConfigFlags>();
   sub->add_option("--config_file", f->config_file,
-                  "where to write (default: $XDG_CONFIG_HOME/hearth/config.json, else ~/.config/hearth/config.json)");
+                  "where to write (default: $HEARTH_CONFIG_FILE, else $XDG_CONFIG_HOME/hearth/config.json, else "
+                  "~/.config/hearth/config.json)");
   sub->add_flag("--default", f->use_defaults, "write the default settings without asking");
   on_run(sub, [f] { return run_config(*f); });
 }

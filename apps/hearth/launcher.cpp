@@ -156,6 +156,7 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
                                                             {"MASTER_ADDR", o.master_addr},
                                                             {"MASTER_PORT", std::to_string(port)}};
     for (const auto& kv : launch_environment_defaults()) env.push_back(kv);
+    for (const auto& kv : o.environment) env.push_back(kv);
     if (std::getenv("OMP_NUM_THREADS") == nullptr) env.emplace_back("OMP_NUM_THREADS", omp_threads);
     std::fflush(nullptr);
     pid_t pid = ::fork();

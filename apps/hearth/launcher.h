@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace hearth::cli {
@@ -21,6 +22,9 @@ struct LaunchOptions {
   int master_port = 0;
   // Seconds between SIGTERM and SIGKILL when the other ranks are stopped.
   double grace_seconds = 5.0;
+  // Variables every rank gets besides the rendezvous ones (the user's config
+  // file, HEARTH_CONFIG_FILE); they replace the launcher's values.
+  std::vector<std::pair<std::string, std::string>> environment;
 };
 
 // Runs `command` (program and arguments) as nproc_per_node ranks and returns

@@ -16,6 +16,10 @@
 // except fc, which gets a new head for the data set's classes; as Accelerate's
 // example does, only that head is trained then, unless --train_all_layers.
 //
+// The device, precision, CPU fallback and output directory come from the
+// user's config (`hearth config`, or --config_file) where it sets them; the
+// flags --device, --cpu, --mixed_precision and --output_dir override it.
+//
 // The loop is hearth's Trainer: Adam with a warm-up-then-cosine schedule that
 // peaks at --learning_rate (close to the OneCycleLR Accelerate uses), an
 // evaluation after every epoch, checkpoints every --checkpointing_steps steps or
@@ -27,12 +31,14 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/user_config_flag.h"
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
@@ -49,6 +55,7 @@ class UsageError : public std::runtime_error {
 
 struct Options {
   std::string data_dir;
+  std::string device = "auto";
   bool cpu = false;
   std::string mixed_precision = "no";
   std::string checkpointing_steps;
@@ -66,6 +73,9 @@ struct Options {
   int64_t num_workers = 2;
   int64_t logging_steps = 10;
   double train_fraction = 0.8;
+  // The flags given on the command line (of those the user's config also sets).
+  std::set<std::string> given;
+  hearth::cli::UserConfigFlag user_config;
 };
 
 const std::vector<std::string> kModels = {"resnet50", "resnet34", "resnet18", "resnet_tiny"};
@@ -107,6 +117,7 @@ void load_backbone(nn::Module& model, const std::string& path, const std::string
   throw UsageError(msg);
 }
 
+// This example's defaults, then the user's config, then the flags given.
 train::TrainingArguments training_arguments(const Options& o) {
   train::TrainingArguments args;
   args.output_dir = o.output_dir;
@@ -119,7 +130,6 @@ train::TrainingArguments training_arguments(const Options& o) {
   args.warmup_ratio = 0.3;
   args.max_grad_norm = 0.0;
   args.seed = o.seed;
-  args.use_cpu = o.cpu;
   args.dataloader_num_workers = o.num_workers;
   args.eval_strategy = "epoch";
   args.logging_steps = o.logging_steps;
@@ -143,13 +153,30 @@ train::TrainingArguments training_arguments(const Options& o) {
   }
   if (!o.resume_from_checkpoint.empty()) args.resume_from_checkpoint = o.resume_from_checkpoint;
 
-  const std::string precision = o.mixed_precision == "no" ? "fp32" : o.mixed_precision + "-mixed";
   try {
-    train::set_training_argument(args, "precision", precision, "--mixed_precision");
-  } catch (const ValueError& e) {
-    throw UsageError("--mixed_precision " + o.mixed_precision +
-                     ": this build's Trainer does not support mixed precision yet (" + e.what() +
-                     "); use --mixed_precision no");
+    o.user_config.apply(args, &std::cout);
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  auto given = [&](const char* flag) { return o.given.count(flag) > 0; };
+  if (given("--output_dir")) args.output_dir = o.output_dir;
+  if (given("--device")) {
+    try {
+      train::set_training_argument(args, "device", o.device, "--device");
+    } catch (const ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  if (o.cpu) args.use_cpu = true;
+  if (given("--mixed_precision")) {
+    const std::string precision = o.mixed_precision == "no" ? "fp32" : o.mixed_precision + "-mixed";
+    try {
+      train::set_training_argument(args, "precision", precision, "--mixed_precision");
+    } catch (const ValueError& e) {
+      throw UsageError("--mixed_precision " + o.mixed_precision +
+                       ": this build's Trainer does not support mixed precision yet (" + e.what() +
+                       "); use --mixed_precision no");
+    }
   }
   try {
     args.validate("command line");
@@ -241,12 +268,14 @@ int main(int argc, char** argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--data_dir", o.data_dir, "folder of class sub-folders, or of images named <label>_<n>.jpg")
       ->required();
+  app.add_option("--device", o.device, "auto, cpu, cuda or cuda:N (default: your config's, else auto)");
   app.add_flag("--cpu", o.cpu, "train on the CPU even if an accelerator is present");
-  app.add_option("--mixed_precision", o.mixed_precision, "no, bf16 or fp16")
+  app.add_option("--mixed_precision", o.mixed_precision, "no, bf16 or fp16 (default: your config's, else no)")
       ->check(CLI::IsMember({"no", "bf16", "fp16"}));
   app.add_option("--checkpointing_steps", o.checkpointing_steps,
                  "save a checkpoint every N steps, or \"epoch\" after each epoch (default: none)");
-  app.add_option("--output_dir", o.output_dir, "where checkpoints and metrics go");
+  app.add_option("--output_dir", o.output_dir,
+                 "where checkpoints and metrics go (default: your config's, else cv_example_output)");
   app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
                  "continue from a checkpoint directory, or \"latest\" in output_dir");
   app.add_flag("--with_tracking", o.with_tracking, "log metrics to output_dir/metrics.jsonl");
@@ -263,11 +292,14 @@ int main(int argc, char** argv) {
   app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")->check(CLI::PositiveNumber);
   app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")
       ->check(CLI::Range(0.0, 1.0));
+  o.user_config.add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     return app.exit(e);
   }
+  for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})
+    if (app.count(flag) > 0) o.given.insert(flag);
   try {
     return run(o);
   } catch (const UsageError& e) {

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 #include "hearth/core/device.h"
 #include "hearth/core/env.h"
@@ -70,12 +71,30 @@ void set_output_dir(UserConfig& c, const std::string& text, const std::string& c
   c.output_dir = text;
 }
 
-// A JSON value as the text a user would type for it.
-std::string as_text(const json& v, const std::string& context, const std::string& allowed) {
-  if (v.is_string()) return v.get<std::string>();
-  if (v.is_boolean()) return v.get<bool>() ? "yes" : "no";
-  if (v.is_number_integer()) return v.dump();
-  HEARTH_THROW(ValueError, "[config] ", context, ": expected ", allowed, ", got ", v.dump());
+// "line 3, column 14: syntax error while parsing object - unexpected '}'; ..."
+// from nlohmann's message, without its "[json.exception.parse_error.101]
+// parse error at " prefix.
+std::string parse_error_detail(const json::parse_error& e) {
+  std::string what = e.what();
+  for (std::string_view marker : {"parse error at ", "parse error: "}) {
+    size_t at = what.find(marker);
+    if (at != std::string::npos) return what.substr(at + marker.size());
+  }
+  return what;
+}
+
+// A JSON value of the file as the text a user would type for it; a value of
+// another JSON type than the setting's is refused, saying which it is.
+std::string as_text(const json& v, const UserConfigSetting& s, const std::string& context) {
+  using Type = UserConfigSetting::Type;
+  if (s.type == Type::string && v.is_string()) return v.get<std::string>();
+  if (s.type == Type::integer && v.is_number_integer()) return v.dump();
+  if (s.type == Type::boolean && v.is_boolean()) return v.get<bool>() ? "yes" : "no";
+  const std::string expected = s.type == Type::string    ? s.allowed + " as a JSON string"
+                               : s.type == Type::integer ? s.allowed
+                                                         : std::string("true or false");
+  HEARTH_THROW(ValueError, "[config] ", context, ": expected ", expected, ", got ", v.dump(), ", a JSON ",
+               v.type_name());
 }
 
 }  // namespace
@@ -96,15 +115,18 @@ json UserConfig::to_json() const {
 const std::vector<UserConfigSetting>& user_config_settings() {
   static const std::vector<UserConfigSetting> s = {
       {"device", "Which device should training use? (auto picks the GPU when there is one)",
-       "auto, cpu, cuda or cuda:N", [](const UserConfig& c) { return c.device; }, set_device},
+       "auto, cpu, cuda or cuda:N", [](const UserConfig& c) { return c.device; }, set_device, UserConfigSetting::Type::string},
       {"num_processes", "How many processes (one per GPU) should `hearth launch` start?", "an integer from 1 to 1024",
-       [](const UserConfig& c) { return std::to_string(c.num_processes); }, set_num_processes},
+       [](const UserConfig& c) { return std::to_string(c.num_processes); }, set_num_processes,
+       UserConfigSetting::Type::integer},
       {"precision", "Which precision? fp32, bf16-mixed (Ampere GPUs and newer) or fp16-mixed",
-       "fp32, bf16-mixed or fp16-mixed", [](const UserConfig& c) { return c.precision; }, set_precision},
+       "fp32, bf16-mixed or fp16-mixed", [](const UserConfig& c) { return c.precision; }, set_precision,
+       UserConfigSetting::Type::string},
       {"cpu_fallback", "Run ops the GPU backend lacks on the CPU instead of failing? (slower)", "yes or no",
-       [](const UserConfig& c) { return std::string(c.cpu_fallback ? "yes" : "no"); }, set_cpu_fallback},
+       [](const UserConfig& c) { return std::string(c.cpu_fallback ? "yes" : "no"); }, set_cpu_fallback,
+       UserConfigSetting::Type::boolean},
       {"output_dir", "Default output directory for checkpoints and logs?", "a directory path",
-       [](const UserConfig& c) { return c.output_dir; }, set_output_dir},
+       [](const UserConfig& c) { return c.output_dir; }, set_output_dir, UserConfigSetting::Type::string},
   };
   return s;
 }
@@ -134,27 +156,41 @@ LoadedUserConfig parse_user_config(const json& j, const std::string& where) {
   for (const UserConfigSetting& s : user_config_settings()) {
     if (!j.contains(s.key)) continue;
     const std::string context = where + ": key '" + s.key + "'";
-    s.set(out.config, as_text(j[s.key], context, s.allowed), context);
+    s.set(out.config, as_text(j[s.key], s, context), context);
     out.keys.push_back(s.key);
   }
   return out;
 }
 
+std::string user_config_path(const std::string& explicit_path) {
+  if (!explicit_path.empty()) return explicit_path;
+  std::string named = env_string(kUserConfigFileVariable);
+  return named.empty() ? default_user_config_path() : named;
+}
+
 LoadedUserConfig load_user_config(const std::string& explicit_path) {
-  const std::string path = explicit_path.empty() ? default_user_config_path() : explicit_path;
+  const std::string path = user_config_path(explicit_path);
+  // A path someone gave must name a file; the default path may name none.
+  const bool named_by_variable = explicit_path.empty() && !env_string(kUserConfigFileVariable).empty();
+  const bool must_exist = !explicit_path.empty() || named_by_variable;
+  const std::string named_by = named_by_variable ? std::string(" (named by ") + kUserConfigFileVariable + ")" : "";
   std::error_code ec;
   if (!std::filesystem::exists(path, ec)) {
-    HEARTH_CHECK(explicit_path.empty(), IoError, "[config] ", path,
-                 ": no such config file; write one with `hearth config --config_file ", path, "`");
+    HEARTH_CHECK(!must_exist, IoError, "[config] ", path, ": no such config file", named_by,
+                 "; write one with `hearth config --config_file ", path, "`");
     LoadedUserConfig none;
     none.path = path;
     return none;
   }
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[config] ", path, ": cannot be read");
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
-  HEARTH_CHECK(!j.is_discarded(), ValueError, "[config] ", path,
-               ": is not valid JSON; rewrite it with `hearth config` or fix it by hand");
+  json j;
+  try {
+    j = json::parse(in);
+  } catch (const json::parse_error& e) {
+    HEARTH_THROW(ValueError, "[config] ", path, ": is not valid JSON (", parse_error_detail(e),
+                 "); rewrite it with `hearth config` or fix it by hand");
+  }
   LoadedUserConfig out = parse_user_config(j, path);
   out.found = true;
   return out;
@@ -166,10 +202,12 @@ void save_user_config(const UserConfig& config, const std::string& path) {
   io::write_file_atomic(path, config.to_json().dump(2) + "\n");
 }
 
+bool LoadedUserConfig::has(const std::string& key) const {
+  return std::find(keys.begin(), keys.end(), key) != keys.end();
+}
+
 void apply_user_config(const LoadedUserConfig& loaded, TrainingArguments& args) {
-  auto has = [&](const char* key) {
-    return std::find(loaded.keys.begin(), loaded.keys.end(), key) != loaded.keys.end();
-  };
+  auto has = [&](const char* key) { return loaded.has(key); };
   // Through the TrainingArguments field table, so a value the Trainer cannot
   // run (a precision it lacks) is refused with the file's name in the message.
   for (const char* key : {"device", "precision", "output_dir"}) {
@@ -187,11 +225,19 @@ void apply_user_config(const LoadedUserConfig& loaded, TrainingArguments& args) 
 std::string describe_user_config(const LoadedUserConfig& loaded) {
   std::string s;
   for (const UserConfigSetting& setting : user_config_settings()) {
-    if (std::find(loaded.keys.begin(), loaded.keys.end(), setting.key) == loaded.keys.end()) continue;
+    if (!loaded.has(setting.key)) continue;
     if (!s.empty()) s += ", ";
     s += setting.key + "=" + setting.get(loaded.config);
   }
   return s.empty() ? "nothing" : s;
+}
+
+std::vector<std::pair<std::string, std::string>> user_config_environment(const LoadedUserConfig& loaded) {
+  if (!loaded.found) return {};
+  // Absolute, so that a rank started in another directory finds it too.
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(loaded.path, ec);
+  return {{kUserConfigFileVariable, ec ? loaded.path : absolute.lexically_normal().string()}};
 }
 
 }  // namespace hearth::train

@@ -3,17 +3,20 @@
 // example programs through load_user_config() + apply_user_config(), so they
 // all agree. Command-line flags override what the file sets.
 //
-// The file: $XDG_CONFIG_HOME/hearth/config.json (default
-// ~/.config/hearth/config.json), or the path a --config_file flag gives:
+// The file: the path a --config_file flag gives, else $HEARTH_CONFIG_FILE (how
+// `hearth launch` hands its own file to the processes it starts), else
+// $XDG_CONFIG_HOME/hearth/config.json (default ~/.config/hearth/config.json):
 //   {"device": "auto", "num_processes": 1, "precision": "fp32",
 //    "cpu_fallback": false, "output_dir": "trainer_output"}
-// Keys may be left out (the built-in default applies); unknown keys and bad
-// values are ValueErrors naming the file and the key.
+// Keys may be left out (the built-in default applies); invalid JSON, unknown
+// keys and bad values are ValueErrors naming the file, the key and what was
+// expected.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -35,12 +38,16 @@ struct UserConfig {
 // One setting: its key, the question `hearth config` asks, and the check of an
 // answer typed as text (also used for the values of the file).
 struct UserConfigSetting {
+  // The JSON type the file must hold it as (`hearth config` writes these).
+  enum class Type { string, integer, boolean };
+
   std::string key;
   std::string question;
   std::string allowed;  // "auto, cpu, cuda or cuda:N"
   std::function<std::string(const UserConfig&)> get;
   // Throws ValueError "[config] <context>: expected <allowed>, got <text>".
   std::function<void(UserConfig&, const std::string& text, const std::string& context)> set;
+  Type type;
 };
 const std::vector<UserConfigSetting>& user_config_settings();
 
@@ -50,15 +57,27 @@ const std::vector<std::string>& user_config_precisions();
 // $XDG_CONFIG_HOME/hearth/config.json, or $HOME/.config/hearth/config.json.
 std::string default_user_config_path();
 
+// The variable naming the file for processes started by another hearth
+// program (`hearth launch`), so that every rank reads the launcher's file.
+inline constexpr const char* kUserConfigFileVariable = "HEARTH_CONFIG_FILE";
+
+// The file load_user_config(explicit_path) reads: explicit_path, else the
+// one $HEARTH_CONFIG_FILE names, else the default path. `hearth config`
+// writes there, so that what it writes is what the programs read.
+std::string user_config_path(const std::string& explicit_path = "");
+
 struct LoadedUserConfig {
   std::string path;               // the file read, or the default path looked at
   bool found = false;             // whether a file was read
   UserConfig config;              // the file's values over the built-in defaults
   std::vector<std::string> keys;  // the keys the file set, in the order of user_config_settings()
+
+  bool has(const std::string& key) const;
 };
 
 // Reads `explicit_path`, which must exist (IoError otherwise); with an empty
-// path, the default path, where a missing file just means no settings.
+// path, the file $HEARTH_CONFIG_FILE names, which must exist too; else the
+// default path, where a missing file just means no settings.
 LoadedUserConfig load_user_config(const std::string& explicit_path = "");
 // Parses a config object; `where` names it in messages.
 LoadedUserConfig parse_user_config(const nlohmann::json& j, const std::string& where);
@@ -73,5 +92,12 @@ void apply_user_config(const LoadedUserConfig& loaded, TrainingArguments& args);
 
 // "device=cuda, precision=bf16-mixed" for the keys the file set; "nothing" for none.
 std::string describe_user_config(const LoadedUserConfig& loaded);
+
+// What a program that starts other hearth programs (`hearth launch`) adds to
+// their environment so that they read the same file: HEARTH_CONFIG_FILE with
+// its absolute path (from the current directory, which must be the one it
+// was loaded from), when a file was read. (HEARTH_ENABLE_CPU_FALLBACK, which
+// apply_user_config may set, is inherited like any variable.)
+std::vector<std::pair<std::string, std::string>> user_config_environment(const LoadedUserConfig& loaded);
 
 }  // namespace hearth::train

@@ -27,7 +27,8 @@ const std::map<std::string, Harness>& harnesses() {
                                                    {"bert_config", fuzz_bert_config},
                                                    {"image", fuzz_image},
                                                    {"tokenizer", fuzz_tokenizer},
-                                                   {"glue_text", fuzz_glue_text}};
+                                                   {"glue_text", fuzz_glue_text},
+                                                   {"user_config", fuzz_user_config}};
   return h;
 }
 

@@ -1,4 +1,7 @@
 #include <cstdlib>
+#include <filesystem>
+#include <utility>
+#include <vector>
 #include <sstream>
 
 #include <gtest/gtest.h>
@@ -6,11 +9,13 @@
 #include "hearth/core/errors.h"
 #include "hearth/train/config_questionnaire.h"
 #include "hearth/train/user_config.h"
+#include "tests/support/scoped_env.h"
 #include "tests/support/temp_dir.h"
 
 namespace hearth::train {
 namespace {
 
+using hearth::testing::ScopedEnv;
 using hearth::testing::TempDir;
 
 // Points XDG_CONFIG_HOME at a temporary directory for one test.
@@ -87,6 +92,82 @@ TEST(UserConfig, BadFilesNameTheFileAndTheKey) {
   EXPECT_NE(error_of([&] { load_user_config(path); }).find("is not valid JSON"), std::string::npos);
   EXPECT_NE(error_of([&] { load_user_config(dir.file("missing.json")); }).find("no such config file"),
             std::string::npos);
+}
+
+TEST(UserConfig, ValuesOfAnotherJsonTypeAreRefusedSayingWhichTheyAre) {
+  TempDir dir;
+  struct Case {
+    const char* json;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {R"({"num_processes": "2"})", "key 'num_processes': expected an integer from 1 to 1024, got \"2\", a JSON string"},
+      {R"({"num_processes": 1.5})", "key 'num_processes': expected an integer from 1 to 1024, got 1.5, a JSON number"},
+      {R"({"cpu_fallback": "yes"})", "key 'cpu_fallback': expected true or false, got \"yes\", a JSON string"},
+      {R"({"device": ["cpu"]})", "key 'device': expected auto, cpu, cuda or cuda:N as a JSON string, got [\"cpu\"], a JSON array"},
+      {R"({"precision": 16})", "key 'precision': expected fp32, bf16-mixed or fp16-mixed as a JSON string, got 16, a JSON number"},
+      {R"({"output_dir": null})", "key 'output_dir': expected a directory path as a JSON string, got null, a JSON null"},
+  };
+  for (const Case& c : cases) {
+    std::string path = dir.write("c.json", c.json);
+    EXPECT_EQ(error_of([&] { load_user_config(path); }), "[config] " + path + ": " + c.message) << c.json;
+  }
+  // Values of the right type but not allowed name what is.
+  std::string path = dir.write("p.json", R"({"precision": "fp8"})");
+  EXPECT_EQ(error_of([&] { load_user_config(path); }),
+            "[config] " + path + ": key 'precision': expected fp32, bf16-mixed or fp16-mixed, got \"fp8\"");
+  path = dir.write("a.json", R"(["cpu"])");
+  EXPECT_NE(error_of([&] { load_user_config(path); }).find(path + ": expected a JSON object of settings"),
+            std::string::npos);
+}
+
+TEST(UserConfig, InvalidJsonSaysWhere) {
+  TempDir dir;
+  std::string path = dir.write("c.json", "{\"device\": \"cpu\",\n \"output_dir\": }\n");
+  const std::string error = error_of([&] { load_user_config(path); });
+  EXPECT_EQ(error.rfind("[config] " + path + ": is not valid JSON (line 2, column 16: syntax error", 0), 0u) << error;
+  EXPECT_NE(error.find("); rewrite it with `hearth config` or fix it by hand"), std::string::npos) << error;
+  EXPECT_EQ(error.find("json.exception"), std::string::npos) << error;
+}
+
+TEST(UserConfig, TheFlagThenHearthConfigFileThenTheDefaultPath) {
+  ConfigHome home;
+  std::filesystem::create_directories(home.dir().file("hearth"));
+  home.dir().write("hearth/config.json", R"({"device": "cpu"})");
+  TempDir dir;
+  std::string from_env = dir.write("env.json", R"({"precision": "bf16-mixed"})");
+  std::string from_flag = dir.write("flag.json", R"({"output_dir": "runs"})");
+
+  EXPECT_EQ(load_user_config().keys, std::vector<std::string>{"device"});
+  ScopedEnv env(kUserConfigFileVariable, from_env);
+  LoadedUserConfig loaded = load_user_config();
+  EXPECT_EQ(loaded.path, from_env);
+  EXPECT_EQ(loaded.keys, std::vector<std::string>{"precision"});
+  loaded = load_user_config(from_flag);
+  EXPECT_EQ(loaded.path, from_flag);
+  EXPECT_EQ(loaded.keys, std::vector<std::string>{"output_dir"});
+  // A file the variable names must exist, as one a flag names must.
+  ScopedEnv missing(kUserConfigFileVariable, dir.file("missing.json"));
+  EXPECT_EQ(error_of([&] { load_user_config(); }),
+            "[config] " + dir.file("missing.json") +
+                ": no such config file (named by HEARTH_CONFIG_FILE); write one with `hearth config --config_file " +
+                dir.file("missing.json") + "`");
+}
+
+TEST(UserConfig, TheEnvironmentOfStartedProgramsNamesTheFileReadByItsAbsolutePath) {
+  TempDir dir;
+  dir.write("c.json", R"({"device": "cpu"})");
+  const std::filesystem::path cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  LoadedUserConfig loaded = load_user_config("c.json");
+  const auto env = user_config_environment(loaded);
+  std::filesystem::current_path(cwd);
+  using Env = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(loaded.path, "c.json");  // messages keep the path as given
+  EXPECT_EQ(env, (Env{{"HEARTH_CONFIG_FILE", dir.file("c.json")}}));
+  // No file read: nothing to hand on (the programs look where this one did).
+  ConfigHome home;
+  EXPECT_EQ(user_config_environment(load_user_config()), Env{});
 }
 
 TEST(UserConfig, SetsTheTrainingArgumentsItNames) {
