@@ -17,6 +17,7 @@
 #   HEARTH_PARITY_FILTER  a substring of the parity cases to keep (default:
 #                         all); e.g. "conv" to chase one kernel family.
 #   SANITIZE_LOG_DIR      where the full logs go (default: <build-dir>/sanitize)
+#   SANITIZE_LEAK_CHECK   1: memcheck also lists memory still allocated at exit
 # Memcheck slows kernels down 10-100x: expect tens of minutes for the whole
 # parity table; narrow it with HEARTH_PARITY_FILTER when iterating.
 set -euo pipefail
@@ -39,7 +40,11 @@ if [[ -z "$sanitizer" ]]; then
 fi
 
 tools=${SANITIZE_TOOLS:-memcheck racecheck}
-filter=${SANITIZE_GTEST_FILTER:--*Golden*:Torchvision*:CudaMemoryLimit.*:CudaOomLimit.*}
+# Left out by default besides the above: the tests that provoke out-of-memory
+# on purpose (the failing cudaMallocAsync is an API error to the sanitizer)
+# and inject failures into whole training steps (minutes under racecheck, no
+# kernel of their own).
+filter=${SANITIZE_GTEST_FILTER:--*Golden*:Torchvision*:CudaMemoryLimit.*:CudaOomLimit.*:CudaMemory.OutOfMemory*:CudaOomStep.*}
 log_dir=${SANITIZE_LOG_DIR:-$build_dir/sanitize}
 mkdir -p "$log_dir"
 status=0
@@ -48,7 +53,11 @@ for tool in $tools; do
   log="$log_dir/$tool.log"
   extra=()
   case "$tool" in
-    memcheck) extra=(--leak-check full) ;;
+    # hearth keeps some device and pinned memory for the life of the process
+    # on purpose (GEMM workspaces, library handles, the pinned-block cache,
+    # the index-error slot), which a leak check at exit lists; SANITIZE_LEAK_CHECK=1
+    # asks for that list anyway.
+    memcheck) [[ "${SANITIZE_LEAK_CHECK:-0}" == 1 ]] && extra=(--leak-check full) ;;
     racecheck) extra=(--racecheck-report all) ;;
   esac
   echo "::: compute-sanitizer --tool $tool ($bin --gtest_filter=$filter${HEARTH_PARITY_FILTER:+, parity cases matching \"$HEARTH_PARITY_FILTER\"})"
