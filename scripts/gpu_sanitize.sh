@@ -63,8 +63,12 @@ for tool in $tools; do
   echo "::: compute-sanitizer --tool $tool ($bin --gtest_filter=$filter${HEARTH_PARITY_FILTER:+, parity cases matching \"$HEARTH_PARITY_FILTER\"})"
   start=$SECONDS
   set +e
+  tool_filter=$filter
+  # The pinned-block test keeps a kernel busy on purpose, for seconds, which
+  # racecheck stretches past any budget; it has no shared memory to check.
+  [[ "$tool" == racecheck && -z "${SANITIZE_GTEST_FILTER:-}" ]] && tool_filter="$filter:PinnedMemory.ABlockIsNotReused*"
   "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 99 --print-limit 100 \
-    "$bin" --gtest_filter="$filter" >"$log" 2>&1
+    "$bin" --gtest_filter="$tool_filter" >"$log" 2>&1
   rc=$?
   set -e
   took=$((SECONDS - start))
