@@ -186,7 +186,8 @@ TEST(BertTokenizer, BadTokenizerFilesAreRefusedNamingTheFile) {
   auto write_json = [&](const std::string& text) { std::ofstream(json, std::ios::trunc) << text; };
   const std::string vocab_json = R"("vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3})";
   write_json(R"({"model": {"type": "WordPiece", "unk_token": 7, )" + vocab_json + "}}");
-  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); }, json + " model: field 'unk_token': expected a string");
+  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); },
+                 json + " model: field 'unk_token': expected a string");
   write_json(R"({"model": {"type": "WordPiece", "max_input_chars_per_word": 1e30, )" + vocab_json + "}}");
   expect_refused([&] { BertTokenizer::from_tokenizer_json(json); },
                  json + " model: field 'max_input_chars_per_word': expected a non-negative integer, got 1e+30");
