@@ -71,7 +71,7 @@ asan: asan-build
 	cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
 
 fuzz: deps
-	JOBS=$(JOBS) scripts/run_fuzzers.sh
+	JOBS=$(JOBS) CMAKE_ARGS="$(CMAKE_ARGS)" scripts/run_fuzzers.sh
 
 clean:
 	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-fuzz

@@ -13,6 +13,7 @@
 #   FUZZ_DIR       corpora and crash inputs (default $FUZZ_BUILD_DIR/fuzz-run)
 #   JOBS           build jobs (default: all cores)
 #   FUZZ_NO_BUILD  1: use the targets already built
+#   CMAKE_ARGS     extra -D options for the configure step (CI: -DHEARTH_WERROR=ON)
 # ASAN_OPTIONS is honoured (e.g. detect_leaks=0 where LeakSanitizer cannot run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -28,8 +29,9 @@ if [[ "${FUZZ_NO_BUILD:-0}" != 1 ]]; then
   if command -v ccache >/dev/null 2>&1; then
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache)
   fi
+  read -r -a extra <<<"${CMAKE_ARGS:-}"
   build_start=$SECONDS
-  cmake --preset fuzz -B "$build_dir" "${launcher[@]}" >/dev/null
+  cmake --preset fuzz -B "$build_dir" "${launcher[@]}" "${extra[@]}" >/dev/null
   cmake --build "$build_dir" -j "$jobs" --target hearth_fuzzers
   echo "run_fuzzers: built in $((SECONDS - build_start)) s"
 fi
@@ -40,9 +42,32 @@ else
   mapfile -t targets < <(grep -v '^$' "$build_dir/fuzz_targets.txt")
 fi
 
+# What a failed run's log says went wrong, in a word or two.
+failure_kind() {
+  local log=$1
+  if grep -q 'ERROR: libFuzzer: timeout' "$log"; then echo "hang (timeout)"
+  elif grep -q 'ERROR: libFuzzer: out-of-memory' "$log"; then echo "out of memory"
+  elif grep -q 'ERROR: LeakSanitizer' "$log"; then echo "leak"
+  elif grep -q '^fuzz: ' "$log"; then echo "unclean error"
+  elif grep -q 'runtime error:' "$log"; then echo "undefined behaviour"
+  elif grep -q 'ERROR: AddressSanitizer' "$log"; then
+    echo "ASan: $(grep -m1 -o 'ERROR: AddressSanitizer: [a-z-]*' "$log" | sed 's/.*: //')"
+  else echo "crash"
+  fi
+}
+
+# The value of one of libFuzzer's final statistics (-print_final_stats=1), or "?".
+final_stat() {
+  local value
+  value=$(grep -m1 "^stat::$2:" "$1" | awk '{print $2}' || true)
+  echo "${value:-?}"
+}
+
 # Each target starts from its committed seeds and grows a working corpus of
-# its own outside the source tree.
+# its own outside the source tree. libFuzzer stops a target at its first
+# failure, so "crashes" is 0 or 1 per target.
 failed=()
+summary=()
 for name in "${targets[@]}"; do
   bin="$build_dir/bin/fuzz_$name"
   [[ -x "$bin" ]] || { echo "run_fuzzers: no target $bin (known: $(tr '\n' ' ' <"$build_dir/fuzz_targets.txt"))" >&2; exit 2; }
@@ -54,15 +79,25 @@ for name in "${targets[@]}"; do
   log="$work/logs/$name.log"
   echo "::: fuzz $name (${seconds} s)"
   if "$bin" "${args[@]}" "$corpus" "fuzz/corpus/$name" >"$log" 2>&1; then
-    grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb' "$log" | tr '\n' ' '
-    echo "corpus: $(find "$corpus" -type f | wc -l) files"
+    result=ok
+    crashes=0
   else
     failed+=("$name")
-    echo "run_fuzzers: fuzz_$name FAILED; the end of its log ($log):"
+    result=$(failure_kind "$log")
+    crashes=1
+    echo "run_fuzzers: fuzz_$name FAILED ($result); the end of its log ($log):"
     tail -n 60 "$log"
+    input=$(grep -m1 -o 'Test unit written to [^ ]*' "$log" | sed 's/Test unit written to //' || true)
+    [[ -n "$input" ]] && result+=": $input"
   fi
+  summary+=("$(printf '%-20s %12s %8s %7s %8d  %s' "$name" "$(final_stat "$log" number_of_executed_units)" \
+    "$(final_stat "$log" average_exec_per_sec)" "$crashes" "$(find "$corpus" -type f | wc -l)" "$result")")
 done
 
+echo
+echo "::: fuzz summary (${seconds} s per target; logs in $work/logs/)"
+printf '%-20s %12s %8s %7s %8s  %s\n' target executions exec/s crashes corpus result
+printf '%s\n' "${summary[@]}"
 if ((${#failed[@]} > 0)); then
   echo "run_fuzzers: failures in: ${failed[*]}; inputs in $work/artifacts/ (replay: $build_dir/bin/fuzz_<name> <file>)"
   exit 1

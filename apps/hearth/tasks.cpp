@@ -4,11 +4,13 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <type_traits>
 
 #include "hearth/core/errors.h"
 #include "hearth/data/fashion_mnist.h"
 #include "hearth/data/transforms.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/json_integer.h"
 #include "hearth/nn/models/mlp.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/small_cnn.h"
@@ -42,6 +44,10 @@ class PrefixDataset : public data::Dataset {
 template <typename T>
 T get_field(const json& j, const char* name, const std::string& where) {
   HEARTH_CHECK(j.contains(name), ValueError, "[eval] ", where, ": field '", name, "' is missing");
+  if constexpr (std::is_integral_v<T>) {
+    HEARTH_CHECK(io::json_integer_fits<T>(j.at(name)), ValueError, "[eval] ", where, ": field '", name,
+                 "': expected an integer, got ", j.at(name).dump());
+  }
   try {
     return j.at(name).get<T>();
   } catch (const json::exception&) {

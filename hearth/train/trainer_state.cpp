@@ -1,6 +1,10 @@
 #include "hearth/train/trainer_state.h"
 
+#include <limits>
+#include <type_traits>
+
 #include "hearth/core/errors.h"
+#include "hearth/io/json_integer.h"
 
 namespace hearth::train {
 namespace {
@@ -15,6 +19,11 @@ const json& field(const json& j, const char* name, const std::string& where) {
 template <typename T>
 T get(const json& j, const char* name, const std::string& where) {
   const json& v = field(j, name, where);
+  if constexpr (std::is_integral_v<T>) {
+    HEARTH_CHECK(io::json_integer_fits<T>(v), ValueError, "[trainer] ", where, ": field '", name,
+                 "': expected an integer from ", std::numeric_limits<T>::min(), " to ", std::numeric_limits<T>::max(),
+                 ", got ", v.dump());
+  }
   try {
     return v.get<T>();
   } catch (const json::exception&) {

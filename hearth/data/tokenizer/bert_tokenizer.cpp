@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/json_integer.h"
 
 namespace hearth::data {
 namespace {
@@ -31,13 +32,37 @@ std::optional<bool> optional_bool(const json& j, const char* key, const std::str
   return it->get<bool>();
 }
 
+// j[key] as a string, or nullopt when absent or null. nlohmann's value() would
+// throw its own exception for a key of another type, which names no file.
+std::optional<std::string> optional_string(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  HEARTH_CHECK(it->is_string(), ValueError, "[tokenizer] ", where, ": field '", key, "': expected a string, got ",
+               it->dump());
+  return it->get<std::string>();
+}
+
+// j[key] as a count (a non-negative integer), or nullopt when absent or null.
+std::optional<size_t> optional_count(const json& j, const char* key, const std::string& where) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  HEARTH_CHECK(io::json_integer_fits<size_t>(*it), ValueError, "[tokenizer] ", where, ": field '", key,
+               "': expected a non-negative integer, got ", it->dump());
+  return it->get<size_t>();
+}
+
 // The BertNormalizer of a tokenizer.json's "normalizer", alone or in a Sequence.
 const json* find_bert_normalizer(const json& normalizer, const std::string& where) {
   if (normalizer.is_null()) return nullptr;
-  const std::string type = normalizer.value("type", "");
+  HEARTH_CHECK(normalizer.is_object(), ValueError, "[tokenizer] ", where,
+               ": field 'normalizer': expected an object or null, got ", normalizer.dump());
+  const std::string type = optional_string(normalizer, "type", where + " normalizer").value_or("");
   if (type == "BertNormalizer") return &normalizer;
   if (type == "Sequence") {
-    for (const json& n : normalizer.value("normalizers", json::array()))
+    const json normalizers = normalizer.value("normalizers", json::array());
+    HEARTH_CHECK(normalizers.is_array(), ValueError, "[tokenizer] ", where,
+                 ": field 'normalizer.normalizers': expected an array, got ", normalizers.dump());
+    for (const json& n : normalizers)
       if (const json* found = find_bert_normalizer(n, where)) return found;
     return nullptr;
   }
@@ -79,7 +104,7 @@ void truncate_longest_first(std::vector<int64_t>& a, std::vector<int64_t>* b, in
 
 }  // namespace
 
-BertTokenizer::BertTokenizer(Vocab vocab, BertTokenizerOptions options)
+BertTokenizer::BertTokenizer(Vocab vocab, BertTokenizerOptions options, const std::string& source)
     : vocab_(std::move(vocab)), options_(std::move(options)) {
   special_tokens_ = {options_.unk_token, options_.sep_token, options_.pad_token, options_.cls_token,
                      options_.mask_token};
@@ -99,9 +124,10 @@ BertTokenizer::BertTokenizer(Vocab vocab, BertTokenizerOptions options)
   wordpiece_ =
       WordPieceOptions{options_.unk_token, options_.continuing_subword_prefix, options_.max_input_chars_per_word};
 
-  auto need = [this](const std::string& token, const char* role) {
+  const std::string prefix = source.empty() ? "" : source + ": ";
+  auto need = [&](const std::string& token, const char* role) {
     std::optional<int64_t> id = vocab_.find(token);
-    HEARTH_CHECK(id.has_value(), ValueError, "[tokenizer] the ", role, " token '", token,
+    HEARTH_CHECK(id.has_value(), ValueError, "[tokenizer] ", prefix, "the ", role, " token '", token,
                  "' is not in the vocabulary (", vocab_.size(), " tokens)");
     return *id;
   };
@@ -112,16 +138,18 @@ BertTokenizer::BertTokenizer(Vocab vocab, BertTokenizerOptions options)
 }
 
 BertTokenizer BertTokenizer::from_vocab_txt(const std::string& path, BertTokenizerOptions options) {
-  return BertTokenizer(Vocab::from_vocab_txt(path), std::move(options));
+  return BertTokenizer(Vocab::from_vocab_txt(path), std::move(options), path);
 }
 
 BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
   const json j = read_json_file(path);
   const json model = j.value("model", json());
-  HEARTH_CHECK(model.is_object() && model.value("type", "") == "WordPiece", ValueError, "[tokenizer] ", path,
-               ": field 'model': expected a WordPiece model, got ",
-               model.is_object() ? "type '" + model.value("type", "") + "'" : model.dump());
-  const json vocab_map = model.is_object() ? model.value("vocab", json()) : json();
+  HEARTH_CHECK(model.is_object(), ValueError, "[tokenizer] ", path, ": field 'model': expected a WordPiece model, got ",
+               model.dump());
+  const std::string model_type = optional_string(model, "type", path + " model").value_or("");
+  HEARTH_CHECK(model_type == "WordPiece", ValueError, "[tokenizer] ", path,
+               ": field 'model': expected a WordPiece model, got type '", model_type, "'");
+  const json vocab_map = model.value("vocab", json());
   HEARTH_CHECK(vocab_map.is_object() && !vocab_map.empty(), ValueError, "[tokenizer] ", path,
                ": field 'model.vocab': expected an object of token -> id");
   std::vector<std::string> tokens(vocab_map.size());
@@ -139,9 +167,11 @@ BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
   }
 
   BertTokenizerOptions options;
-  options.unk_token = model.value("unk_token", options.unk_token);
-  options.continuing_subword_prefix = model.value("continuing_subword_prefix", options.continuing_subword_prefix);
-  options.max_input_chars_per_word = model.value("max_input_chars_per_word", options.max_input_chars_per_word);
+  options.unk_token = optional_string(model, "unk_token", path + " model").value_or(options.unk_token);
+  options.continuing_subword_prefix =
+      optional_string(model, "continuing_subword_prefix", path + " model").value_or(options.continuing_subword_prefix);
+  options.max_input_chars_per_word =
+      optional_count(model, "max_input_chars_per_word", path + " model").value_or(options.max_input_chars_per_word);
   const json normalizer = j.value("normalizer", json());
   if (const json* n = find_bert_normalizer(normalizer, path)) {
     options.do_lower_case = optional_bool(*n, "lowercase", path + " normalizer").value_or(true);
@@ -152,14 +182,19 @@ BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
     options.do_lower_case = false;
   }
   // Added tokens (the specials and any others) are kept whole, like the specials.
-  for (const json& added : j.value("added_tokens", json::array())) {
-    const std::string content = added.value("content", "");
+  const json added_tokens = j.value("added_tokens", json::array());
+  HEARTH_CHECK(added_tokens.is_array(), ValueError, "[tokenizer] ", path,
+               ": field 'added_tokens': expected an array, got ", added_tokens.dump());
+  for (const json& added : added_tokens) {
+    HEARTH_CHECK(added.is_object(), ValueError, "[tokenizer] ", path,
+                 ": field 'added_tokens': expected objects with a 'content', got ", added.dump());
+    const std::string content = optional_string(added, "content", path + " added_tokens").value_or("");
     const BertTokenizerOptions defaults;
     if (!content.empty() && content != defaults.unk_token && content != defaults.sep_token &&
         content != defaults.pad_token && content != defaults.cls_token && content != defaults.mask_token)
       options.extra_special_tokens.push_back(content);
   }
-  return BertTokenizer(Vocab(std::move(tokens)), std::move(options));
+  return BertTokenizer(Vocab(std::move(tokens)), std::move(options), path);
 }
 
 BertTokenizer BertTokenizer::from_pretrained(const std::string& dir, std::optional<bool> do_lower_case) {

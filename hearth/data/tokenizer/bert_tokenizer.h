@@ -73,7 +73,8 @@ struct TextPair {
 
 class BertTokenizer {
  public:
-  BertTokenizer(Vocab vocab, BertTokenizerOptions options = {});
+  // `source`: the file the vocabulary came from, named when a special token is missing.
+  BertTokenizer(Vocab vocab, BertTokenizerOptions options = {}, const std::string& source = "");
 
   // One token per line; the options say how to normalise.
   static BertTokenizer from_vocab_txt(const std::string& path, BertTokenizerOptions options = {});

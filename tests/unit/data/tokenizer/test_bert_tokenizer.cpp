@@ -2,6 +2,7 @@
 // fixture comparison with Hugging Face's is in test_tokenizer_cases.cpp.
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include <gtest/gtest.h>
 
@@ -157,6 +158,45 @@ TEST(BertTokenizer, ReadsVocabTxtAndTokenizerJson) {
     EXPECT_NE(std::string(e.what()).find("bad.json: field 'model': expected a WordPiece model"), std::string::npos)
         << e.what();
   }
+  fs::remove_all(dir);
+}
+
+// Found by fuzzing: a vocab.txt without [SEP] was refused without naming the
+// file, and fields of the wrong type in a tokenizer.json escaped as
+// nlohmann's exceptions.
+TEST(BertTokenizer, BadTokenizerFilesAreRefusedNamingTheFile) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "hearth_test_tokenizer_bad_files";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto expect_refused = [](const std::function<void()>& load, const std::string& expected) {
+    try {
+      load();
+      FAIL() << "expected a ValueError saying " << expected;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find(expected), std::string::npos) << e.what();
+    }
+  };
+  const std::string vocab = (dir / "vocab.txt").string();
+  std::ofstream(vocab) << "[PAD]\n[UNK]\n[CLS]\n[MASK]\nhello\n";
+  expect_refused([&] { BertTokenizer::from_vocab_txt(vocab); },
+                 vocab + ": the separator token '[SEP]' is not in the vocabulary (5 tokens)");
+
+  const std::string json = (dir / "tokenizer.json").string();
+  auto write_json = [&](const std::string& text) { std::ofstream(json, std::ios::trunc) << text; };
+  const std::string vocab_json = R"("vocab": {"[PAD]": 0, "[UNK]": 1, "[CLS]": 2, "[SEP]": 3})";
+  write_json(R"({"model": {"type": "WordPiece", "unk_token": 7, )" + vocab_json + "}}");
+  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); },
+                 json + " model: field 'unk_token': expected a string");
+  write_json(R"({"model": {"type": "WordPiece", "max_input_chars_per_word": 1e30, )" + vocab_json + "}}");
+  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); },
+                 json + " model: field 'max_input_chars_per_word': expected a non-negative integer, got 1e+30");
+  write_json(R"({"model": {"type": ["WordPiece"], )" + vocab_json + "}}");
+  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); }, json + " model: field 'type': expected a string");
+  write_json(R"({"normalizer": "lowercase", "model": {"type": "WordPiece", )" + vocab_json + "}}");
+  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); }, json + ": field 'normalizer': expected an object");
+  write_json(R"({"added_tokens": ["[X]"], "model": {"type": "WordPiece", )" + vocab_json + "}}");
+  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); }, json + ": field 'added_tokens': expected objects");
   fs::remove_all(dir);
 }
 

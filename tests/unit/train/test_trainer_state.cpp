@@ -1,0 +1,65 @@
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "hearth/core/errors.h"
+#include "hearth/train/trainer_state.h"
+
+namespace hearth::train {
+namespace {
+
+using json = nlohmann::json;
+
+TrainerState sample_state() {
+  TrainerState s;
+  s.global_step = 120;
+  s.epoch = 1.5;
+  s.max_steps = 160;
+  s.rng_seed = 42;
+  s.rng_offset = 7;
+  s.loss_window = {0.5, 0.25};
+  return s;
+}
+
+std::string refusal(const json& j) {
+  try {
+    (void)TrainerState::from_json(j, "ckpt/trainer_state.json");
+  } catch (const ValueError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TrainerState, RoundTripsThroughJson) {
+  const TrainerState back = TrainerState::from_json(sample_state().to_json(), "trainer_state.json");
+  EXPECT_EQ(back.global_step, 120);
+  EXPECT_EQ(back.max_steps, 160);
+  EXPECT_DOUBLE_EQ(back.epoch, 1.5);
+  EXPECT_EQ(back.rng_seed, 42u);
+  EXPECT_EQ(back.loss_window, (std::vector<double>{0.5, 0.25}));
+}
+
+// Found by fuzzing: a number no int64 can hold (here written as a float, as
+// JSON parsers store integers beyond 2^64) was cast to int64, which is
+// undefined behaviour; it must be refused with the field and the file named.
+TEST(TrainerState, IntegerFieldsOutOfRangeOrFractionalAreRefused) {
+  json j = sample_state().to_json();
+  j["max_steps"] = 9.2e19;
+  EXPECT_EQ(refusal(j),
+            "[trainer] ckpt/trainer_state.json: field 'max_steps': expected an integer from "
+            "-9223372036854775808 to 9223372036854775807, got 9.2e+19");
+  j = sample_state().to_json();
+  j["global_step"] = 2.5;
+  EXPECT_NE(refusal(j).find("field 'global_step': expected an integer"), std::string::npos) << refusal(j);
+  j = sample_state().to_json();
+  j["max_steps"] = json::parse("9223372036854775808");  // 2^63: an integer, one past int64
+  EXPECT_NE(refusal(j).find("field 'max_steps': expected an integer"), std::string::npos) << refusal(j);
+  j = sample_state().to_json();
+  j["rng_state"]["seed"] = -1;
+  EXPECT_NE(refusal(j).find("rng_state: field 'seed': expected an integer from 0 to 18446744073709551615, got -1"),
+            std::string::npos)
+      << refusal(j);
+}
+
+}  // namespace
+}  // namespace hearth::train
