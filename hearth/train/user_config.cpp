@@ -190,6 +190,10 @@ LoadedUserConfig load_user_config(const std::string& explicit_path) {
   } catch (const json::parse_error& e) {
     HEARTH_THROW(ValueError, "[config] ", path, ": is not valid JSON (", parse_error_detail(e),
                  "); rewrite it with `hearth config` or fix it by hand");
+  } catch (const json::exception& e) {
+    // Well-formed but unreadable, e.g. a number beyond double's range (1e309).
+    HEARTH_THROW(ValueError, "[config] ", path, ": cannot be read as JSON (", e.what(),
+                 "); rewrite it with `hearth config` or fix it by hand");
   }
   LoadedUserConfig out = parse_user_config(j, path);
   out.found = true;
