@@ -9,6 +9,9 @@
 # Variables:
 #   FUZZ_SECONDS   time per target (default 60)
 #   FUZZ_TIMEOUT   seconds one input may take before it counts as a hang (default 10)
+#   FUZZ_SEED      libFuzzer's random seed (default: a new one each run). CI fixes
+#                  it, so a red run replays exactly and a green one stays green
+#                  for the same code; longer runs without it explore further.
 #   FUZZ_BUILD_DIR the build directory (default build-fuzz)
 #   FUZZ_DIR       corpora and crash inputs (default $FUZZ_BUILD_DIR/fuzz-run)
 #   JOBS           build jobs (default: all cores)
@@ -75,6 +78,7 @@ for name in "${targets[@]}"; do
   mkdir -p "$corpus" "$work/artifacts" "$work/logs"
   args=(-max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536
         -print_final_stats=1 -artifact_prefix="$work/artifacts/$name-")
+  [[ -n "${FUZZ_SEED:-}" ]] && args+=(-seed="$FUZZ_SEED")
   [[ -f "fuzz/dict/$name.dict" ]] && args+=(-dict="fuzz/dict/$name.dict")
   log="$work/logs/$name.log"
   echo "::: fuzz $name (${seconds} s)"
