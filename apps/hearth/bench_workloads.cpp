@@ -52,6 +52,12 @@ class StepPrecision {
     scaler_->step(optimizer);
     scaler_->update();
   }
+  // Gradients averaged over the group in buckets during backward, as the
+  // Trainer does; the bench also reports how much of it backward left exposed.
+  void enable_data_parallel(dist::ProcessGroupPtr group, std::vector<Tensor> params) {
+    reducer = std::make_unique<dist::GradientReducer>(std::move(group), std::move(params));
+    reducer->measure_exposed_communication(true);
+  }
   double exposed_communication_ms() { return reducer ? reducer->exposed_communication_ms() : 0.0; }
   std::pair<size_t, size_t> overlapped() const {
     return reducer ? std::make_pair(reducer->launched_during_backward(), reducer->num_buckets())
@@ -109,7 +115,7 @@ class ImageClassification final : public Workload {
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
   void enable_data_parallel(dist::ProcessGroupPtr group) override {
-    precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
+    precision_.enable_data_parallel(std::move(group), model_->parameters());
   }
   std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
   double exposed_communication_ms() override { return precision_.exposed_communication_ms(); }
@@ -167,7 +173,7 @@ class SequenceClassification final : public Workload {
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
   void enable_data_parallel(dist::ProcessGroupPtr group) override {
-    precision_.reducer = std::make_unique<dist::GradientReducer>(std::move(group), model_->parameters());
+    precision_.enable_data_parallel(std::move(group), model_->parameters());
   }
   std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
   double exposed_communication_ms() override { return precision_.exposed_communication_ms(); }

@@ -10,8 +10,10 @@
 namespace hearth::dist {
 
 struct GradientReducer::State {
-  // Device timing events at the end of backward and after every bucket's
-  // wait, per sync step, until exposed_communication_ms() reads them.
+  // With measure_exposed_communication(true): device timing events at the end
+  // of backward and after every bucket's wait, per sync step, until
+  // exposed_communication_ms() reads them. Off, a step makes no events.
+  bool measure_exposed = false;
   std::vector<std::pair<std::shared_ptr<DeviceRuntime::TimingEvent>, std::shared_ptr<DeviceRuntime::TimingEvent>>>
       exposed;
   struct Bucket {
@@ -129,7 +131,7 @@ void GradientReducer::finish() {
   NoGradGuard no_grad;
   const Device device = s.params.front().device();
   DeviceRuntime* rt = device.is_cpu() ? nullptr : &device_runtime(device.kind);
-  auto backward_done = rt ? rt->record_timing_event(device.index) : nullptr;
+  auto backward_done = rt && s.measure_exposed ? rt->record_timing_event(device.index) : nullptr;
   for (State::Bucket& b : s.buckets) {
     b.work->wait();
     int64_t offset = 0;
@@ -140,12 +142,12 @@ void GradientReducer::finish() {
     }
     b.work.reset();
   }
-  if (backward_done) {
-    // The last steps only: a training loop that never reads them keeps a few.
-    constexpr size_t kKeptSteps = 256;
-    if (s.exposed.size() == kKeptSteps) s.exposed.erase(s.exposed.begin());
-    s.exposed.emplace_back(backward_done, rt->record_timing_event(device.index));
-  }
+  if (backward_done) s.exposed.emplace_back(backward_done, rt->record_timing_event(device.index));
+}
+
+void GradientReducer::measure_exposed_communication(bool on) {
+  state_->measure_exposed = on;
+  if (!on) state_->exposed.clear();
 }
 
 double GradientReducer::exposed_communication_ms() {

@@ -53,7 +53,10 @@ class GradientReducer {
   // Mean device time per sync step, since the last call, between the end of
   // backward and the moment every bucket's all-reduce had finished: the
   // communication backward did not hide. Measured with the device's timing
-  // events (0 where it has none, e.g. the CPU); the reading waits for them.
+  // events once measure_exposed_communication(true) asked for them (off by
+  // default: training steps make no events); 0 where the device has none,
+  // e.g. the CPU. The reading waits for the events.
+  void measure_exposed_communication(bool on);
   double exposed_communication_ms();
 
   struct State;
