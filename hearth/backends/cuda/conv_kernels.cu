@@ -10,7 +10,6 @@
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/gemm.h"
 #include "hearth/backends/cuda/loops.cuh"
-#include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/backends/cuda/row_reduce.cuh"
 #include "hearth/core/env.h"
 #include "hearth/dispatch/nchw_detour.h"
@@ -169,46 +168,20 @@ struct Scalars {  // alpha/beta in the type cuDNN wants for the data type
   const void* zero(DType t) const { return t == DType::float64 ? static_cast<const void*>(&d0) : &f0; }
 };
 
-// y += bias over the channels of a dense NHWC output, whose channel index is
-// the innermost one. The general elementwise engine would take its broadcasting
-// path (a division per dimension per element, about a third of the bandwidth);
-// here each thread adds VEC neighbouring channels with one 16-byte load and
-// store when the channel count allows it.
-template <typename D, int VEC>
-__global__ void add_channel_bias_nhwc(D* y, const D* bias, int64_t vectors, int64_t channels) {
-  using A = acc_t<D>;
-  for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v < vectors;
-       v += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int64_t e = v * VEC;
-    const int64_t c = e % channels;  // VEC divides channels: one vector never straddles two pixels
-    nn::Pack<D, VEC> p = *reinterpret_cast<const nn::Pack<D, VEC>*>(y + e);
-#pragma unroll
-    for (int k = 0; k < VEC; ++k) p.v[k] = from_acc<D>(to_acc(p.v[k]) + static_cast<A>(to_acc(bias[c + k])));
-    *reinterpret_cast<nn::Pack<D, VEC>*>(y + e) = p;
-  }
-}
-
 template <typename D>
-void launch_add_channel_bias_nhwc(const Tensor& y, const Tensor& bias, int device) {
-  constexpr int kVec = nn::kVecOf<D>;
-  const int64_t channels = y.size(1);
-  const bool vectorised = channels % kVec == 0 && reinterpret_cast<uintptr_t>(y.data_ptr()) % 16 == 0;
-  const int64_t vectors = y.numel() / (vectorised ? kVec : 1);
-  const int64_t most_blocks = 8 * static_cast<int64_t>(context(device).props.multiProcessorCount) * 2048 / kThreads;
-  const unsigned blocks = static_cast<unsigned>(std::clamp<int64_t>((vectors + kThreads - 1) / kThreads, 1, most_blocks));
-  D* yp = static_cast<D*>(y.data_ptr());
-  const D* bp = static_cast<const D*>(bias.data_ptr());
-  if (vectorised)
-    add_channel_bias_nhwc<D, kVec><<<blocks, kThreads, 0, stream(device)>>>(yp, bp, vectors, channels);
-  else
-    add_channel_bias_nhwc<D, 1><<<blocks, kThreads, 0, stream(device)>>>(yp, bp, vectors, channels);
-  HEARTH_CUDA_CHECK_LAUNCH();
-}
+struct AddFn {
+  __device__ D operator()(D y, D b) const { return from_acc<D>(to_acc(y) + to_acc(b)); }
+};
 
+// y += bias over the channels of an NHWC output, through the elementwise
+// engine: with the bias broadcast as [1, O, 1, 1], the pixels merge into one
+// dim and the channels stay innermost and dense on both sides, so the add
+// runs on 16-byte vectors. cuDNN's add is kept for the NCHW path.
 void add_bias_nhwc(const Tensor& y, const Tensor& bias) {
-  const Tensor b = bias.is_contiguous() ? bias : bias.contiguous();
-  HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d",
-                                [&] { launch_add_channel_bias_nhwc<scalar_t>(y, b, y.device().index); });
+  const Tensor b4 = bias.as_strided_view({1, bias.size(0), 1, 1}, {bias.size(0), 1, 1, 1}, bias.offset());
+  HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d", [&] {
+    gpu_elementwise<scalar_t, scalar_t, scalar_t>(y, {&y, &b4}, AddFn<scalar_t>{});
+  });
 }
 
 void conv2d_forward(OpCall& call) {

@@ -143,6 +143,18 @@ TEST(ElementwisePlan, MaskBroadcastOverHeadsAndRowsMergesThem) {
   EXPECT_EQ(dims.strides[1][2], 0);
 }
 
+TEST(ElementwisePlan, ChannelBiasOverAnNhwcOutputIsTwoDimsOfVectors) {
+  // A channels_last convolution's output [N,C,H,W] += bias [C] (as [1,C,1,1]):
+  // the bias is dense along the innermost (channel) dim and broadcast over
+  // the pixels, which merge into one dim.
+  const int64_t N = 2, C = 64, H = 5, W = 7;
+  const std::vector<int64_t> nhwc = {H * W * C, 1, W * C, C};
+  const IterDims<3> dims = check_walks<3>({N, C, H, W}, {{nhwc, nhwc, {0, 1, 0, 0}}}, {2, 2, 2}, 8, true);
+  ASSERT_EQ(dims.ndim(), 2);
+  EXPECT_EQ(dims.sizes, (std::vector<int64_t>{C, N * H * W}));
+  EXPECT_EQ(dims.strides[1][2], 0);  // dim 1 (the pixels), operand 2 (the bias)
+}
+
 TEST(ElementwisePlan, ScalarOperandIsOneBroadcastDim) {
   const IterDims<3> dims =
       check_walks<3>({5, 7, 24}, {{{168, 24, 1}, {168, 24, 1}, {0, 0, 0}}}, {2, 2, 2}, 8, true);
