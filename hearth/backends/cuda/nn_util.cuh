@@ -291,6 +291,10 @@ inline int pow2_at_least(int64_t n) {
 
 inline int sm_count(int device) { return context(device).props.multiProcessorCount; }
 
+// Blocks of 256 threads for a kernel with one thread per channel (or column)
+// walking the channels with a grid stride past the cap.
+inline unsigned channel_blocks(int64_t C) { return static_cast<unsigned>(std::min<int64_t>((C + 255) / 256, 4096)); }
+
 // How M rows of K elements are spread over threads: `tpr` threads per row (a
 // power of two), `threads` per block (one row group per block above 32),
 // 16-byte loads when every row of every operand is 16-byte aligned, rows kept
