@@ -4,6 +4,7 @@
 # for one epoch on the CPU, and checks the files run_glue.py would write.
 # Then checks that a model id that is not a local folder gets the way out.
 # Inputs: RUN_GLUE (the program), MODEL_DIR (tests/fixtures/golden/bert_tiny), WORK_DIR.
+include(${CMAKE_CURRENT_LIST_DIR}/review_rows.cmake)
 cmake_minimum_required(VERSION 3.25)
 
 function(run_checked out_var rc_var)
@@ -140,16 +141,7 @@ if(right LESS 18)
 endif()
 
 # ---- other data: JSON lines with named labels, classes inferred --------------
-set(rows "")
-foreach(i RANGE 1 16)
-  math(EXPR k "${i} % 2")
-  if(k)
-    string(APPEND rows "{\"text\": \"a good fun film\", \"label\": \"pos\"}\n")
-  else()
-    string(APPEND rows "{\"text\": \"an awful bad plot\", \"label\": \"neg\"}\n")
-  endif()
-endforeach()
-file(WRITE ${WORK_DIR}/data/reviews.jsonl "${rows}")
+write_review_rows(${WORK_DIR}/data/reviews.jsonl 16)
 run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
   ${RUN_GLUE} --model_name_or_path ${MODEL_DIR} --train_file ${WORK_DIR}/data/reviews.jsonl
   --validation_file ${WORK_DIR}/data/reviews.jsonl --ignore_mismatched_sizes --do_train --do_eval

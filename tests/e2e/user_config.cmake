@@ -10,6 +10,7 @@
 # key and what was expected.
 #   cmake -DCASE=<case> -DPROGRAM=<binary> [-DHEARTH=<hearth binary>] [-DDATA_DIR=<dir>]
 #         [-DMODEL_DIR=<dir>] [-DGLOO=ON|OFF] -DWORK_DIR=<scratch dir> -P user_config.cmake
+include(${CMAKE_CURRENT_LIST_DIR}/review_rows.cmake)
 if(NOT PROGRAM OR NOT EXISTS "${PROGRAM}")
   message(FATAL_ERROR "user_config: the program '${PROGRAM}' does not exist; build it first")
 endif()
@@ -116,16 +117,7 @@ if(CASE STREQUAL "cv_example")
   expect_bad_files_refused("cv_example: error: " "" ${common})
 
 elseif(CASE STREQUAL "run_glue")
-  set(rows "")
-  foreach(i RANGE 1 8)
-    math(EXPR k "${i} % 2")
-    if(k)
-      string(APPEND rows "{\"text\": \"a good fun film\", \"label\": \"pos\"}\n")
-    else()
-      string(APPEND rows "{\"text\": \"an awful bad plot\", \"label\": \"neg\"}\n")
-    endif()
-  endforeach()
-  file(WRITE "${WORK_DIR}/reviews.jsonl" "${rows}")
+  write_review_rows("${WORK_DIR}/reviews.jsonl" 8)
   set(common --model_name_or_path "${MODEL_DIR}" --train_file "${WORK_DIR}/reviews.jsonl" --validation_file
       "${WORK_DIR}/reviews.jsonl" --ignore_mismatched_sizes --do_train --do_eval --max_seq_length 16
       --per_device_train_batch_size 4 --num_train_epochs 1 --disable_tqdm --save_strategy no)
