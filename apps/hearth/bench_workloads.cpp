@@ -41,10 +41,12 @@ class StepPrecision {
     if (!dtype_) return std::nullopt;
     return std::optional<AutocastGuard>(std::in_place, device_.kind, *dtype_);
   }
-  void backward_and_step(const Tensor& loss, optim::Optimizer& optimizer) {
+  void backward(const Tensor& loss) {
     if (reducer) reducer->prepare_for_backward(true);
     (scaler_ ? scaler_->scale(loss) : loss).backward();
     if (reducer) reducer->finish();
+  }
+  void step(optim::Optimizer& optimizer) {
     if (!scaler_) {
       optimizer.step();
       return;
@@ -59,6 +61,11 @@ class StepPrecision {
     reducer->measure_exposed_communication(true);
   }
   double exposed_communication_ms() { return reducer ? reducer->exposed_communication_ms() : 0.0; }
+  std::string graph_obstacle() const {
+    if (scaler_) return "fp16-mixed scales the loss by a host value that changes between steps";
+    if (reducer) return "data parallel: the gradient all-reduces are not recorded";
+    return {};
+  }
   std::pair<size_t, size_t> overlapped() const {
     return reducer ? std::make_pair(reducer->launched_during_backward(), reducer->num_buckets())
                    : std::make_pair(size_t{0}, size_t{0});
@@ -98,15 +105,17 @@ class ImageClassification final : public Workload {
             [this] { optimizer_->zero_grad(); },
             parameters()};
   }
-  void train_step() override {
-    optimizer_->zero_grad();
+  void forward_backward(bool keep_grads) override {
+    optimizer_->zero_grad(!keep_grads);
     Tensor loss;
     {
       std::optional<AutocastGuard> autocast = precision_.autocast();
       loss = cross_entropy(model_->forward(x_), y_);
     }
-    precision_.backward_and_step(loss, *optimizer_);
+    precision_.backward(loss);
   }
+  void update() override { precision_.step(*optimizer_); }
+  std::string graph_obstacle() const override { return precision_.graph_obstacle(); }
   void eval_step() override {
     NoGradGuard no_grad;
     std::optional<AutocastGuard> autocast = precision_.autocast();
@@ -156,15 +165,17 @@ class SequenceClassification final : public Workload {
             [this] { optimizer_->zero_grad(); },
             parameters()};
   }
-  void train_step() override {
-    optimizer_->zero_grad();
+  void forward_backward(bool keep_grads) override {
+    optimizer_->zero_grad(!keep_grads);
     Tensor loss;
     {
       std::optional<AutocastGuard> autocast = precision_.autocast();
       loss = model_->forward(ids_, types_, mask_, labels_).loss;
     }
-    precision_.backward_and_step(loss, *optimizer_);
+    precision_.backward(loss);
   }
+  void update() override { precision_.step(*optimizer_); }
+  std::string graph_obstacle() const override { return precision_.graph_obstacle(); }
   void eval_step() override {
     NoGradGuard no_grad;
     std::optional<AutocastGuard> autocast = precision_.autocast();

@@ -29,7 +29,18 @@ class Workload {
  public:
   virtual ~Workload() = default;
   // One optimizer step: forward, cross-entropy loss, backward, update.
-  virtual void train_step() = 0;
+  void train_step() {
+    forward_backward(false);
+    update();
+  }
+  // A training step without its update: gradients zeroed, forward, loss,
+  // backward. keep_grads zeroes the gradients in place instead of dropping
+  // them (set_to_none=false), as a recorded step graph needs.
+  virtual void forward_backward(bool keep_grads) = 0;
+  // The optimizer's update from the gradients of forward_backward.
+  virtual void update() = 0;
+  // Why forward_backward must not be recorded as a step graph; empty if it may.
+  virtual std::string graph_obstacle() const = 0;
   // One forward pass without autograd, in eval mode.
   virtual void eval_step() = 0;
   virtual void set_training(bool training) = 0;

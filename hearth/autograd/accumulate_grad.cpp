@@ -26,8 +26,15 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
       m.grad = contiguous(g, fmt);
     else
       m.grad = g.storage().use_count() > 1 ? g.clone() : g;
+  } else if (m.grad.impl().use_count() == 1 && m.grad.storage().use_count() == 1 && !m.grad.requires_grad() &&
+             !g.requires_grad()) {
+    // Nobody else holds this .grad or its memory: add in place, as PyTorch
+    // does. It keeps the gradient's memory across steps (zero_grad with
+    // set_to_none=false then reallocates nothing), which a recorded step
+    // graph needs.
+    m.grad.add_(g);
   } else {
-    m.grad = add(m.grad, g);  // out of place: .grad may be aliased by the user
+    m.grad = add(m.grad, g);  // out of place: the user holds this .grad
   }
   for (auto& hook : m.post_accumulate_hooks) hook(leaf_);
   return {};

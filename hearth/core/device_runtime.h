@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -63,6 +64,33 @@ class DeviceRuntime {
   };
   virtual std::shared_ptr<TimingEvent> record_timing_event(int /*index*/) { return nullptr; }
   virtual double elapsed_ms(const TimingEvent& /*start*/, const TimingEvent& /*end*/) { return 0.0; }
+
+  // Step graphs (CUDA graphs): the device work of one step recorded once and
+  // replayed with a single launch, so the host's per-op cost leaves the step.
+  // A step may be recorded only if replaying its work is the same as running
+  // it: it must not read device values on the host, must update the tensors
+  // that outlive it in place (none made before it freed, none it makes kept),
+  // and must take no host value that changes between steps. Random ops are
+  // the exception the runtime handles: each replay draws fresh numbers, the
+  // ones the step run eagerly at that point would have drawn.
+  class StepGraph {
+   public:
+    virtual ~StepGraph() = default;
+    // Queues the recorded work; returns without waiting for it.
+    virtual void replay() = 0;
+  };
+  virtual bool supports_step_graphs() const { return false; }
+  // Runs `step` eagerly and watches it: empty when it can be recorded, else
+  // why not, in words for the user.
+  virtual std::string rehearse_step(int /*index*/, const std::function<void()>& step) {
+    step();
+    return "this device's runtime has no step graphs";
+  }
+  // Records `step` without running it. Throws (leaving the program's state as
+  // before the call) if the runtime cannot record what the step does.
+  virtual std::unique_ptr<StepGraph> capture_step(int /*index*/, const std::function<void()>& /*step*/) {
+    return nullptr;
+  }
 
   // Allocator statistics and cache control; hosts without a cache report zeros.
   virtual MemoryStats memory_stats(int /*index*/) const { return {}; }

@@ -23,6 +23,11 @@ struct DevicePool {
   std::unordered_map<void*, size_t> sizes;
   MemoryStats stats;
   size_t total = 0;
+  // While a step is watched (begin_step_watch): its own live allocations, and
+  // how many older ones it freed.
+  bool watching = false;
+  std::unordered_map<void*, size_t> born;
+  size_t freed_from_before = 0;
 };
 
 std::array<DevicePool, kMaxDevices>& pools() {
@@ -71,9 +76,9 @@ size_t reserved_bytes(DevicePool& p) {
   size_t free_b = 0, total_b = 0;
   cudaMemGetInfo(&free_b, &total_b);
   p.stats.num_ooms++;
-  HEARTH_THROW(OutOfMemoryError, "[cuda] out of memory on cuda:", device, ": tried to allocate ", gib(nbytes),
-               " (", cause, "). hearth holds ", gib(p.stats.active), " in live tensors and ",
-               gib(reserved_bytes(p)), " reserved in total; the device has ", gib(free_b), " free of ", gib(total_b),
+  HEARTH_THROW(OutOfMemoryError, "[cuda] out of memory on cuda:", device, ": tried to allocate ", gib(nbytes), " (",
+               cause, "). hearth holds ", gib(p.stats.active), " in live tensors and ", gib(reserved_bytes(p)),
+               " reserved in total; the device has ", gib(free_b), " free of ", gib(total_b),
                p.stats.limit ? " (limit " + gib(p.stats.limit) + " from HEARTH_CUDA_MEMORY_FRACTION)" : std::string(),
                ". Reduce the batch size, use precision=bf16-mixed, or use gradient_accumulation_steps to keep the "
                "effective batch.");
@@ -106,6 +111,7 @@ void* allocate(size_t nbytes, int device) {
   HEARTH_CUDA_CHECK(err);
   if (reserved_bytes(p) > reserved_before) p.stats.num_device_allocs++;
   p.sizes[ptr] = nbytes;
+  if (p.watching) p.born[ptr] = nbytes;
   p.stats.active += nbytes;
   if (p.stats.active > p.stats.peak_active) p.stats.peak_active = p.stats.active;
   return ptr;
@@ -120,6 +126,7 @@ void deallocate(void* ptr, int device) {
     p.stats.active -= it->second;
     p.sizes.erase(it);
   }
+  if (p.watching && p.born.erase(ptr) == 0) p.freed_from_before++;
   // Stream-ordered: the block is reusable once the stream passes this point.
   cudaFreeAsync(ptr, stream(device));
 }
@@ -145,6 +152,26 @@ void empty_cache(int device) {
   init_pool(p, device);
   HEARTH_CUDA_CHECK(cudaStreamSynchronize(stream(device)));
   HEARTH_CUDA_CHECK(cudaMemPoolTrimTo(p.pool, 0));
+}
+
+void begin_step_watch(int device) {
+  DevicePool& p = pools()[device];
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.watching = true;
+  p.born.clear();
+  p.freed_from_before = 0;
+}
+
+StepMemoryReport end_step_watch(int device) {
+  DevicePool& p = pools()[device];
+  std::lock_guard<std::mutex> lock(p.mu);
+  StepMemoryReport r;
+  r.freed_from_before = p.freed_from_before;
+  r.outliving = p.born.size();
+  for (const auto& [ptr, bytes] : p.born) r.outliving_bytes += bytes;
+  p.watching = false;
+  p.born.clear();
+  return r;
 }
 
 }  // namespace hearth::cuda

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 
 #include "hearth/core/device_runtime.h"
 
@@ -17,5 +18,17 @@ void deallocate(void* ptr, int device);
 MemoryStats memory_stats(int device);
 void reset_peak_memory_stats(int device);
 void empty_cache(int device);
+
+// Watching a step before it is recorded as a graph: the allocations it frees
+// that were made before it (a tensor replaced instead of updated in place), and
+// the ones it makes that are still live when it ends (state kept from it).
+// Either makes a recorded step differ from the same step run eagerly.
+struct StepMemoryReport {
+  size_t freed_from_before = 0;
+  size_t outliving = 0;
+  size_t outliving_bytes = 0;
+};
+void begin_step_watch(int device);
+StepMemoryReport end_step_watch(int device);
 
 }  // namespace hearth::cuda

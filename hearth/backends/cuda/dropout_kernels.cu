@@ -9,6 +9,7 @@
 
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/backends/cuda/philox.cuh"
+#include "hearth/backends/cuda/step_graph.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/nn.h"
 
@@ -21,7 +22,9 @@ DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
 template <typename D>
 __global__ void dropout_kernel(const D* __restrict__ x, D* __restrict__ y, bool* __restrict__ mask, int64_t n,
-                               uint64_t seed, uint64_t offset, uint32_t threshold, acc_t<D> scale, bool vec) {
+                               uint64_t seed, uint64_t offset, const uint64_t* shift, uint32_t threshold,
+                               acc_t<D> scale, bool vec) {
+  offset = philox_offset(offset, shift);
   const int64_t counters = (n + 3) / 4;
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < counters;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -93,7 +96,7 @@ void dropout_forward(OpCall& call) {
                      aligned_to(mask.data_ptr(), 4);
     dropout_kernel<D><<<groups_blocks(n, device), 256, 0, stream(device)>>>(
         static_cast<const D*>(x.data_ptr()), static_cast<D*>(y.data_ptr()), static_cast<bool*>(mask.data_ptr()), n,
-        a.seed, a.offset, threshold, static_cast<acc_t<D>>(1.0 / (1.0 - a.p)), vec);
+        a.seed, a.offset, philox_offset_shift(device), threshold, static_cast<acc_t<D>>(1.0 / (1.0 - a.p)), vec);
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }

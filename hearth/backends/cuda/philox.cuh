@@ -30,4 +30,12 @@ __device__ __forceinline__ PhiloxOut philox4x32_10(uint64_t counter, uint64_t ke
   return PhiloxOut{{c0, c1, c2, c3}};
 }
 
+// The first counter a random kernel draws from: the op's reserved `offset`,
+// plus, when the kernel runs inside a replayed step graph, how far the
+// generator has moved since the recording (a device word each replay sets;
+// null outside graphs). See step_graph.h.
+__device__ __forceinline__ uint64_t philox_offset(uint64_t offset, const uint64_t* shift) {
+  return shift ? offset + *shift : offset;
+}
+
 }  // namespace hearth::cuda

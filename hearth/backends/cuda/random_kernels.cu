@@ -2,6 +2,7 @@
 // hearth/dispatch/schemas/random.h for the mapping).
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/backends/cuda/philox.cuh"
+#include "hearth/backends/cuda/step_graph.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/random.h"
 
@@ -11,10 +12,11 @@ namespace {
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
 template <typename D>
-__global__ void uniform_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, float lo, float span) {
+__global__ void uniform_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, const uint64_t* shift, float lo,
+                               float span) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (4 * c >= n) return;
-  const PhiloxOut r = philox4x32_10(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(philox_offset(offset, shift) + c, seed);
 #pragma unroll
   for (int k = 0; k < 4; ++k) {
     int64_t i = 4 * c + k;
@@ -22,10 +24,11 @@ __global__ void uniform_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset
   }
 }
 
-__global__ void uniform_double_kernel(double* out, int64_t n, uint64_t seed, uint64_t offset, double lo, double hi) {
+__global__ void uniform_double_kernel(double* out, int64_t n, uint64_t seed, uint64_t offset, const uint64_t* shift,
+                                      double lo, double hi) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (2 * c >= n) return;
-  const PhiloxOut r = philox4x32_10(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(philox_offset(offset, shift) + c, seed);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     int64_t i = 2 * c + k;
@@ -35,10 +38,11 @@ __global__ void uniform_double_kernel(double* out, int64_t n, uint64_t seed, uin
 }
 
 template <typename D>
-__global__ void normal_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, double mean, double std) {
+__global__ void normal_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, const uint64_t* shift, double mean,
+                              double std) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (2 * c >= n) return;
-  const PhiloxOut r = philox4x32_10(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(philox_offset(offset, shift) + c, seed);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     int64_t i = 2 * c + k;
@@ -51,10 +55,11 @@ __global__ void normal_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset,
 }
 
 template <typename D>
-__global__ void randint_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, int64_t low, uint64_t range) {
+__global__ void randint_kernel(D* out, int64_t n, uint64_t seed, uint64_t offset, const uint64_t* shift, int64_t low,
+                               uint64_t range) {
   int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (2 * c >= n) return;
-  const PhiloxOut r = philox4x32_10(offset + c, seed);
+  const PhiloxOut r = philox4x32_10(philox_offset(offset, shift) + c, seed);
 #pragma unroll
   for (int k = 0; k < 2; ++k) {
     int64_t i = 2 * c + k;
@@ -75,11 +80,12 @@ void uniform_op(OpCall& call) {
     using T = typename decltype(tag)::type;
     using D = dev_t<T>;
     if constexpr (std::is_same_v<D, double>) {
-      uniform_double_kernel<<<blocks_for((n + 1) / 2), kThreads, 0, s>>>(static_cast<double*>(t.data_ptr()), n, a.seed,
-                                                                         a.offset, a.a, a.b);
+      uniform_double_kernel<<<blocks_for((n + 1) / 2), kThreads, 0, s>>>(
+          static_cast<double*>(t.data_ptr()), n, a.seed, a.offset, philox_offset_shift(t.device().index), a.a, a.b);
     } else if constexpr (std::is_floating_point_v<acc_t<D>>) {
       uniform_kernel<D><<<blocks_for((n + 3) / 4), kThreads, 0, s>>>(
-          static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, static_cast<float>(a.a), static_cast<float>(a.b - a.a));
+          static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, philox_offset_shift(t.device().index),
+          static_cast<float>(a.a), static_cast<float>(a.b - a.a));
     }
   });
   HEARTH_CUDA_CHECK_LAUNCH();
@@ -94,7 +100,7 @@ void normal_op(OpCall& call) {
     using D = dev_t<typename decltype(tag)::type>;
     if constexpr (std::is_floating_point_v<acc_t<D>>)
       normal_kernel<D><<<blocks_for((n + 1) / 2), kThreads, 0, stream(t.device().index)>>>(
-          static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, a.a, a.b);
+          static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, philox_offset_shift(t.device().index), a.a, a.b);
   });
   HEARTH_CUDA_CHECK_LAUNCH();
 }
@@ -109,7 +115,7 @@ void randint_op(OpCall& call) {
   visit_dtype(t.dtype(), [&](auto tag) {
     using D = dev_t<typename decltype(tag)::type>;
     randint_kernel<D><<<blocks_for((n + 1) / 2), kThreads, 0, stream(t.device().index)>>>(
-        static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, low, range);
+        static_cast<D*>(t.data_ptr()), n, a.seed, a.offset, philox_offset_shift(t.device().index), low, range);
   });
   HEARTH_CUDA_CHECK_LAUNCH();
 }

@@ -11,6 +11,7 @@
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
 #include "hearth/backends/cuda/host_allocator.h"
+#include "hearth/backends/cuda/step_graph.h"
 #include "hearth/core/accelerator_diagnosis.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
@@ -42,11 +43,13 @@ class CudaRuntime final : public DeviceRuntime {
     // caller may free it. From pinned memory it returns at once, and the event
     // recorded on the block keeps it from reuse until the copy is done.
     // Ordering with kernels comes from the stream.
+    note_host_round_trip(index);
     cudaStream_t s = stream(index);
     HEARTH_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, s));
     cuda::record_pinned_use(src, s);
   }
   void copy_to_host(void* dst, const void* src, size_t n, int index) override {
+    note_host_round_trip(index);
     cudaStream_t s = stream(index);
     HEARTH_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToHost, s));
     HEARTH_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -54,7 +57,18 @@ class CudaRuntime final : public DeviceRuntime {
   void copy_within(void* dst, const void* src, size_t n, int index) override {
     HEARTH_CUDA_CHECK(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, stream(index)));
   }
-  void synchronize(int index) override { HEARTH_CUDA_CHECK(cudaStreamSynchronize(stream(index))); }
+  void synchronize(int index) override {
+    note_host_round_trip(index);
+    HEARTH_CUDA_CHECK(cudaStreamSynchronize(stream(index)));
+  }
+
+  bool supports_step_graphs() const override { return true; }
+  std::string rehearse_step(int index, const std::function<void()>& step) override {
+    return cuda::rehearse_step(index, step);
+  }
+  std::unique_ptr<StepGraph> capture_step(int index, const std::function<void()>& step) override {
+    return cuda::capture_step(index, step);
+  }
 
   class CudaTimingEvent final : public TimingEvent {
    public:
