@@ -28,6 +28,30 @@ TEST(Autograd, GradAccumulatesAcrossBackwardCalls) {
   EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{6, 6}));
 }
 
+TEST(Autograd, UnheldGradAccumulatesInItsOwnMemory) {
+  // A recorded step graph relies on this: the gradient keeps its memory.
+  Tensor x = tensor({1.f, 2.f}).requires_grad_();
+  sum(mul(x, 3.0)).backward();
+  const void* first = x.grad().data_ptr();
+  sum(mul(x, 3.0)).backward();
+  EXPECT_EQ(x.grad().data_ptr(), first);
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{6, 6}));
+  x.zero_grad_(/*set_to_none=*/false);
+  sum(mul(x, 2.0)).backward();
+  EXPECT_EQ(x.grad().data_ptr(), first);
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 2}));
+}
+
+TEST(Autograd, HeldGradIsNotChangedByALaterBackward) {
+  Tensor x = tensor({1.f, 2.f}).requires_grad_();
+  sum(mul(x, 3.0)).backward();
+  Tensor held = x.grad();
+  sum(mul(x, 3.0)).backward();
+  EXPECT_EQ(held.to_vector<float>(), (std::vector<float>{3, 3}));
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{6, 6}));
+  EXPECT_NE(x.grad().data_ptr(), held.data_ptr());
+}
+
 TEST(Autograd, SecondBackwardThroughFreedGraphFails) {
   Tensor x = tensor({1.f, 2.f}).requires_grad_();
   Tensor z = sum(mul(x, x));
