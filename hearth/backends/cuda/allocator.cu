@@ -26,6 +26,7 @@ struct DevicePool {
   // While a step is watched (begin_step_watch): its own live allocations, and
   // how many older ones it freed.
   bool watching = false;
+  bool recording = false;
   std::unordered_map<void*, size_t> born;
   size_t freed_from_before = 0;
 };
@@ -94,7 +95,7 @@ void* allocate(size_t nbytes, int device) {
   init_pool(p, device);
   if (p.stats.limit && p.stats.active + nbytes > p.stats.limit) throw_oom(p, nbytes, device, "over the memory limit");
   cudaStream_t s = stream(device);
-  size_t reserved_before = reserved_bytes(p);
+  const size_t reserved_before = p.recording ? 0 : reserved_bytes(p);
   void* ptr = nullptr;
   cudaError_t err = cudaMallocAsync(&ptr, nbytes, s);
   if (err == cudaErrorMemoryAllocation) {
@@ -109,7 +110,7 @@ void* allocate(size_t nbytes, int device) {
     }
   }
   HEARTH_CUDA_CHECK(err);
-  if (reserved_bytes(p) > reserved_before) p.stats.num_device_allocs++;
+  if (!p.recording && reserved_bytes(p) > reserved_before) p.stats.num_device_allocs++;
   p.sizes[ptr] = nbytes;
   if (p.watching) p.born[ptr] = nbytes;
   p.stats.active += nbytes;
@@ -160,6 +161,12 @@ void begin_step_watch(int device) {
   p.watching = true;
   p.born.clear();
   p.freed_from_before = 0;
+}
+
+void set_recording(int device, bool recording) {
+  DevicePool& p = pools()[device];
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.recording = recording;
 }
 
 StepMemoryReport end_step_watch(int device) {

@@ -29,6 +29,9 @@ struct StepMemoryReport {
   size_t outliving_bytes = 0;
 };
 void begin_step_watch(int device);
+// While a step is recorded, its allocations become nodes of the graph, and the
+// pool's statistics are not queried (the query is not allowed during capture).
+void set_recording(int device, bool recording);
 StepMemoryReport end_step_watch(int device);
 
 }  // namespace hearth::cuda

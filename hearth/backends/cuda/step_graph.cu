@@ -125,7 +125,11 @@ std::unique_ptr<DeviceRuntime::StepGraph> capture_step(int device, const std::fu
   g.watching = true;
   g.round_trips = 0;
   g.recording_shift = g.shift_word;
-  HEARTH_CUDA_CHECK(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeThreadLocal));
+  set_recording(device, true);
+  // Relaxed: calls that are not stream work (library set-up, attribute
+  // queries) stay allowed on this thread; waits for the stream still fail the
+  // recording, and the rehearsal has already ruled them out.
+  HEARTH_CUDA_CHECK(cudaStreamBeginCapture(ctx.stream, cudaStreamCaptureModeRelaxed));
   std::string failure;
   try {
     step();
@@ -134,6 +138,7 @@ std::unique_ptr<DeviceRuntime::StepGraph> capture_step(int device, const std::fu
   }
   g.recording_shift = nullptr;
   g.watching = false;
+  set_recording(device, false);
   cudaGraph_t graph = nullptr;
   const cudaError_t ended = cudaStreamEndCapture(ctx.stream, &graph);
   const StepMemoryReport m = end_step_watch(device);
