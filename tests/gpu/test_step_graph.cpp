@@ -1,9 +1,12 @@
-// Step graphs on CUDA: a training step recorded and replayed gives the same
-// losses and weights, bit for bit, as the same step run eagerly, dropout
-// included (each replay draws the numbers the eager step would have); steps
-// that cannot be recorded keep running eagerly and say why.
+// Step graphs on CUDA: a training step recorded and replayed gives the losses
+// and weights of the same step run eagerly, dropout included (each replay
+// draws the numbers the eager step would have: another mask would move the
+// loss by far more than the tolerance); steps that cannot be recorded keep
+// running eagerly and say why. The tolerance is for cuDNN's weight-gradient
+// algorithms, which sum in an order that can differ from run to run.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "hearth/autograd/grad_mode.h"
@@ -32,7 +35,7 @@ struct TrainingRun {
 TrainingRun train_small_cnn(bool graphs, bool bf16, int steps) {
   manual_seed(11);
   auto model = std::make_shared<nn::Sequential>(
-      std::make_shared<nn::Conv2d>(3, 8, 3, 1, 1), std::make_shared<nn::BatchNorm2d>(8), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::Conv2d>(3, 8, 3, 1, 1, 1, 1, /*bias=*/false), std::make_shared<nn::BatchNorm2d>(8), std::make_shared<nn::ReLU>(),
       std::make_shared<nn::Flatten>(), std::make_shared<nn::Dropout>(0.3), std::make_shared<nn::Linear>(8 * 8 * 8, 5));
   model->to(cuda0());
   optim::AdamW opt(model->parameters(), optim::AdamWOptions{.lr = 1e-2});
@@ -67,17 +70,19 @@ TrainingRun train_small_cnn(bool graphs, bool bf16, int steps) {
 
 class StepGraphCuda : public ::testing::TestWithParam<bool> {};
 
-TEST_P(StepGraphCuda, ReplayedStepsMatchEagerStepsBitForBit) {
+TEST_P(StepGraphCuda, ReplayedStepsMatchEagerSteps) {
   HEARTH_REQUIRE_CUDA();
   const bool bf16 = GetParam();
   const TrainingRun eager = train_small_cnn(false, bf16, 8);
   const TrainingRun graphed = train_small_cnn(true, bf16, 8);
   ASSERT_TRUE(graphed.replayed);
-  EXPECT_EQ(graphed.losses, eager.losses);
-  EXPECT_NE(eager.losses.front(), eager.losses.back()) << "the model did not train";
+  ASSERT_EQ(graphed.losses.size(), eager.losses.size());
+  for (size_t i = 0; i < eager.losses.size(); ++i)
+    EXPECT_NEAR(graphed.losses[i], eager.losses[i], 1e-5 * std::abs(eager.losses[i])) << "step " << i;
+  EXPECT_LT(eager.losses.back(), 0.5 * eager.losses.front()) << "the model did not train";
   ASSERT_EQ(graphed.weights.size(), eager.weights.size());
   for (size_t i = 0; i < eager.weights.size(); ++i)
-    EXPECT_EQ(max_abs_diff(graphed.weights[i], eager.weights[i]), 0.0) << "tensor " << i;
+    EXPECT_LT(relative_error(graphed.weights[i], eager.weights[i]), 1e-4) << "tensor " << i;
 }
 
 INSTANTIATE_TEST_SUITE_P(Precision, StepGraphCuda, ::testing::Values(false, true),
