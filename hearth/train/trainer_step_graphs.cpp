@@ -15,8 +15,7 @@ std::string Trainer::step_graph_obstacles() const {
   const Device d = device_.device;
   if (d.is_cpu() || !device_runtime(d.kind).supports_step_graphs())
     why.push_back(d.str() + " has no step graphs (they are a CUDA feature)");
-  if (scaler_)
-    why.push_back("fp16-mixed scales the loss by a host value that changes between steps (use bf16-mixed)");
+  if (scaler_) why.push_back("fp16-mixed scales the loss by a host value that changes between steps (use bf16-mixed)");
   if (reducer_) why.push_back("data parallelism averages the gradients with collectives the graph does not record");
   if (args_.gradient_accumulation_steps > 1)
     why.push_back("gradient_accumulation_steps is " + std::to_string(args_.gradient_accumulation_steps) +

@@ -3,11 +3,11 @@
 // recorded and replayed gives, bit for bit, the logged losses and the final
 // weights of the same run trained eagerly, the smaller last batch of each
 // epoch (run eagerly between replays) included.
-#include <gtest/gtest.h>
-
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "hearth/core/generator.h"
 #include "hearth/data/dataset.h"

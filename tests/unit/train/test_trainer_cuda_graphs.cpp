@@ -164,7 +164,7 @@ struct TrainingRun {
 };
 
 TrainingRun train(const std::string& dir, bool graphs, Device device,
-          const std::function<void(TrainingArguments&, TrainerOptions&)>& adjust = {}) {
+                  const std::function<void(TrainingArguments&, TrainerOptions&)>& adjust = {}) {
   TrainingArguments args = toy_args(dir);
   args.use_cpu = device.is_cpu();
   args.device = device.str();
@@ -280,7 +280,7 @@ TEST(TrainerCudaGraphs, ARunResumedBeforeTheSmallerLastBatchRecordsTheFullBatche
   }
   // Step 7 is the epoch's batch of 4: the recorded shapes are the next full batch's.
   const TrainingRun resumed = train(dir.file("resumed"), true, graph_device(),
-                            [](TrainingArguments& a, TrainerOptions&) { a.resume_from_checkpoint = "latest"; });
+                                    [](TrainingArguments& a, TrainerOptions&) { a.resume_from_checkpoint = "latest"; });
   ASSERT_EQ(resumed.losses.size(), 8u);
   EXPECT_EQ(resumed.losses, std::vector<double>(eager.losses.begin() + 6, eager.losses.end()));
   EXPECT_EQ(resumed.weights, eager.weights);

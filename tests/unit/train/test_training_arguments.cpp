@@ -83,8 +83,8 @@ TEST(TrainingArguments, CudaGraphsIsOptInAndRoundTrips) {
   EXPECT_FALSE(TrainingArguments::from_json(old).cuda_graphs);
   set_training_argument(a, "cuda_graphs", "false", "--cuda_graphs");
   EXPECT_FALSE(a.cuda_graphs);
-  EXPECT_EQ(value_error([] { TrainingArguments::from_json(json{{"cuda_graphs", "on"}}, "cfg.json"); }),
-            "[trainer] cfg.json: field 'cuda_graphs': expected true or false, got \"on\"");
+  const std::string bad = value_error([] { TrainingArguments::from_json(json{{"cuda_graphs", "on"}}, "cfg.json"); });
+  EXPECT_EQ(bad, "[trainer] cfg.json: field 'cuda_graphs': expected true or false, got \"on\"");
 }
 
 TEST(TrainingArguments, FieldsNotSetKeepTheBase) {
