@@ -27,6 +27,7 @@
 #include "hearth/optim/sgd.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/curves_plot.h"
+#include "hearth/train/graphed_training_step.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
 #include "hearth/train/progress.h"
@@ -287,6 +288,7 @@ void Trainer::setup_training() {
     say("hearth: data-parallel over " + std::to_string(world_size()) + " processes (" + group_->backend() +
         "), gradients averaged in " + std::to_string(reducer_->num_buckets()) + " bucket(s)");
   }
+  setup_step_graphs();
 }
 
 void Trainer::prepare_output_dir() {
@@ -475,6 +477,7 @@ void Trainer::after_step(bool epoch_done) {
 
 void Trainer::end_of_training() {
   const int64_t step = state_.global_step;
+  finish_step_graphs();
   if (stop_signal_ != 0) {
     std::ostringstream os;
     os << "hearth: stopped by " << signal_name(stop_signal_) << " at step " << step << "; saved " << last_checkpoint_

@@ -51,6 +51,14 @@
 // optimizer step then consumes per_device_train_batch_size x
 // gradient_accumulation_steps x world_size samples.
 //
+// With args.cuda_graphs, each step's forward and backward is recorded once as
+// a CUDA graph and replayed (hearth/train/graphed_training_step.h): the batch
+// is copied into the step's own device tensors, the gradients are zeroed in
+// place inside the step rather than dropped after it, and clipping, the
+// optimizer and the schedule run eagerly after each replay. Where a step
+// cannot be recorded, training runs eagerly and says why once;
+// step_graph_report() tells how many steps were replayed.
+//
 // A SIGINT or SIGTERM makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
 // restores weights, optimizer, schedule, RNG and data position, so the losses
@@ -83,6 +91,7 @@ class GradientReducer;
 namespace hearth::train {
 
 class ProgressCallback;
+class GraphedTrainingStep;
 
 // What one forward pass gives the Trainer.
 struct ForwardOutput {
@@ -120,6 +129,16 @@ struct TrainerOptions {
   // The data-parallel group; default: joined from the launcher's environment
   // when it starts more than one process (gloo on the CPU, nccl on CUDA).
   dist::ProcessGroupPtr process_group;
+};
+
+// How TrainingArguments::cuda_graphs went in the last train().
+struct StepGraphReport {
+  // Steps whose forward and backward the recorded graph did.
+  int64_t replayed_steps = 0;
+  // Steps run eagerly on a batch of other shapes than the recorded ones.
+  int64_t other_shape_steps = 0;
+  // Why training ran eagerly from some point on (empty while graphs could be used).
+  std::string eager_reason;
 };
 
 struct TrainOutput {
@@ -179,6 +198,8 @@ class Trainer {
   // The batch a forward pass takes: per_device_train_batch_size, or less once
   // auto_find_batch_size has halved it after running out of memory.
   int64_t micro_batch_size() const { return micro_batch_size_; }
+  // args.cuda_graphs: what was replayed, or why nothing was.
+  const StepGraphReport& step_graph_report() const { return step_graph_report_; }
 
  private:
   void setup_training();
@@ -197,6 +218,16 @@ class Trainer {
   void after_step(bool epoch_done);
   void end_of_training();
   void record_step_loss(const Tensor& loss);
+  // args.cuda_graphs: what rules recording out before any step runs ("" if nothing).
+  std::string step_graph_obstacles() const;
+  // Sets up the recorded step when args.cuda_graphs asks and nothing rules it out.
+  void setup_step_graphs();
+  // The step's forward and backward, replayed when it can be; returns the step's loss.
+  Tensor graphed_forward_backward(const data::Batch& batch);
+  // Back to eager steps for the rest of the run, saying why (once).
+  void stop_step_graphs(std::string reason);  // by value: it may be the graph's own text
+  // Says how many steps were replayed, then frees the graph.
+  void finish_step_graphs();
   ForwardOutput run_forward(const data::Batch& batch);
   Metrics evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix);
   void flush_loss_window();
@@ -225,6 +256,9 @@ class Trainer {
   std::unique_ptr<optim::GradScaler> scaler_;
   std::unique_ptr<data::DataLoader> loader_;
   std::vector<Tensor> params_;
+  // Non-null while steps go through a recorded graph (args.cuda_graphs).
+  std::unique_ptr<GraphedTrainingStep> step_graphs_;
+  StepGraphReport step_graph_report_;
 
   // Per-step losses since the last flush, on the device: [logging_steps].
   Tensor loss_window_;

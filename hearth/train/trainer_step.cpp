@@ -12,6 +12,7 @@
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/optim/clip_grad.h"
+#include "hearth/train/graphed_training_step.h"
 #include "hearth/train/trainer.h"
 
 namespace hearth::train {
@@ -62,7 +63,8 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
   Tensor step_loss;
   while (true) {
     try {
-      step_loss = accumulate_gradients(group, samples);
+      // With step graphs the group is one batch (no accumulation, no slices).
+      step_loss = step_graphs_ ? graphed_forward_backward(group.front()) : accumulate_gradients(group, samples);
       break;
     } catch (const OutOfMemoryError& e) {
       // Only the forward and backward passes are retried: they change nothing
@@ -72,6 +74,7 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
       // of this step: retrying alone would leave it there.
       if (!args_.auto_find_batch_size || micro_batch_size_ <= 1 || reducer_) throw;
       optimizer_->zero_grad();
+      if (step_graphs_) stop_step_graphs("batches run in slices after running out of memory");
       device_runtime(device_.device.kind).empty_cache(device_.device.index);
       const int64_t before = micro_batch_size_;
       micro_batch_size_ = (micro_batch_size_ + 1) / 2;
@@ -96,6 +99,9 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
                  static_cast<double>(pos.batches_yielded) / static_cast<double>(loader_->num_batches());
   state_.step_loss = step_loss;
   record_step_loss(step_loss);
+  // The step could not be recorded (the rehearsal saw it read the host, ...):
+  // it ran eagerly, and so will the rest.
+  if (step_graphs_ && !step_graphs_->fallback_reason().empty()) stop_step_graphs(step_graphs_->fallback_reason());
 }
 
 std::optional<AutocastGuard> Trainer::autocast_scope() const {
@@ -118,7 +124,9 @@ void Trainer::optimizer_step() {
   // A step skipped for an overflow leaves the schedule where it was, as
   // Hugging Face's Trainer does.
   if (stepped) scheduler_->step();
-  optimizer_->zero_grad();
+  // A recorded step writes the gradients where they were when it was
+  // recorded: they are kept, and zeroed in place at the next step's start.
+  if (!step_graphs_) optimizer_->zero_grad();
 }
 
 void Trainer::record_step_loss(const Tensor& loss) {

@@ -295,6 +295,9 @@ std::vector<Field> make_fields() {
       report_to(),
       boolean("auto_find_batch_size", &A::auto_find_batch_size,
               "on out-of-memory, halve the batch and raise gradient accumulation (same samples per step)"),
+      boolean("cuda_graphs", &A::cuda_graphs,
+              "record each training step's forward and backward as a CUDA graph and replay it (eager where it "
+              "cannot be recorded, saying why)"),
   };
 }
 

@@ -101,6 +101,14 @@ struct TrainingArguments {
   // retry the step, raising gradient accumulation so that each optimizer step
   // still sees the same samples.
   bool auto_find_batch_size = false;
+  // Record each training step's forward and backward as a CUDA graph and
+  // replay it (one launch instead of hundreds; the optimizer update runs
+  // eagerly after each replay). Off by default, as in PyTorch. Where a step
+  // cannot be recorded (the CPU, fp16-mixed, data parallelism, gradient
+  // accumulation, ...) training runs eagerly and says why, once; a batch of
+  // other shapes than the recorded ones (an epoch's smaller last batch) runs
+  // eagerly for that step.
+  bool cuda_graphs = false;
 
   // ---- derived values ----
   // The dtype autocast runs the products in: bfloat16, float16, or none for fp32.

@@ -70,6 +70,23 @@ TEST(TrainingArguments, EveryFieldIsInTheTableAndRoundTripsThroughJson) {
   EXPECT_TRUE(b.best_metric_greater_is_better());
 }
 
+TEST(TrainingArguments, CudaGraphsIsOptInAndRoundTrips) {
+  EXPECT_FALSE(TrainingArguments().cuda_graphs);
+  EXPECT_EQ(TrainingArguments().to_json()["cuda_graphs"], false);
+  TrainingArguments a = TrainingArguments::from_json(json{{"cuda_graphs", true}}, "cfg.json");
+  EXPECT_TRUE(a.cuda_graphs);
+  EXPECT_EQ(a.to_json()["cuda_graphs"], true);
+  EXPECT_TRUE(TrainingArguments::from_json(a.to_json()).cuda_graphs);
+  // A file written before the field existed keeps the default.
+  json old = a.to_json();
+  old.erase("cuda_graphs");
+  EXPECT_FALSE(TrainingArguments::from_json(old).cuda_graphs);
+  set_training_argument(a, "cuda_graphs", "false", "--cuda_graphs");
+  EXPECT_FALSE(a.cuda_graphs);
+  const std::string bad = value_error([] { TrainingArguments::from_json(json{{"cuda_graphs", "on"}}, "cfg.json"); });
+  EXPECT_EQ(bad, "[trainer] cfg.json: field 'cuda_graphs': expected true or false, got \"on\"");
+}
+
 TEST(TrainingArguments, FieldsNotSetKeepTheBase) {
   TrainingArguments base;
   base.learning_rate = 1e-3;

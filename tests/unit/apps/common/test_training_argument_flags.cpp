@@ -80,6 +80,15 @@ TEST_F(TrainingArgumentFlagsTest, TheConfigSetsWhatNoFlagGives) {
   EXPECT_EQ(r.args.output_dir, "from-config");
 }
 
+TEST_F(TrainingArgumentFlagsTest, CudaGraphsIsAFlagAndAConfigKey) {
+  EXPECT_FALSE(resolve({}).args.cuda_graphs);
+  EXPECT_TRUE(resolve({"--cuda_graphs"}).args.cuda_graphs);
+  EXPECT_FALSE(resolve({"--cuda_graphs", "false"}).args.cuda_graphs);
+  std::string path = dir_.write("c.json", R"({"cuda_graphs": true})");
+  EXPECT_NE(error_of({"--config_file", path}).find("cuda_graphs"), std::string::npos)
+      << "the user config holds machine settings, not training arguments";
+}
+
 TEST_F(TrainingArgumentFlagsTest, WithoutAFileNothingIsSetOrSaid) {
   Resolved r = resolve({"--output_dir", "x"});
   EXPECT_EQ(r.args.device, TrainingArguments{}.device);
