@@ -55,6 +55,8 @@ void Conv2d::reset_parameters() {
 
 Tensor Conv2d::forward(const Tensor& x) { return conv2d(x, weight, bias, stride, padding, dilation, groups); }
 
+Tensor Conv2d::forward_relu(const Tensor& x) { return conv2d_relu(x, weight, bias, stride, padding, dilation, groups); }
+
 std::string Conv2d::extra_repr() const {
   std::string s = std::to_string(in_channels) + ", " + std::to_string(out_channels) +
                   ", kernel_size=" + pair_str(kernel_size) + ", stride=" + pair_str(stride);

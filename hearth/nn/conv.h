@@ -16,6 +16,8 @@ class Conv2d : public Module {
   Conv2d(int64_t in_channels, int64_t out_channels, int64_t kernel_size, int64_t stride = 1, int64_t padding = 0,
          int64_t dilation = 1, int64_t groups = 1, bool bias = true);
   Tensor forward(const Tensor& x) override;
+  // relu(forward(x)), with the ReLU in the bias's pass (conv2d_relu).
+  Tensor forward_relu(const Tensor& x);
   void reset_parameters();
   std::string extra_repr() const override;
 

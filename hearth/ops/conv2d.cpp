@@ -58,10 +58,12 @@ Tensor conv_backward_bias(const Tensor& grad_out, MemoryFormat fmt) {
 
 }  // namespace
 
-Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
-              int64_t groups) {
+namespace {
+
+Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
+                   Pair dilation, int64_t groups, bool relu) {
   if (auto ac = detail::autocast("conv2d", x_in, weight, bias))
-    return conv2d(ac[0], ac[1], ac[2], stride, padding, dilation, groups);
+    return conv2d_impl(ac[0], ac[1], ac[2], stride, padding, dilation, groups, relu);
   static OpHandle op = detail::op_handle("conv2d");
   detail::check_floating("conv2d", x_in, "input");
   detail::check_floating("conv2d", weight, "weight");
@@ -94,7 +96,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
   HEARTH_CHECK(ekh <= h + 2 * padding[0] && ekw <= w + 2 * padding[1], ShapeError, "[conv2d] kernel size ", ekh, "x",
                ekw, " (after dilation) is larger than the padded input ", h + 2 * padding[0], "x", w + 2 * padding[1]);
 
-  const Conv2dAttrs attrs{stride, padding, dilation, groups};
+  const Conv2dAttrs attrs{stride, padding, dilation, groups, relu};
   const int64_t oh = out_extent(h, kh, stride[0], padding[0], dilation[0]);
   const int64_t ow = out_extent(w, kw, stride[1], padding[1], dilation[1]);
   // The input's memory format decides the computation's (PyTorch's rule): a
@@ -110,7 +112,7 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
     if (wc.numel() == 0) {
       // No input channels: the output is the bias alone.
       if (bc.defined())
-        copy_(out, bc.view({1, o, 1, 1}));
+        copy_(out, relu ? hearth::relu(bc).view({1, o, 1, 1}) : bc.view({1, o, 1, 1}));
       else
         fill_(out, 0);
     } else {
@@ -118,23 +120,38 @@ Tensor conv2d(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair
     }
   }
   if (autograd::any_requires_grad({x, weight, bias})) {
-    autograd::record("Conv2dBackward", {x, weight, bias}, {out},
-                     [sx = SavedTensor(xc), sw = SavedTensor(wc), attrs, fmt, weight_fmt](const BackwardContext& ctx) {
-                       const Tensor& g = ctx.grad(0);
-                       Tensor gx, gw, gb;
-                       if (ctx.needs(0)) {
-                         Tensor wt = sw.unpack(ctx.name());
-                         gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs, fmt);
-                       }
-                       if (ctx.needs(1)) {
-                         gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs, fmt,
-                                                   weight_fmt);
-                       }
-                       if (ctx.needs(2)) gb = conv_backward_bias(g, fmt);
-                       return std::vector<Tensor>{gx, gw, gb};
-                     });
+    // The fused ReLU's mask comes from the output, as relu's own backward takes it.
+    const SavedTensor sy = relu ? SavedTensor(out) : SavedTensor();
+    autograd::record(
+        relu ? "Conv2dReluBackward" : "Conv2dBackward", {x, weight, bias}, {out},
+        [sx = SavedTensor(xc), sw = SavedTensor(wc), sy, attrs, fmt, weight_fmt](const BackwardContext& ctx) {
+          const Tensor g =
+              attrs.relu ? contiguous(relu_backward(ctx.grad(0), sy.unpack(ctx.name())), fmt) : ctx.grad(0);
+          Tensor gx, gw, gb;
+          if (ctx.needs(0)) {
+            Tensor wt = sw.unpack(ctx.name());
+            gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs, fmt);
+          }
+          if (ctx.needs(1)) {
+            gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs, fmt, weight_fmt);
+          }
+          if (ctx.needs(2)) gb = conv_backward_bias(g, fmt);
+          return std::vector<Tensor>{gx, gw, gb};
+        });
   }
   return unbatched ? squeeze(out, 0) : out;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
+              int64_t groups) {
+  return conv2d_impl(x, weight, bias, stride, padding, dilation, groups, false);
+}
+
+Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
+                   int64_t groups) {
+  return conv2d_impl(x, weight, bias, stride, padding, dilation, groups, true);
 }
 
 }  // namespace hearth

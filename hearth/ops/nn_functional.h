@@ -14,6 +14,10 @@ using Pair = std::array<int64_t, 2>;
 // x [N, C, H, W], weight [O, C/groups, kH, kW], bias [O] optional.
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), Pair stride = {1, 1},
               Pair padding = {0, 0}, Pair dilation = {1, 1}, int64_t groups = 1);
+// relu(conv2d(...)) with the ReLU applied in the bias's pass (one pass over the
+// output fewer) and its gradient mask taken from the saved output.
+Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), Pair stride = {1, 1},
+                   Pair padding = {0, 0}, Pair dilation = {1, 1}, int64_t groups = 1);
 Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0},
                   Pair dilation = {1, 1}, bool ceil_mode = false);  // stride {0,0} = kernel
 Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0}, bool ceil_mode = false,

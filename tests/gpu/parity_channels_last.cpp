@@ -55,6 +55,20 @@ const ParityRegistrar conv_groups(conv_case("groups=2 no bias", {2, 6, 8, 8}, {4
                                             true));
 // Many rows and 70 channels: several row chunks and a partial column tile in
 // the NHWC bias-gradient kernel.
+// The ReLU fused into the NHWC bias pass.
+const ParityRegistrar conv_relu_nhwc(ParityCase{
+    "conv2d_relu channels_last 3x3 pad1 bias",
+    {"conv2d", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
+    kFloat,
+    [](DType dt) {
+      return std::vector<Tensor>{random_input({2, 8, 11, 9}, dt), random_input({16, 8, 3, 3}, dt),
+                                 random_input({16}, dt)};
+    },
+    [](const std::vector<Tensor>& in, Device) {
+      return expect_channels_last({conv2d_relu(nhwc(in[0]), nhwc(in[1]), in[2], {1, 1}, {1, 1})}, "conv2d_relu");
+    },
+    true,
+    5e-3});
 const ParityRegistrar conv_bias_rows(conv_case("3x3 large spatial, 70 channels", {4, 3, 40, 36}, {70, 3, 3, 3}, {1, 1},
                                                {1, 1}, 1, true, true));
 

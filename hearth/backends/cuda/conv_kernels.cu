@@ -173,15 +173,40 @@ struct AddFn {
   __device__ D operator()(D y, D b) const { return from_acc<D>(to_acc(y) + to_acc(b)); }
 };
 
+// The bias and the ReLU after it in one pass, rounded once; NaN stays NaN,
+// as with the relu op.
+template <typename D>
+struct AddReluFn {
+  __device__ D operator()(D y, D b) const {
+    const D v = from_acc<D>(to_acc(y) + to_acc(b));
+    return to_acc(v) < acc_t<D>(0) ? from_acc<D>(acc_t<D>(0)) : v;
+  }
+};
+
+template <typename D>
+struct ReluFn {
+  __device__ D operator()(D y) const { return to_acc(y) < acc_t<D>(0) ? from_acc<D>(acc_t<D>(0)) : y; }
+};
+
 // y += bias over the channels of an NHWC output, through the elementwise
 // engine: with the bias broadcast as [1, O, 1, 1], the pixels merge into one
 // dim and the channels stay innermost and dense on both sides, so the add
-// runs on 16-byte vectors. cuDNN's add is kept for the NCHW path.
-void add_bias_nhwc(const Tensor& y, const Tensor& bias) {
+// runs on 16-byte vectors. cuDNN's add is kept for the NCHW path without a
+// ReLU; with one, both layouts take the engine (an NCHW bias is a broadcast
+// over the planes).
+void add_bias(const Tensor& y, const Tensor& bias, bool relu) {
   const Tensor b4 = bias.as_strided_view({1, bias.size(0), 1, 1}, {bias.size(0), 1, 1, 1}, bias.offset());
   HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d", [&] {
-    gpu_elementwise<scalar_t, scalar_t, scalar_t>(y, {&y, &b4}, AddFn<scalar_t>{});
+    if (relu)
+      gpu_elementwise<scalar_t, scalar_t, scalar_t>(y, {&y, &b4}, AddReluFn<scalar_t>{});
+    else
+      gpu_elementwise<scalar_t, scalar_t, scalar_t>(y, {&y, &b4}, AddFn<scalar_t>{});
   });
+}
+
+void relu_in_place(const Tensor& y) {
+  HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d",
+                                [&] { gpu_elementwise<scalar_t, scalar_t>(y, {&y}, ReluFn<scalar_t>{}); });
 }
 
 void conv2d_forward(OpCall& call) {
@@ -198,13 +223,16 @@ void conv2d_forward(OpCall& call) {
                                              static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
                                              ws.defined() ? ws.data_ptr() : nullptr, c.workspace, k.zero(x.dtype()),
                                              s.y.d, y.data_ptr()));
-  if (bias.defined() && channels_last(y)) {
-    add_bias_nhwc(y, bias);
+  const bool relu = call.attrs<Conv2dAttrs>().relu;
+  if (bias.defined() && (relu || channels_last(y))) {
+    add_bias(y, bias, relu);
   } else if (bias.defined()) {
     TensorDesc b;
     b.set_nchw(bias.dtype(), 1, static_cast<int>(bias.size(0)), 1, 1);
     HEARTH_CUDNN_CHECK(
         cudnnAddTensor(h, k.one(x.dtype()), b.d, bias.data_ptr(), k.one(x.dtype()), s.y.d, y.data_ptr()));
+  } else if (relu) {
+    relu_in_place(y);
   }
 }
 

@@ -13,6 +13,9 @@
 //   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
 //                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
 //   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW]} outputs {grad_bias [O]}; no attributes
+// relu: the forward writes max(conv + bias, 0), the ReLU that follows most
+// convolutions with a bias (VGG) in the same pass as the bias; the functional
+// layer masks the gradient with the saved output before the backward ops.
 // All tensors share one floating dtype and none is empty (the functional layer
 // handles empty batches and channel-less weights itself). OH = (H + 2 pH - dH (kH - 1) - 1) / sH + 1, likewise OW.
 #pragma once
@@ -27,6 +30,7 @@ struct Conv2dAttrs {
   std::array<int64_t, 2> padding{0, 0};
   std::array<int64_t, 2> dilation{1, 1};
   int64_t groups = 1;
+  bool relu = false;  // out = max(conv + bias, 0)
 };
 
 }  // namespace hearth

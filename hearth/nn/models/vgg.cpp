@@ -90,7 +90,25 @@ Tensor VGG::forward(const Tensor& x) {
       x.defined() && x.dim() == 4 && x.size(1) == config.in_channels && x.size(2) >= min_side && x.size(3) >= min_side,
       ShapeError, "[VGG] expected input [N, ", config.in_channels, ", H, W] with H, W >= ", min_side,
       " (one halving per max-pool), got ", x.defined() ? "shape " + x.shape_string() : std::string("undefined"));
-  return classifier->forward(flatten(avgpool->forward(features->forward(x)), 1));
+  // The features run as the Sequential would, but each ReLU joins the op
+  // before it: conv2d_relu, or batch norm's fused ReLU (one pass fewer over
+  // every feature map, forward and backward).
+  Tensor h = x;
+  for (size_t i = 0; i < features->size(); ++i) {
+    const std::shared_ptr<Module>& m = (*features)[static_cast<int64_t>(i)];
+    const bool relu_next = i + 1 < features->size() &&
+                           std::dynamic_pointer_cast<ReLU>((*features)[static_cast<int64_t>(i + 1)]) != nullptr;
+    if (auto conv = std::dynamic_pointer_cast<Conv2d>(m); conv && relu_next) {
+      h = conv->forward_relu(h);
+      ++i;
+    } else if (auto bn = std::dynamic_pointer_cast<BatchNorm2d>(m); bn && relu_next) {
+      h = bn->forward_relu(h);
+      ++i;
+    } else {
+      h = m->forward(h);
+    }
+  }
+  return classifier->forward(flatten(avgpool->forward(h), 1));
 }
 
 std::shared_ptr<VGG> vgg(int depth, bool batch_norm, int64_t num_classes) {

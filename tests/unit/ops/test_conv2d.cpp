@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/autograd/gradcheck.h"
+#include "hearth/core/generator.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
@@ -199,6 +200,60 @@ TEST(Conv2d, GradientsOfBatchedRunMatchPerImage) {
     total = add(total, wi.grad());
   }
   expect_close(w.grad(), values(total), 1e-10);
+}
+
+double max_abs_diff(const Tensor& a, const Tensor& b) {
+  return amax(abs(sub(a.to(DType::float64), b.to(DType::float64)))).item<double>();
+}
+
+// conv2d_relu is relu(conv2d(...)) exactly: the ReLU applied to the rounded
+// conv + bias, NaN kept, and its gradient masked by the output.
+TEST(Conv2dRelu, EqualsReluOfConv2dForwardAndBackward) {
+  for (DType dt : {DType::float32, DType::bfloat16}) {
+    for (MemoryFormat fmt : {MemoryFormat::contiguous, MemoryFormat::channels_last}) {
+      for (bool with_bias : {true, false}) {
+        manual_seed(3);
+        const Tensor x0 = contiguous(randn({2, 3, 7, 6}).to(dt), fmt);
+        const Tensor w0 = randn({5, 3, 3, 3}).to(dt);
+        const Tensor b0 = with_bias ? randn({5}).to(dt) : Tensor();
+        auto leaves = [&] {
+          std::vector<Tensor> v = {x0.detach().requires_grad_(), w0.detach().requires_grad_()};
+          if (with_bias) v.push_back(b0.detach().requires_grad_());
+          return v;
+        };
+        std::vector<Tensor> a = leaves(), b = leaves();
+        const Tensor fused = conv2d_relu(a[0], a[1], with_bias ? a[2] : Tensor(), {1, 1}, {1, 1});
+        const Tensor composite = relu(conv2d(b[0], b[1], with_bias ? b[2] : Tensor(), {1, 1}, {1, 1}));
+        EXPECT_EQ(max_abs_diff(fused, composite), 0.0) << dtype_name(dt);
+        EXPECT_TRUE(fused.is_contiguous(fmt));
+        EXPECT_GT(sum(eq(fused, 0.0)).item<int64_t>(), 0) << "the ReLU never clipped: a weak test";
+        const Tensor g = randn(fused.shape()).to(dt);
+        sum(mul(fused, g)).backward();
+        sum(mul(composite, g)).backward();
+        for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(max_abs_diff(a[i].grad(), b[i].grad()), 0.0) << "input " << i;
+      }
+    }
+  }
+}
+
+TEST(Conv2dRelu, KeepsNaNAsReluDoes) {
+  Tensor x = zeros({1, 1, 3, 3});
+  x.narrow(2, 1, 1).narrow(3, 1, 1).fill_(std::nan(""));
+  const Tensor y = conv2d_relu(x, ones({1, 1, 1, 1}), tensor({-1.f}));
+  const std::vector<float> v = y.to_vector<float>();
+  EXPECT_TRUE(std::isnan(v[4]));
+  EXPECT_EQ(v[0], 0.0f);
+}
+
+TEST(Conv2dRelu, Gradcheck) {
+  manual_seed(5);
+  // Inputs away from the kink: random values, and the bias shifts half the
+  // outputs below zero.
+  std::vector<Tensor> in = {randn({2, 2, 5, 4}, DType::float64).requires_grad_(),
+                            randn({3, 2, 3, 3}, DType::float64).requires_grad_(),
+                            randn({3}, DType::float64).requires_grad_()};
+  auto r = gradcheck([](const std::vector<Tensor>& t) { return conv2d_relu(t[0], t[1], t[2], {1, 1}, {1, 1}); }, in);
+  EXPECT_TRUE(r.ok) << r.message;
 }
 
 void expect_message(const std::function<void()>& f, const std::vector<std::string>& parts) {
