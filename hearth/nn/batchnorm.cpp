@@ -73,8 +73,7 @@ Tensor BatchNorm::normalize(const Tensor& x, bool relu, const Tensor& residual) 
   const bool update = is_training() && track_running_stats;
   const Tensor rm = update || !use_batch_stats ? running_mean : Tensor();
   const Tensor rv = update || !use_batch_stats ? running_var : Tensor();
-  if (residual.defined())
-    return batch_norm_add_relu(x, residual, rm, rv, weight, bias, use_batch_stats, factor, eps);
+  if (residual.defined()) return batch_norm_add_relu(x, residual, rm, rv, weight, bias, use_batch_stats, factor, eps);
   if (relu) return batch_norm_relu(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
   return batch_norm(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
 }

@@ -67,15 +67,15 @@ Tensor residual_operand(const char* name, const Tensor& residual, const Tensor& 
   detail::check_floating(name, residual, "residual");
   HEARTH_CHECK(residual.shape() == x.shape(), ShapeError, "[", name, "] expected a residual of the input's shape ",
                x.shape_string(), ", got ", residual.shape_string());
-  HEARTH_CHECK(residual.device() == x.device(), DeviceError, "[", name, "] expected the residual on ",
-               x.device().str(), " with the input, got ", residual.device().str());
+  HEARTH_CHECK(residual.device() == x.device(), DeviceError, "[", name, "] expected the residual on ", x.device().str(),
+               " with the input, got ", residual.device().str());
   return residual.dtype() == x.dtype() ? residual : cast(residual, x.dtype());
 }
 
 // residual (only with relu): y = relu(batch_norm(x) + residual).
 Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                       const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
-                       bool relu, const Tensor& residual = Tensor()) {
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps, bool relu,
+                       const Tensor& residual = Tensor()) {
   static OpHandle op = detail::op_handle("batch_norm", {1, 2});
   static OpHandle bw_op = detail::op_handle("batch_norm_backward");
   detail::check_floating(name, x, "input");
@@ -120,7 +120,9 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
   if (autograd::any_requires_grad({x, weight, bias, res})) {
     // The fused ReLU's mask comes from the output, saved as the kernels' matrix.
     const SavedTensor sy = relu ? SavedTensor(layout.matrix_of_empty(y)) : SavedTensor();
-    const char* node = res.defined() ? "BatchNormAddReluBackward" : relu ? "BatchNormReluBackward" : "BatchNormBackward";
+    const char* node = res.defined() ? "BatchNormAddReluBackward"
+                       : relu        ? "BatchNormReluBackward"
+                                     : "BatchNormBackward";
     autograd::record(node, {x, weight, bias, res}, {y},
                      [sx = SavedTensor(x3), sw = SavedTensor(weight), sy, mean, invstd, attrs, layout,
                       wdt = weight.defined() ? weight.dtype() : acc,
@@ -137,7 +139,9 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
                        // by the backward kernels on their way.
                        Tensor gr = c.needs(3) ? layout.empty(xs.dtype(), xs.device()) : Tensor();
                        const Tensor ysaved = attrs.relu ? sy.unpack(c.name()) : Tensor();
-                       auto matrix_or_none = [&](const Tensor& t) { return t.defined() ? layout.matrix_of_empty(t) : t; };
+                       auto matrix_or_none = [&](const Tensor& t) {
+                         return t.defined() ? layout.matrix_of_empty(t) : t;
+                       };
                        if (s3[1] > 0)
                          detail::run(bw_op, {g, xs, mean, invstd, w, ysaved},
                                      {matrix_or_none(gx), gw, gb, matrix_or_none(gr)}, attrs);

@@ -86,7 +86,7 @@ const ParityRegistrar batch_norm_add_relu_nhwc(
      {"batch_norm", "batch_norm_backward"},
      kFloat,
      [](DType dt) {
-       return std::vector<Tensor>{random_input({6, 16, 7, 9}, dt), random_input({16}, dt),
+       return std::vector<Tensor>{random_input({6, 16, 7, 9}, dt),  random_input({16}, dt),
                                   add(random_input({16}, dt), 2.0), random_input({16}, dt),
                                   random_input({16}, dt),           random_input({6, 16, 7, 9}, dt)};
      },

@@ -259,11 +259,11 @@ const ParityRegistrar batch_norm_add_relu_case(
      {"batch_norm", "batch_norm_backward"},
      kFloat,
      [](DType dt) {
-       return std::vector<Tensor>{random_input({3, 32, 8, 8}, dt),  random_input({32}, dt),
-                                  positive({32}, dt),                random_input({32}, dt),
-                                  random_input({32}, dt),            random_input({3, 32, 8, 8}, dt),
-                                  random_input({4, 13, 7, 5}, dt),  random_input({4, 13, 7, 5}, dt),
-                                  random_input({500, 24}, dt),      random_input({500, 24}, dt)};
+       return std::vector<Tensor>{
+           random_input({3, 32, 8, 8}, dt), random_input({32}, dt),          positive({32}, dt),
+           random_input({32}, dt),          random_input({32}, dt),          random_input({3, 32, 8, 8}, dt),
+           random_input({4, 13, 7, 5}, dt), random_input({4, 13, 7, 5}, dt), random_input({500, 24}, dt),
+           random_input({500, 24}, dt)};
      },
      [](const std::vector<Tensor>& in, Device) {
        Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
@@ -298,18 +298,19 @@ const ParityRegistrar batch_norm_add_relu_mixed(
 // kernels walks its rows four in flight before the remainder loop, forward and
 // in the partial-sum pass that writes the residual's gradient (a few hundred
 // thousand rows are shared out one per thread on a GPU of 132 SMs).
-const ParityRegistrar batch_norm_add_relu_many_rows(
-    {"batch_norm_add_relu NHWC 1.2M rows x 8 channels",
-     {"batch_norm", "batch_norm_backward"},
-     {DType::float32, DType::bfloat16},
-     [](DType dt) {
-       return std::vector<Tensor>{random_input({256, 8, 64, 72}, dt), random_input({8}, dt), random_input({8}, dt),
-                                  random_input({256, 8, 64, 72}, dt)};
-     },
-     [](const std::vector<Tensor>& in, Device) {
-       return std::vector<Tensor>{
-           batch_norm_add_relu(nhwc(in[0]), nhwc(in[3]), Tensor(), Tensor(), in[1], in[2], true)};
-     }});
+const ParityRegistrar batch_norm_add_relu_many_rows({"batch_norm_add_relu NHWC 1.2M rows x 8 channels",
+                                                     {"batch_norm", "batch_norm_backward"},
+                                                     {DType::float32, DType::bfloat16},
+                                                     [](DType dt) {
+                                                       return std::vector<Tensor>{
+                                                           random_input({256, 8, 64, 72}, dt), random_input({8}, dt),
+                                                           random_input({8}, dt), random_input({256, 8, 64, 72}, dt)};
+                                                     },
+                                                     [](const std::vector<Tensor>& in, Device) {
+                                                       return std::vector<Tensor>{
+                                                           batch_norm_add_relu(nhwc(in[0]), nhwc(in[3]), Tensor(),
+                                                                               Tensor(), in[1], in[2], true)};
+                                                     }});
 
 // ---- max pooling: the backward gathers over the windows that can hold a cell ----
 

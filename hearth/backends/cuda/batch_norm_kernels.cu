@@ -30,9 +30,10 @@
 // A residual (ResNet's relu(bn(conv(out)) + shortcut)) is one more read in the
 // forward apply kernels. Backward, the partial-sum pass writes the residual's
 // gradient, the masked grad_y, as it reads it; the apply pass then reads that
-// in place of grad_y and the output, so the add and the ReLU cost one write
-// over the tensor in all, against two reads and two writes forward and three
-// reads and a write backward as separate kernels.
+// in place of grad_y and the output. Over plain batch norm, the add and the
+// ReLU then cost three passes over the tensor (the residual's read forward,
+// the output's read and the residual gradient's write backward), against
+// eight as separate kernels (add and relu forward, relu_backward).
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/nn.h"
@@ -286,8 +287,8 @@ Partials channel_partials(const D* a, const D* b, const D* mask, D* masked_out, 
     out.splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
     out.sums = Tensor::empty({2, C, out.splits}, acc_dtype, dev);
     const dim3 grid(static_cast<unsigned>(out.splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
-    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(
-        a, b, mask, masked_out, N, C, S, tile, tiles, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
+    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, masked_out, N, C, S, tile, tiles, terms,
+                                                                    static_cast<acc_t<D>*>(out.sums.data_ptr()));
   }
   HEARTH_CUDA_CHECK_LAUNCH();
   return out;
@@ -458,8 +459,10 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
       v[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
-      if constexpr (kResidual) rv[u] = *reinterpret_cast<const P*>(res + (r + u * step) * C + c0);
-      else rv[u] = v[u];
+      if constexpr (kResidual)
+        rv[u] = *reinterpret_cast<const P*>(res + (r + u * step) * C + c0);
+      else
+        rv[u] = v[u];
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) *reinterpret_cast<P*>(y + (r + u * step) * C + c0) = apply(v[u], rv[u]);
@@ -554,7 +557,8 @@ void batch_norm_forward(OpCall& call) {
       with_row_vector<D>(vec, [&](auto v) {
         const dim3 grid(t.col_tiles, t.row_blocks);
         if (rp)
-          batch_norm_apply_rows_kernel<D, decltype(v)::value, true><<<grid, t.block, 0, s>>>(xp, rp, yp, ap, N, C, at.relu);
+          batch_norm_apply_rows_kernel<D, decltype(v)::value, true>
+              <<<grid, t.block, 0, s>>>(xp, rp, yp, ap, N, C, at.relu);
         else
           batch_norm_apply_rows_kernel<D, decltype(v)::value, false>
               <<<grid, t.block, 0, s>>>(xp, rp, yp, ap, N, C, at.relu);
@@ -565,10 +569,14 @@ void batch_norm_forward(OpCall& call) {
         batch_norm_apply_kernel<D, decltype(vec)::value, decltype(residual)::value>
             <<<p.blocks, p.threads, 0, s>>>(xp, rp, yp, ap, N * C, C, S, p.tpr, at.relu);
       };
-      if (p.vec && rp) launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
-      else if (p.vec) launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
-      else if (rp) launch(IntTag<1>{}, BoolTag<true>{});
-      else launch(IntTag<1>{}, BoolTag<false>{});
+      if (p.vec && rp)
+        launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
+      else if (p.vec)
+        launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
+      else if (rp)
+        launch(IntTag<1>{}, BoolTag<true>{});
+      else
+        launch(IntTag<1>{}, BoolTag<false>{});
     }
     HEARTH_CUDA_CHECK_LAUNCH();
   });

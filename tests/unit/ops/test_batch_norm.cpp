@@ -348,7 +348,7 @@ BnAddReluResult run_bn_add_relu(bool fused, const Tensor& x0, const Tensor& r0, 
   Tensor y = fused ? batch_norm_add_relu(x, r, rm, rv, w, b, training, 0.2)
                    : relu(add(batch_norm(x, rm, rv, w, b, training, 0.2), r));
   sum(mul(y, v)).backward();
-  BnAddReluResult out{y.to_vector<double>(),         x.grad().to_vector<double>(), r.grad().to_vector<double>(),
+  BnAddReluResult out{y.to_vector<double>(),        x.grad().to_vector<double>(), r.grad().to_vector<double>(),
                       w.grad().to_vector<double>(), b.grad().to_vector<double>(), rm.to_vector<double>(),
                       rv.to_vector<double>()};
   out.y_keeps_format = y.is_contiguous(x_fmt);
@@ -362,8 +362,10 @@ BnAddReluResult run_bn_add_relu(bool fused, const Tensor& x0, const Tensor& r0, 
 void expect_same_values(const std::vector<double>& a, const std::vector<double>& b, DType dt, const std::string& what) {
   ASSERT_EQ(a.size(), b.size()) << what;
   for (size_t i = 0; i < a.size(); ++i) {
-    if (dt == DType::float64) EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << what << " element " << i;
-    else EXPECT_EQ(a[i], b[i]) << what << " element " << i;
+    if (dt == DType::float64)
+      EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << what << " element " << i;
+    else
+      EXPECT_EQ(a[i], b[i]) << what << " element " << i;
   }
 }
 
@@ -377,7 +379,8 @@ TEST(BatchNormAddRelu, EqualsReluOfBatchNormPlusResidualExactly) {
         const BnAddReluResult f = run_bn_add_relu(true, x, r, w, b, v, training, xf, rf);
         const BnAddReluResult u = run_bn_add_relu(false, x, r, w, b, v, training, xf, rf);
         const std::string what = std::string(dtype_name(dt)) + (training ? " training" : " eval") +
-                                 (xf == nhwc ? " x NHWC" : " x NCHW") + (rf == nhwc ? " residual NHWC" : " residual NCHW");
+                                 (xf == nhwc ? " x NHWC" : " x NCHW") +
+                                 (rf == nhwc ? " residual NHWC" : " residual NCHW");
         EXPECT_EQ(f.y, u.y) << what;
         EXPECT_EQ(f.gr, u.gr) << what;
         EXPECT_EQ(f.rm, u.rm) << what;
@@ -401,8 +404,8 @@ TEST(BatchNormAddRelu, ResidualGradientIsTheMaskedUpstreamGradient) {
   Tensor y = batch_norm_add_relu(x, r, Tensor(), Tensor(), Tensor(), Tensor(), true);
   sum(mul(y, v)).backward();
   const std::vector<double> yv = y.to_vector<double>(), vv = v.to_vector<double>(), g = r.grad().to_vector<double>();
-  const std::vector<double> pre = add(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), r.detach())
-                                      .to_vector<double>();
+  const std::vector<double> pre =
+      add(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), r.detach()).to_vector<double>();
   for (size_t i = 0; i < yv.size(); ++i) {
     EXPECT_EQ(yv[i], std::max(pre[i], 0.0)) << i;
     EXPECT_EQ(g[i], yv[i] > 0 ? vv[i] : 0.0) << i;
@@ -466,12 +469,17 @@ TEST(BatchNormAddRelu, ErrorsNameTheOp) {
     }
   };
   Tensor x = randn({2, 3, 2});
-  expect_named([&] { batch_norm_add_relu(x, randn({2, 3, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true); },
-               "residual of another shape");
-  expect_named([&] { batch_norm_add_relu(x, Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), true); },
-               "no residual");
-  expect_named([&] { batch_norm_add_relu(x, ones({2, 3, 2}, DType::int64), Tensor(), Tensor(), Tensor(), Tensor(), true); },
-               "integer residual");
+  expect_named(
+      [&] {
+        batch_norm_add_relu(x, randn({2, 3, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true);
+      },
+      "residual of another shape");
+  expect_named([&] { batch_norm_add_relu(x, Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), true); }, "no residual");
+  expect_named(
+      [&] {
+        batch_norm_add_relu(x, ones({2, 3, 2}, DType::int64), Tensor(), Tensor(), Tensor(), Tensor(), true);
+      },
+      "integer residual");
   EXPECT_THROW(batch_norm_add_relu(x, randn({2, 3, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true), ShapeError);
   EXPECT_THROW(batch_norm_add_relu(x, ones({2, 3, 2}, DType::int64), Tensor(), Tensor(), Tensor(), Tensor(), true),
                TypeError);
