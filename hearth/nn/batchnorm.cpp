@@ -47,11 +47,16 @@ void BatchNorm::reset_parameters() {
   }
 }
 
-Tensor BatchNorm::forward(const Tensor& x) { return normalize(x, false); }
+Tensor BatchNorm::forward(const Tensor& x) { return normalize(x, false, Tensor()); }
 
-Tensor BatchNorm::forward_relu(const Tensor& x) { return normalize(x, true); }
+Tensor BatchNorm::forward_relu(const Tensor& x) { return normalize(x, true, Tensor()); }
 
-Tensor BatchNorm::normalize(const Tensor& x, bool relu) {
+Tensor BatchNorm::forward_add_relu(const Tensor& x, const Tensor& residual) {
+  HEARTH_CHECK(residual.defined(), ValueError, "[", type_name(), "] forward_add_relu needs a residual tensor");
+  return normalize(x, true, residual);
+}
+
+Tensor BatchNorm::normalize(const Tensor& x, bool relu, const Tensor& residual) {
   check_input(x);
   HEARTH_CHECK(x.size(1) == num_features, ShapeError, "[", type_name(), "] expected ", num_features,
                " channels (dim 1), got input of shape ", x.shape_string());
@@ -68,6 +73,7 @@ Tensor BatchNorm::normalize(const Tensor& x, bool relu) {
   const bool update = is_training() && track_running_stats;
   const Tensor rm = update || !use_batch_stats ? running_mean : Tensor();
   const Tensor rv = update || !use_batch_stats ? running_var : Tensor();
+  if (residual.defined()) return batch_norm_add_relu(x, residual, rm, rv, weight, bias, use_batch_stats, factor, eps);
   if (relu) return batch_norm_relu(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
   return batch_norm(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
 }

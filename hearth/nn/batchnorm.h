@@ -19,6 +19,10 @@ class BatchNorm : public Module {
   // relu(forward(x)) with the ReLU fused into the batch norm's kernels (one
   // pass less over the activations each way); what ResNet's blocks use.
   Tensor forward_relu(const Tensor& x);
+  // relu(forward(x) + residual) in the batch norm's kernels (ResNet's block
+  // tail: the add and the ReLU take no pass of their own either way).
+  // residual has x's shape.
+  Tensor forward_add_relu(const Tensor& x, const Tensor& residual);
   void reset_running_stats();
   void reset_parameters();
   std::string extra_repr() const override;
@@ -35,7 +39,7 @@ class BatchNorm : public Module {
   virtual void check_input(const Tensor& x) const = 0;
 
  private:
-  Tensor normalize(const Tensor& x, bool relu);
+  Tensor normalize(const Tensor& x, bool relu, const Tensor& residual);
 };
 
 class BatchNorm1d : public BatchNorm {

@@ -1,5 +1,7 @@
 // batch_norm: per-channel normalisation of [N, C, *] inputs, with running
-// statistics updated in place while training.
+// statistics updated in place while training; batch_norm_relu and
+// batch_norm_add_relu fuse the ReLU (and the residual add before it) that
+// follow most batch norms into the same kernels.
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/dispatch/schemas/nn.h"
@@ -58,9 +60,22 @@ struct KernelLayout {
   }
 };
 
+// The residual as the kernels add it: x's dtype (a differentiable cast where it
+// differs, so its gradient flows back in the caller's dtype), checked against x.
+Tensor residual_operand(const char* name, const Tensor& residual, const Tensor& x) {
+  if (!residual.defined()) return residual;
+  detail::check_floating(name, residual, "residual");
+  HEARTH_CHECK(residual.shape() == x.shape(), ShapeError, "[", name, "] expected a residual of the input's shape ",
+               x.shape_string(), ", got ", residual.shape_string());
+  HEARTH_CHECK(residual.device() == x.device(), DeviceError, "[", name, "] expected the residual on ", x.device().str(),
+               " with the input, got ", residual.device().str());
+  return residual.dtype() == x.dtype() ? residual : cast(residual, x.dtype());
+}
+
+// residual (only with relu): y = relu(batch_norm(x) + residual).
 Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
-                       const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
-                       bool relu) {
+                       const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps, bool relu,
+                       const Tensor& residual = Tensor()) {
   static OpHandle op = detail::op_handle("batch_norm", {1, 2});
   static OpHandle bw_op = detail::op_handle("batch_norm_backward");
   detail::check_floating(name, x, "input");
@@ -83,6 +98,8 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
     if (running_var.defined()) detail::check_inplace_allowed(name, running_var);
   }
 
+  const Tensor res = residual_operand(name, residual, x);
+
   const DType acc = detail::acc_dtype(x.dtype());
   const Device dev = x.device();
   const KernelLayout layout(x);
@@ -92,16 +109,21 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
   RunningStat rm(running_mean), rv(running_var);
   const BatchNormAttrs attrs{training, momentum, eps, relu};
   if (C > 0) {
-    detail::run(op, {x3, rm.arg, rv.arg, detail::dense_detached(weight), detail::dense_detached(bias)},
+    detail::run(op,
+                {x3, rm.arg, rv.arg, detail::dense_detached(weight), detail::dense_detached(bias),
+                 res.defined() ? layout.matrix(res) : Tensor()},
                 {layout.matrix_of_empty(y), mean, invstd}, attrs);
   }
   rm.finish(training && C > 0);
   rv.finish(training && C > 0);
 
-  if (autograd::any_requires_grad({x, weight, bias})) {
+  if (autograd::any_requires_grad({x, weight, bias, res})) {
     // The fused ReLU's mask comes from the output, saved as the kernels' matrix.
     const SavedTensor sy = relu ? SavedTensor(layout.matrix_of_empty(y)) : SavedTensor();
-    autograd::record(relu ? "BatchNormReluBackward" : "BatchNormBackward", {x, weight, bias}, {y},
+    const char* node = res.defined() ? "BatchNormAddReluBackward"
+                       : relu        ? "BatchNormReluBackward"
+                                     : "BatchNormBackward";
+    autograd::record(node, {x, weight, bias, res}, {y},
                      [sx = SavedTensor(x3), sw = SavedTensor(weight), sy, mean, invstd, attrs, layout,
                       wdt = weight.defined() ? weight.dtype() : acc,
                       bdt = bias.defined() ? bias.dtype() : acc](const BackwardContext& c) {
@@ -113,12 +135,17 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
                        Tensor gx = c.needs(0) ? layout.empty(xs.dtype(), xs.device()) : Tensor();
                        Tensor gw = c.needs(1) ? Tensor::empty({s3[1]}, wdt, xs.device()) : Tensor();
                        Tensor gb = c.needs(2) ? Tensor::empty({s3[1]}, bdt, xs.device()) : Tensor();
-                       std::vector<Tensor> ins{g, xs, mean, invstd, w};
-                       if (attrs.relu) ins.push_back(sy.unpack(c.name()));
+                       // The residual's gradient is grad_y masked by the ReLU, written
+                       // by the backward kernels on their way.
+                       Tensor gr = c.needs(3) ? layout.empty(xs.dtype(), xs.device()) : Tensor();
+                       const Tensor ysaved = attrs.relu ? sy.unpack(c.name()) : Tensor();
+                       auto matrix_or_none = [&](const Tensor& t) {
+                         return t.defined() ? layout.matrix_of_empty(t) : t;
+                       };
                        if (s3[1] > 0)
-                         detail::run(bw_op, std::move(ins), {gx.defined() ? layout.matrix_of_empty(gx) : gx, gw, gb},
-                                     attrs);
-                       return std::vector<Tensor>{gx, gw, gb};
+                         detail::run(bw_op, {g, xs, mean, invstd, w, ysaved},
+                                     {matrix_or_none(gx), gw, gb, matrix_or_none(gr)}, attrs);
+                       return std::vector<Tensor>{gx, gw, gb, gr};
                      });
   }
   return y;
@@ -134,6 +161,14 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 Tensor batch_norm_relu(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                        const Tensor& bias, bool training, double momentum, double eps) {
   return batch_norm_impl("batch_norm_relu", x, running_mean, running_var, weight, bias, training, momentum, eps, true);
+}
+
+Tensor batch_norm_add_relu(const Tensor& x, const Tensor& residual, const Tensor& running_mean,
+                           const Tensor& running_var, const Tensor& weight, const Tensor& bias, bool training,
+                           double momentum, double eps) {
+  detail::check_defined("batch_norm_add_relu", residual, "residual");
+  return batch_norm_impl("batch_norm_add_relu", x, running_mean, running_var, weight, bias, training, momentum, eps,
+                         true, residual);
 }
 
 }  // namespace hearth

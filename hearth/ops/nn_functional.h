@@ -34,6 +34,14 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 // inside the batch norm's backward.
 Tensor batch_norm_relu(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                        const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+// relu(batch_norm(...) + residual), ResNet's block tail, in the batch norm's own
+// kernels: the add and the ReLU cost no pass of their own forward, and the
+// backward writes the residual's gradient (grad_y masked by the ReLU) from a
+// pass it already makes. residual has x's shape (any layout or floating dtype:
+// it is converted to x's); gradients flow to x, residual, weight and bias.
+Tensor batch_norm_add_relu(const Tensor& x, const Tensor& residual, const Tensor& running_mean,
+                           const Tensor& running_var, const Tensor& weight, const Tensor& bias, bool training,
+                           double momentum = 0.1, double eps = 1e-5);
 // Normalises over the trailing dims given by normalized_shape.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);

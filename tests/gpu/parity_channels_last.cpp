@@ -1,7 +1,7 @@
 // Parity cases for channels_last (NHWC) images: conv2d (cuDNN with NHWC
-// descriptors and filter, the NHWC bias-gradient kernel), batch_norm (the
-// [N*H*W, C] row path), the pooling kernels' NHWC indexing, and relu/add
-// keeping the layout. Inputs are made channels_last inside run, so gradients
+// descriptors and filter, the NHWC bias-gradient kernel), batch_norm and
+// batch_norm_add_relu (the [N*H*W, C] row path), the pooling kernels' NHWC
+// indexing, and relu/add keeping the layout. Inputs are made channels_last inside run, so gradients
 // flow back through the layout conversion to the harness's NCHW leaves; each
 // case also checks that its outputs come back channels_last.
 #include "hearth/core/errors.h"
@@ -92,6 +92,28 @@ const ParityRegistrar batch_norm_nhwc({"batch_norm channels_last: training with 
                                          outs.push_back(rv);
                                          return outs;
                                        }});
+
+// ResNet's block tail on channels_last activations: the output and both
+// gradients that flow back through the layout conversion keep NHWC's numbers.
+const ParityRegistrar batch_norm_add_relu_nhwc(
+    {"batch_norm_add_relu channels_last: training with running stats, eval",
+     {"batch_norm", "batch_norm_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({6, 16, 7, 9}, dt),  random_input({16}, dt),
+                                  add(random_input({16}, dt), 2.0), random_input({16}, dt),
+                                  random_input({16}, dt),           random_input({6, 16, 7, 9}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor x = nhwc(in[0]), r = nhwc(in[5]);
+       Tensor y = batch_norm_add_relu(x, r, rm, rv, in[3], in[4], true, 0.2);
+       Tensor e = batch_norm_add_relu(x, r, in[1].detach(), in[2].detach(), in[3], Tensor(), false);
+       std::vector<Tensor> outs = expect_channels_last({y, e}, "batch_norm_add_relu");
+       outs.push_back(rm);
+       outs.push_back(rv);
+       return outs;
+     }});
 
 const ParityRegistrar pools_nhwc({"max/avg/adaptive pooling channels_last",
                                   {"max_pool2d", "max_pool2d_backward", "avg_pool2d", "avg_pool2d_backward",

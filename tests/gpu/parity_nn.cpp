@@ -248,6 +248,70 @@ const ParityRegistrar batch_norm_relu_mixed({"batch_norm_relu NHWC half input, f
                                                    nhwc(in[0]), Tensor(), Tensor(), in[1], in[2], true)};
                                              }});
 
+// The residual add before the fused ReLU (ResNet's block tail) on the same
+// paths: the forward apply kernels' extra read (NCHW rows of S=64 and S=35,
+// NHWC vectors C=32 and scalars C=13, [N, C]), and backward the residual's
+// gradient written by both partial-sum kernels, among them eval without
+// parameters, where only that gradient asks for the partial-sum pass. An NCHW
+// residual beside an NHWC input is converted by the ops layer.
+const ParityRegistrar batch_norm_add_relu_case(
+    {"batch_norm_add_relu: NCHW S=64,35, NHWC C=32,13, [N,C], eval",
+     {"batch_norm", "batch_norm_backward"},
+     kFloat,
+     [](DType dt) {
+       return std::vector<Tensor>{
+           random_input({3, 32, 8, 8}, dt), random_input({32}, dt),          positive({32}, dt),
+           random_input({32}, dt),          random_input({32}, dt),          random_input({3, 32, 8, 8}, dt),
+           random_input({4, 13, 7, 5}, dt), random_input({4, 13, 7, 5}, dt), random_input({500, 24}, dt),
+           random_input({500, 24}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       const Tensor erm = in[1].detach(), erv = in[2].detach();
+       Tensor y0 = batch_norm_add_relu(in[0], in[5], rm, rv, in[3], in[4], true, 0.3);
+       Tensor y1 = batch_norm_add_relu(nhwc(in[0]), nhwc(in[5]), Tensor(), Tensor(), in[3], in[4], true);
+       Tensor y2 = batch_norm_add_relu(in[6], in[7], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y3 = batch_norm_add_relu(nhwc(in[6]), in[7], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y4 = batch_norm_add_relu(in[8], in[9], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor e0 = batch_norm_add_relu(nhwc(in[0]), nhwc(in[5]), erm, erv, in[3], in[4], false);
+       Tensor e1 = batch_norm_add_relu(in[0], in[5], erm, erv, Tensor(), Tensor(), false);
+       Tensor e2 = batch_norm_add_relu(nhwc(in[0]), nhwc(in[5]), erm, erv, Tensor(), Tensor(), false);
+       return std::vector<Tensor>{y0, rm, rv, y1, y2, y3, y4, e0, e1, e2};
+     }});
+
+const ParityRegistrar batch_norm_add_relu_mixed(
+    {"batch_norm_add_relu NHWC half input, float32 parameters, float32 residual",
+     {"batch_norm", "batch_norm_backward"},
+     kHalf,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({4, 16, 6, 5}, dt), random_input({16}, DType::float32),
+                                  random_input({16}, DType::float32), random_input({4, 16, 6, 5}, dt),
+                                  random_input({4, 16, 6, 5}, DType::float32)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       return std::vector<Tensor>{
+           batch_norm_add_relu(nhwc(in[0]), nhwc(in[3]), Tensor(), Tensor(), in[1], in[2], true),
+           batch_norm_add_relu(nhwc(in[0]), nhwc(in[4]), Tensor(), Tensor(), in[1], in[2], true)};
+     }});
+
+// Enough NHWC rows (1.2M of 8 channels) that every thread of the channels-fastest
+// kernels walks its rows four in flight before the remainder loop, forward and
+// in the partial-sum pass that writes the residual's gradient (a few hundred
+// thousand rows are shared out one per thread on a GPU of 132 SMs).
+const ParityRegistrar batch_norm_add_relu_many_rows({"batch_norm_add_relu NHWC 1.2M rows x 8 channels",
+                                                     {"batch_norm", "batch_norm_backward"},
+                                                     {DType::float32, DType::bfloat16},
+                                                     [](DType dt) {
+                                                       return std::vector<Tensor>{
+                                                           random_input({256, 8, 64, 72}, dt), random_input({8}, dt),
+                                                           random_input({8}, dt), random_input({256, 8, 64, 72}, dt)};
+                                                     },
+                                                     [](const std::vector<Tensor>& in, Device) {
+                                                       return std::vector<Tensor>{
+                                                           batch_norm_add_relu(nhwc(in[0]), nhwc(in[3]), Tensor(),
+                                                                               Tensor(), in[1], in[2], true)};
+                                                     }});
+
 // ---- max pooling: the backward gathers over the windows that can hold a cell ----
 
 // Every window shape the gather must get right: heavy overlap (3x3 stride 1),

@@ -33,6 +33,7 @@ void batch_norm_kernel(OpCall& call) {
     using Cm = compute_t<T>;
     const T* xp = static_cast<const T*>(x.data_ptr());
     T* yp = static_cast<T*>(call.out(0).data_ptr());
+    const T* resp = call.in(5).defined() ? static_cast<const T*>(call.in(5).data_ptr()) : nullptr;
     if (a.training) {
       parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
         for (int64_t c = cb; c < ce; ++c) {
@@ -62,7 +63,8 @@ void batch_norm_kernel(OpCall& call) {
         invstd[c] = 1.0 / std::sqrt(rv[c] + a.eps);
       }
     }
-    // y = x * scale + shift per channel.
+    // y = x * scale + shift per channel; a residual is added to y rounded to T,
+    // as add(batch_norm(x), residual) would.
     std::vector<Cm> scale(C), shift(C);
     for (int64_t c = 0; c < C; ++c) {
       const double sc = invstd[c] * (w.empty() ? 1.0 : w[c]);
@@ -73,9 +75,11 @@ void batch_norm_kernel(OpCall& call) {
       for (int64_t r = rb; r < re; ++r) {
         const int64_t c = r % C;
         const T* xr = xp + r * S;
+        const T* rr = resp ? resp + r * S : nullptr;
         T* yr = yp + r * S;
         for (int64_t i = 0; i < S; ++i) {
-          const T v = static_cast<T>(static_cast<Cm>(xr[i]) * scale[c] + shift[c]);
+          T v = static_cast<T>(static_cast<Cm>(xr[i]) * scale[c] + shift[c]);
+          if (rr) v = static_cast<T>(static_cast<Cm>(v) + static_cast<Cm>(rr[i]));
           yr[i] = a.relu && !(static_cast<Cm>(v) > Cm(0)) ? static_cast<T>(Cm(0)) : v;
         }
       }
@@ -99,7 +103,7 @@ void batch_norm_kernel(OpCall& call) {
 void batch_norm_backward_kernel(OpCall& call) {
   const Tensor &g = call.in(0), &x = call.in(1);
   const BatchNormAttrs& a = call.attrs<BatchNormAttrs>();
-  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
+  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2), &gr = call.out(3);
   const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
   const double count = static_cast<double>(N * S);
   const std::vector<double> mean = read_doubles(call.in(2)), invstd = read_doubles(call.in(3));
@@ -113,11 +117,11 @@ void batch_norm_backward_kernel(OpCall& call) {
     const T* gp = static_cast<const T*>(g.data_ptr());
     const T* yp = a.relu ? static_cast<const T*>(call.in(5).data_ptr()) : nullptr;
     // The fused ReLU's gradient: grad_y where the output is positive, else 0.
-    auto grad_at = [&](int64_t i) {
-      if (yp && !(static_cast<Cm>(yp[i]) > Cm(0))) return 0.0;
-      return static_cast<double>(static_cast<Cm>(gp[i]));
-    };
+    auto clipped = [&](int64_t i) { return yp && !(static_cast<Cm>(yp[i]) > Cm(0)); };
+    auto grad_at = [&](int64_t i) { return clipped(i) ? 0.0 : static_cast<double>(static_cast<Cm>(gp[i])); };
     T* gxp = gx.defined() ? static_cast<T*>(gx.data_ptr()) : nullptr;
+    // The residual's gradient: the masked grad_y, exact in T.
+    T* grp = gr.defined() ? static_cast<T*>(gr.data_ptr()) : nullptr;
     parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
       for (int64_t c = cb; c < ce; ++c) {
         double sg = 0, sgx = 0;
@@ -125,6 +129,7 @@ void batch_norm_backward_kernel(OpCall& call) {
           const int64_t base = (n * C + c) * S;
           for (int64_t i = 0; i < S; ++i) {
             const double gv = grad_at(base + i);
+            if (grp) grp[base + i] = clipped(base + i) ? static_cast<T>(Cm(0)) : gp[base + i];
             sg += gv;
             sgx += gv * (static_cast<double>(static_cast<Cm>(xp[base + i])) - mean[c]);
           }

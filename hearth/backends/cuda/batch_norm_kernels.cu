@@ -27,6 +27,13 @@
 // and, backward, masks grad_y by the saved output inside the partial-sum and
 // apply kernels, so relu(batch_norm(x)) reads and writes no more than
 // batch_norm alone, plus one read of the output in each backward pass.
+// A residual (ResNet's relu(bn(conv(out)) + shortcut)) is one more read in the
+// forward apply kernels. Backward, the partial-sum pass writes the residual's
+// gradient, the masked grad_y, as it reads it; the apply pass then reads that
+// in place of grad_y and the output. Over plain batch norm, the add and the
+// ReLU then cost three passes over the tensor (the residual's read forward,
+// the output's read and the residual gradient's write backward), against
+// eight as separate kernels (add and relu forward, relu_backward).
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/nn.h"
@@ -75,10 +82,12 @@ __device__ __forceinline__ A relu_masked(A g, A y) {
 
 // S > 1. Block (split, channel) walks its units (row n, tile of S) with blockDim.x
 // threads along S and blockDim.y units at a time. Partials are [2][C][splits].
+// masked_out, when given, receives a as summed (masked by the ReLU): every
+// element is visited exactly once.
 template <typename D, typename Terms>
 __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
-                                        int64_t N, int64_t C, int64_t S, int64_t tile, int64_t tiles, Terms terms,
-                                        acc_t<D>* partials) {
+                                        D* __restrict__ masked_out, int64_t N, int64_t C, int64_t S, int64_t tile,
+                                        int64_t tiles, Terms terms, acc_t<D>* partials) {
   using A = acc_t<D>;
   __shared__ A smem[64];
   const int64_t splits = gridDim.x, units = N * tiles;
@@ -93,6 +102,7 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
       for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
         const A bv = Terms::kTwoInputs ? to_acc(b[row + i]) : A(0);
         const A av = mask ? relu_masked(to_acc(a[row + i]), to_acc(mask[row + i])) : to_acc(a[row + i]);
+        if (masked_out) masked_out[row + i] = from_acc<D>(av);
         terms.add(ctr, av, bv, s[0], s[1]);
       }
     }
@@ -110,10 +120,11 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
 // whole row, a warp reads consecutive rows, one contiguous run of memory. Split
 // blockIdx.y takes the rows [R k / splits, R (k + 1) / splits), its threads
 // every blockDim.y-th of them, four in flight. Partials are [2][splits][C].
+// masked_out as channel_partials_kernel's.
 template <typename D, int VEC, typename Terms>
 __global__ void __launch_bounds__(256)
-    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask, int64_t R,
-                        int64_t C, Terms terms, acc_t<D>* partials) {
+    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
+                        D* __restrict__ masked_out, int64_t R, int64_t C, Terms terms, acc_t<D>* partials) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
@@ -139,23 +150,30 @@ __global__ void __launch_bounds__(256)
         if (mask) mv[u] = *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0);
       }
 #pragma unroll
-      for (int u = 0; u < kInFlight; ++u)
+      for (int u = 0; u < kInFlight; ++u) {
+        P out;
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
           const A v = mask ? relu_masked(to_acc(av[u].v[e]), to_acc(mv[u].v[e])) : to_acc(av[u].v[e]);
+          out.v[e] = from_acc<D>(v);
           terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0), s0[e], s1[e]);
         }
+        if (masked_out) *reinterpret_cast<P*>(masked_out + (r + u * step) * C + c0) = out;
+      }
     }
     for (; r < r1; r += step) {
       const P av = *reinterpret_cast<const P*>(a + r * C + c0);
       P bv = av, mv = av;
       if constexpr (Terms::kTwoInputs) bv = *reinterpret_cast<const P*>(b + r * C + c0);
       if (mask) mv = *reinterpret_cast<const P*>(mask + r * C + c0);
+      P out;
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
         const A v = mask ? relu_masked(to_acc(av.v[e]), to_acc(mv.v[e])) : to_acc(av.v[e]);
+        out.v[e] = from_acc<D>(v);
         terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0), s0[e], s1[e]);
       }
+      if (masked_out) *reinterpret_cast<P*>(masked_out + r * C + c0) = out;
     }
   }
 #pragma unroll
@@ -238,22 +256,23 @@ struct Partials {
   }
 };
 
-// Launches the partial sums of [N, C, S]; N * S > 0.
+// Launches the partial sums of [N, C, S]; N * S > 0. masked_out (optional)
+// receives a, masked by the ReLU where mask is given.
 template <typename D, typename Terms>
-Partials channel_partials(const D* a, const D* b, const D* mask, int64_t N, int64_t C, int64_t S, Terms terms,
-                          DType acc_dtype, Device dev, cudaStream_t s) {
+Partials channel_partials(const D* a, const D* b, const D* mask, D* masked_out, int64_t N, int64_t C, int64_t S,
+                          Terms terms, DType acc_dtype, Device dev, cudaStream_t s) {
   Partials out;
   if (S == 1) {
     // About four blocks per SM keep enough loads in flight; more only lengthen
     // the finalize's serial sum over splits.
-    const int vec = row_vector<D>(C, {a, b, mask});
+    const int vec = row_vector<D>(C, {a, b, mask, masked_out});
     const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 4);
     out.splits = t.row_blocks;
     out.split_major = true;
     out.sums = Tensor::empty({2, out.splits, C}, acc_dtype, dev);
     with_row_vector<D>(vec, [&](auto v) {
       row_partials_kernel<D, decltype(v)::value, Terms><<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(
-          a, b, mask, N, C, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
+          a, b, mask, masked_out, N, C, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
     });
   } else {
     const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
@@ -268,7 +287,7 @@ Partials channel_partials(const D* a, const D* b, const D* mask, int64_t N, int6
     out.splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
     out.sums = Tensor::empty({2, C, out.splits}, acc_dtype, dev);
     const dim3 grid(static_cast<unsigned>(out.splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
-    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, N, C, S, tile, tiles, terms,
+    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, masked_out, N, C, S, tile, tiles, terms,
                                                                     static_cast<acc_t<D>*>(out.sums.data_ptr()));
   }
   HEARTH_CUDA_CHECK_LAUNCH();
@@ -321,22 +340,36 @@ __device__ __forceinline__ acc_t<D> bn_out(acc_t<D> v, bool relu) {
   return rounded > acc_t<D>(0) ? rounded : acc_t<D>(0);
 }
 
-// y = x * affine[c] + affine[C + c] over rows (n, c) of S elements (then the
-// fused ReLU when asked).
-template <typename D, int VEC>
+// The batch norm's value v plus a residual, v rounded to D first as
+// add(batch_norm(x), residual) sees it (the add's own rounding is bn_out's or
+// the store's).
+template <typename D>
+__device__ __forceinline__ acc_t<D> plus_residual(acc_t<D> v, acc_t<D> residual) {
+  return to_acc(from_acc<D>(v)) + residual;
+}
+
+// y = x * affine[c] + affine[C + c] over rows (n, c) of S elements (plus the
+// residual with kResidual, then the fused ReLU when asked).
+template <typename D, int VEC, bool kResidual>
 __global__ void __launch_bounds__(kMaxRowThreads)
-    batch_norm_apply_kernel(const D* __restrict__ x, D* __restrict__ y, const acc_t<D>* __restrict__ affine,
-                            int64_t R, int64_t C, int64_t S, int tpr, bool relu) {
+    batch_norm_apply_kernel(const D* __restrict__ x, const D* __restrict__ res, D* __restrict__ y,
+                            const acc_t<D>* __restrict__ affine, int64_t R, int64_t C, int64_t S, int tpr, bool relu) {
   using A = acc_t<D>;
+  constexpr int kInputs = kResidual ? 2 : 1;
   const GroupPos gp = group_pos(tpr);
   const int rows_per_block = blockDim.x / tpr;
   for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; row < R;
        row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
     const int64_t c = row % C;
     const A scale = affine[c], shift = affine[C + c];
-    const D* src[1] = {x + row * S};
-    Rows<D, VEC, false, 1> r(src, S, gp.t, tpr, true);
-    r.store(y + row * S, [&](int64_t, A(&v)[1]) { return bn_out<D>(v[0] * scale + shift, relu); });
+    const D* src[kInputs];
+    src[0] = x + row * S;
+    if constexpr (kResidual) src[kInputs - 1] = res + row * S;
+    Rows<D, VEC, false, kInputs> r(src, S, gp.t, tpr, true);
+    r.store(y + row * S, [&](int64_t, A(&v)[kInputs]) {
+      const A bn = v[0] * scale + shift;
+      return bn_out<D>(kResidual ? plus_residual<D>(bn, v[kInputs - 1]) : bn, relu);
+    });
   }
 }
 
@@ -394,11 +427,11 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 
 // S == 1, tiled as row_partials_kernel: a thread keeps the maps of its VEC
 // channels in registers and walks every gridDim.y * blockDim.y-th row, four in
-// flight. y = x * affine[c] + affine[C + c].
-template <typename D, int VEC>
+// flight. y = x * affine[c] + affine[C + c] (plus the residual with kResidual).
+template <typename D, int VEC, bool kResidual>
 __global__ void __launch_bounds__(256)
-    batch_norm_apply_rows_kernel(const D* __restrict__ x, D* __restrict__ y, const acc_t<D>* __restrict__ affine,
-                                 int64_t R, int64_t C, bool relu) {
+    batch_norm_apply_rows_kernel(const D* __restrict__ x, const D* __restrict__ res, D* __restrict__ y,
+                                 const acc_t<D>* __restrict__ affine, int64_t R, int64_t C, bool relu) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
@@ -410,22 +443,36 @@ __global__ void __launch_bounds__(256)
     scale[e] = affine[c0 + e];
     shift[e] = affine[C + c0 + e];
   }
-  auto apply = [&](const P& in) {
+  auto apply = [&](const P& in, const P& rin) {
     P out;
 #pragma unroll
-    for (int e = 0; e < VEC; ++e) out.v[e] = from_acc<D>(bn_out<D>(to_acc(in.v[e]) * scale[e] + shift[e], relu));
+    for (int e = 0; e < VEC; ++e) {
+      const A bn = to_acc(in.v[e]) * scale[e] + shift[e];
+      out.v[e] = from_acc<D>(bn_out<D>(kResidual ? plus_residual<D>(bn, to_acc(rin.v[e])) : bn, relu));
+    }
     return out;
   };
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
   for (; r + (kInFlight - 1) * step < R; r += kInFlight * step) {
-    P v[kInFlight];
+    P v[kInFlight], rv[kInFlight];
 #pragma unroll
-    for (int u = 0; u < kInFlight; ++u) v[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
+    for (int u = 0; u < kInFlight; ++u) {
+      v[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
+      if constexpr (kResidual)
+        rv[u] = *reinterpret_cast<const P*>(res + (r + u * step) * C + c0);
+      else
+        rv[u] = v[u];
+    }
 #pragma unroll
-    for (int u = 0; u < kInFlight; ++u) *reinterpret_cast<P*>(y + (r + u * step) * C + c0) = apply(v[u]);
+    for (int u = 0; u < kInFlight; ++u) *reinterpret_cast<P*>(y + (r + u * step) * C + c0) = apply(v[u], rv[u]);
   }
-  for (; r < R; r += step) *reinterpret_cast<P*>(y + r * C + c0) = apply(*reinterpret_cast<const P*>(x + r * C + c0));
+  for (; r < R; r += step) {
+    const P v = *reinterpret_cast<const P*>(x + r * C + c0);
+    P rv = v;
+    if constexpr (kResidual) rv = *reinterpret_cast<const P*>(res + r * C + c0);
+    *reinterpret_cast<P*>(y + r * C + c0) = apply(v, rv);
+  }
 }
 
 // S == 1: grad_x = k g + b (x - mean) + d, coef as batch_norm_grad_apply_kernel's.
@@ -489,9 +536,11 @@ void batch_norm_forward(OpCall& call) {
     using D = scalar_t;
     using A = acc_t<D>;
     const D* xp = static_cast<const D*>(x.data_ptr());
+    const D* rp = call.in(5).defined() ? static_cast<const D*>(call.in(5).data_ptr()) : nullptr;  // the residual
     Partials partials;
     if (at.training)
-      partials = channel_partials<D>(xp, nullptr, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
+      partials =
+          channel_partials<D>(xp, nullptr, nullptr, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
     Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
     const BnFinalizeArgs args{C, S, static_cast<double>(N * S), at.momentum, at.eps, at.training};
     batch_norm_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
@@ -503,17 +552,31 @@ void batch_norm_forward(OpCall& call) {
     D* yp = static_cast<D*>(y.data_ptr());
     const A* ap = static_cast<const A*>(affine.data_ptr());
     if (S == 1) {
-      const int vec = row_vector<D>(C, {xp, yp});
+      const int vec = row_vector<D>(C, {xp, rp, yp});
       const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);
       with_row_vector<D>(vec, [&](auto v) {
-        batch_norm_apply_rows_kernel<D, decltype(v)::value>
-            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(xp, yp, ap, N, C, at.relu);
+        const dim3 grid(t.col_tiles, t.row_blocks);
+        if (rp)
+          batch_norm_apply_rows_kernel<D, decltype(v)::value, true>
+              <<<grid, t.block, 0, s>>>(xp, rp, yp, ap, N, C, at.relu);
+        else
+          batch_norm_apply_rows_kernel<D, decltype(v)::value, false>
+              <<<grid, t.block, 0, s>>>(xp, rp, yp, ap, N, C, at.relu);
       });
     } else {
-      const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {xp, yp}, dev.index, false);
-      if (p.vec)
-        batch_norm_apply_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr, at.relu);
-      else batch_norm_apply_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(xp, yp, ap, N * C, C, S, p.tpr, at.relu);
+      const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {xp, rp, yp}, dev.index, false);
+      auto launch = [&](auto vec, auto residual) {
+        batch_norm_apply_kernel<D, decltype(vec)::value, decltype(residual)::value>
+            <<<p.blocks, p.threads, 0, s>>>(xp, rp, yp, ap, N * C, C, S, p.tpr, at.relu);
+      };
+      if (p.vec && rp)
+        launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
+      else if (p.vec)
+        launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
+      else if (rp)
+        launch(IntTag<1>{}, BoolTag<true>{});
+      else
+        launch(IntTag<1>{}, BoolTag<false>{});
     }
     HEARTH_CUDA_CHECK_LAUNCH();
   });
@@ -521,7 +584,7 @@ void batch_norm_forward(OpCall& call) {
 
 void batch_norm_backward(OpCall& call) {
   const Tensor &g = call.in(0), &x = call.in(1), &mean = call.in(2), &invstd = call.in(3);
-  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2);
+  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2), &gr = call.out(3);
   const bool training = call.attrs<BatchNormAttrs>().training, relu = call.attrs<BatchNormAttrs>().relu;
   const Device dev = x.device();
   activate(dev.index);
@@ -535,9 +598,12 @@ void batch_norm_backward(OpCall& call) {
     const D* xp = static_cast<const D*>(x.data_ptr());
     const A* mp = static_cast<const A*>(mean.data_ptr());
     const D* yp = relu ? static_cast<const D*>(call.in(5).data_ptr()) : nullptr;  // the fused ReLU's mask
+    // The residual's gradient, the masked grad_y, is written by the partial-sum
+    // pass (which then runs even where no sum is wanted: it is the one pass).
+    D* rp = gr.defined() ? static_cast<D*>(gr.data_ptr()) : nullptr;
     Partials partials;
-    if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training)))
-      partials = channel_partials<D>(gp, xp, yp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
+    if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training) || rp))
+      partials = channel_partials<D>(gp, xp, yp, rp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
     Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
     batch_norm_grad_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
         partials.view<A>(C), C, static_cast<double>(N * S), training, mp, static_cast<const A*>(invstd.data_ptr()),
@@ -546,6 +612,11 @@ void batch_norm_backward(OpCall& call) {
     if (!gx.defined() || x.numel() == 0) return;
     D* op = static_cast<D*>(gx.data_ptr());
     const A* cp = static_cast<const A*>(coef.data_ptr());
+    if (rp) {
+      // grad_x from the masked gradient just written: one read less than grad_y and y.
+      gp = rp;
+      yp = nullptr;
+    }
     if (S == 1) {
       const int vec = row_vector<D>(C, {gp, xp, yp, op});
       const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);

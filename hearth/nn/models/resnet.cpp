@@ -3,7 +3,6 @@
 #include <string>
 
 #include "hearth/nn/init.h"
-#include "hearth/ops/elementwise.h"
 #include "hearth/ops/view.h"
 
 namespace hearth::nn::models {
@@ -36,8 +35,7 @@ BasicBlock::BasicBlock(int64_t inplanes, int64_t planes, int64_t stride, std::sh
 
 Tensor BasicBlock::forward(const Tensor& x) {
   Tensor out = bn1->forward_relu(conv1->forward(x));
-  out = bn2->forward(conv2->forward(out));
-  return relu->forward(add(out, shortcut(downsample, x)));
+  return bn2->forward_add_relu(conv2->forward(out), shortcut(downsample, x));
 }
 
 Bottleneck::Bottleneck(int64_t inplanes, int64_t planes, int64_t stride, std::shared_ptr<Sequential> downsample_)
@@ -55,8 +53,7 @@ Bottleneck::Bottleneck(int64_t inplanes, int64_t planes, int64_t stride, std::sh
 Tensor Bottleneck::forward(const Tensor& x) {
   Tensor out = bn1->forward_relu(conv1->forward(x));
   out = bn2->forward_relu(conv2->forward(out));
-  out = bn3->forward(conv3->forward(out));
-  return relu->forward(add(out, shortcut(downsample, x)));
+  return bn3->forward_add_relu(conv3->forward(out), shortcut(downsample, x));
 }
 
 namespace {

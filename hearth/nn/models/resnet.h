@@ -2,8 +2,10 @@
 // initialisation, so a torchvision state dict loads into it strictly:
 //
 //   conv1 (7x7, stride 2) bn1 relu maxpool (3x3, stride 2, pad 1)
-// Every batch norm followed by a ReLU runs it fused (BatchNorm::forward_relu);
-// the ReLU modules stay registered, so the module tree reads as PyTorch's.
+// Every batch norm followed by a ReLU runs it fused (BatchNorm::forward_relu),
+// and each block's tail relu(bn(conv(out)) + shortcut) runs in its last batch
+// norm's kernels (BatchNorm::forward_add_relu); the ReLU modules stay
+// registered (they hold no state), so the module tree reads as PyTorch's.
 //   layer1..layer4: blocks of BasicBlock (resnet18/34) or Bottleneck
 //                   (resnet50; the stride sits on its 3x3 conv, "v1.5")
 //   avgpool (adaptive 1x1) flatten fc

@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include "hearth/autograd/grad_mode.h"
 #include "hearth/nn/batchnorm.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -87,6 +88,33 @@ TEST(NnBatchNorm, OneDimensionalInputsAndBackward) {
   EXPECT_EQ(bn.weight.grad().shape(), (Shape{4}));
   EXPECT_EQ(bn.bias.grad().shape(), (Shape{4}));
   EXPECT_EQ(bn.forward(randn({8, 4, 6})).shape(), (Shape{8, 4, 6}));
+}
+
+// forward_add_relu is relu(forward(x) + residual): the same output, running
+// statistics and count, training and eval.
+TEST(NnBatchNorm, ForwardAddReluIsReluOfForwardPlusResidual) {
+  BatchNorm2d fused(3), plain(3);
+  for (BatchNorm2d* bn : {&fused, &plain}) {
+    NoGradGuard no_grad;
+    copy_(bn->weight, tensor({0.5f, 1.5f, -1.0f}));
+    copy_(bn->bias, tensor({0.1f, -0.2f, 0.3f}));
+  }
+  for (bool training : {true, false}) {
+    fused.train(training);
+    plain.train(training);
+    Tensor x = add(mul(randn({4, 3, 3, 2}), 2.0), 1.0), r = randn({4, 3, 3, 2});
+    Tensor y = fused.forward_add_relu(x, r);
+    expect_close(y, relu(add(plain.forward(x), r)), 0);
+    expect_close(fused.running_mean, plain.running_mean, 0);
+    expect_close(fused.running_var, plain.running_var, 0);
+    EXPECT_EQ(fused.num_batches_tracked.item<int64_t>(), plain.num_batches_tracked.item<int64_t>());
+    // Some outputs clipped, some not: the ReLU and the add are both visible.
+    const double positive = sum(gt(y, 0.0)).item<double>();
+    EXPECT_GT(positive, 0);
+    EXPECT_LT(positive, static_cast<double>(y.numel()));
+  }
+  EXPECT_THROW(fused.forward_add_relu(randn({4, 3, 3, 2}), Tensor()), ValueError);
+  EXPECT_THROW(fused.forward_add_relu(randn({4, 3, 3, 2}), randn({4, 3, 2, 3})), ShapeError);
 }
 
 TEST(NnBatchNorm, BadInputs) {

@@ -330,6 +330,161 @@ TEST(BatchNormRelu, ErrorsNameTheOp) {
   }
 }
 
+// ---- batch_norm_add_relu: relu(batch_norm(x) + residual), ResNet's block tail ----
+
+struct BnAddReluResult {
+  std::vector<double> y, gx, gr, gw, gb, rm, rv;
+  bool y_keeps_format = false, gr_keeps_format = false;
+};
+
+// Forward and backward (upstream gradient v) of the fused op or the
+// composition, on copies of the leaves: x in x_fmt, the residual in r_fmt.
+BnAddReluResult run_bn_add_relu(bool fused, const Tensor& x0, const Tensor& r0, const Tensor& w0, const Tensor& b0,
+                                const Tensor& v, bool training, MemoryFormat x_fmt, MemoryFormat r_fmt) {
+  Tensor x = contiguous(x0.detach().clone(), x_fmt).requires_grad_();
+  Tensor r = contiguous(r0.detach().clone(), r_fmt).requires_grad_();
+  Tensor w = w0.detach().clone().requires_grad_(), b = b0.detach().clone().requires_grad_();
+  Tensor rm = full({x0.size(1)}, 0.25, w0.dtype()), rv = full({x0.size(1)}, 1.5, w0.dtype());
+  Tensor y = fused ? batch_norm_add_relu(x, r, rm, rv, w, b, training, 0.2)
+                   : relu(add(batch_norm(x, rm, rv, w, b, training, 0.2), r));
+  sum(mul(y, v)).backward();
+  BnAddReluResult out{y.to_vector<double>(),        x.grad().to_vector<double>(), r.grad().to_vector<double>(),
+                      w.grad().to_vector<double>(), b.grad().to_vector<double>(), rm.to_vector<double>(),
+                      rv.to_vector<double>()};
+  out.y_keeps_format = y.is_contiguous(x_fmt);
+  out.gr_keeps_format = r.grad().is_contiguous(r_fmt);
+  return out;
+}
+
+// Exact for float32 and the 16-bit types (the same roundings forward, the same
+// mask backward); float64 sums may contract into FMAs differently in the two
+// code paths (see BatchNormRelu.EqualsReluOfBatchNormExactly).
+void expect_same_values(const std::vector<double>& a, const std::vector<double>& b, DType dt, const std::string& what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (dt == DType::float64)
+      EXPECT_NEAR(a[i], b[i], 1e-12 * (1 + std::abs(b[i]))) << what << " element " << i;
+    else
+      EXPECT_EQ(a[i], b[i]) << what << " element " << i;
+  }
+}
+
+TEST(BatchNormAddRelu, EqualsReluOfBatchNormPlusResidualExactly) {
+  const MemoryFormat nchw = MemoryFormat::contiguous, nhwc = MemoryFormat::channels_last;
+  for (DType dt : {DType::float32, DType::bfloat16, DType::float64})
+    for (bool training : {true, false})
+      for (auto [xf, rf] : {std::pair{nchw, nchw}, std::pair{nhwc, nhwc}, std::pair{nhwc, nchw}}) {
+        Tensor x = cast(randn({3, 4, 5, 3}), dt), r = cast(randn({3, 4, 5, 3}), dt), v = cast(randn({3, 4, 5, 3}), dt);
+        Tensor w = cast(randn({4}), dt), b = cast(randn({4}), dt);
+        const BnAddReluResult f = run_bn_add_relu(true, x, r, w, b, v, training, xf, rf);
+        const BnAddReluResult u = run_bn_add_relu(false, x, r, w, b, v, training, xf, rf);
+        const std::string what = std::string(dtype_name(dt)) + (training ? " training" : " eval") +
+                                 (xf == nhwc ? " x NHWC" : " x NCHW") +
+                                 (rf == nhwc ? " residual NHWC" : " residual NCHW");
+        EXPECT_EQ(f.y, u.y) << what;
+        EXPECT_EQ(f.gr, u.gr) << what;
+        EXPECT_EQ(f.rm, u.rm) << what;
+        EXPECT_EQ(f.rv, u.rv) << what;
+        expect_same_values(f.gx, u.gx, dt, what + " grad x");
+        expect_same_values(f.gw, u.gw, dt, what + " grad weight");
+        expect_same_values(f.gb, u.gb, dt, what + " grad bias");
+        EXPECT_TRUE(f.y_keeps_format) << what;
+        EXPECT_TRUE(f.gr_keeps_format) << what;
+        // Both halves of the mask occur, so the test can tell a missing ReLU or add.
+        int64_t zeros = 0;
+        for (double e : f.y) zeros += e == 0.0;
+        EXPECT_GT(zeros, 0) << what;
+        EXPECT_LT(zeros, static_cast<int64_t>(f.y.size())) << what;
+      }
+}
+
+TEST(BatchNormAddRelu, ResidualGradientIsTheMaskedUpstreamGradient) {
+  Tensor x = randn({5, 3, 4}), r = randn({5, 3, 4}).requires_grad_(), v = randn({5, 3, 4});
+  // Only the residual needs a gradient: the backward still writes it.
+  Tensor y = batch_norm_add_relu(x, r, Tensor(), Tensor(), Tensor(), Tensor(), true);
+  sum(mul(y, v)).backward();
+  const std::vector<double> yv = y.to_vector<double>(), vv = v.to_vector<double>(), g = r.grad().to_vector<double>();
+  const std::vector<double> pre =
+      add(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), r.detach()).to_vector<double>();
+  for (size_t i = 0; i < yv.size(); ++i) {
+    EXPECT_EQ(yv[i], std::max(pre[i], 0.0)) << i;
+    EXPECT_EQ(g[i], yv[i] > 0 ? vv[i] : 0.0) << i;
+  }
+}
+
+TEST(BatchNormAddRelu, ResidualOfAnotherDtypeGetsItsGradientInItsDtype) {
+  Tensor x = cast(randn({4, 3, 2, 2}), DType::bfloat16).requires_grad_();
+  Tensor r = randn({4, 3, 2, 2}).requires_grad_();
+  Tensor y = batch_norm_add_relu(x, r, Tensor(), Tensor(), Tensor(), Tensor(), true);
+  EXPECT_EQ(y.dtype(), DType::bfloat16);
+  Tensor v = cast(randn({4, 3, 2, 2}), DType::bfloat16);
+  sum(mul(y, v)).backward();
+  ASSERT_EQ(r.grad().dtype(), DType::float32);
+  const std::vector<double> yv = y.to_vector<double>(), vv = v.to_vector<double>(), g = r.grad().to_vector<double>();
+  for (size_t i = 0; i < yv.size(); ++i) EXPECT_EQ(g[i], yv[i] > 0 ? vv[i] : 0.0) << i;
+}
+
+TEST(BatchNormAddRelu, GradcheckTrainingAndEval) {
+  Tensor x = randn({3, 2, 3, 2}, DType::float64).requires_grad_();
+  Tensor r = randn({3, 2, 3, 2}, DType::float64).requires_grad_();
+  Tensor w = randn({2}, DType::float64).requires_grad_();
+  Tensor b = randn({2}, DType::float64).requires_grad_();
+  auto r1 = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return batch_norm_add_relu(in[0], in[1], Tensor(), Tensor(), in[2], in[3], true);
+      },
+      {x, r, w, b});
+  EXPECT_TRUE(r1.ok) << r1.message;
+  Tensor rm = randn({2}, DType::float64), rv = add(rand({2}, DType::float64), 0.5);
+  auto r2 = gradcheck(
+      [&](const std::vector<Tensor>& in) { return batch_norm_add_relu(in[0], in[1], rm, rv, in[2], in[3], false); },
+      {x, r, w, b});
+  EXPECT_TRUE(r2.ok) << r2.message;
+  // channels_last x beside an NCHW residual, and [N, C] rows.
+  Tensor xl = contiguous(randn({2, 3, 2, 3}, DType::float64), MemoryFormat::channels_last).requires_grad_();
+  Tensor rl = randn({2, 3, 2, 3}, DType::float64).requires_grad_();
+  auto r3 = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return batch_norm_add_relu(in[0], in[1], Tensor(), Tensor(), Tensor(), Tensor(), true);
+      },
+      {xl, rl});
+  EXPECT_TRUE(r3.ok) << r3.message;
+  Tensor x2 = randn({6, 4}, DType::float64).requires_grad_(), res2 = randn({6, 4}, DType::float64).requires_grad_();
+  Tensor w2 = randn({4}, DType::float64).requires_grad_();
+  auto r4 = gradcheck(
+      [](const std::vector<Tensor>& in) {
+        return batch_norm_add_relu(in[0], in[1], Tensor(), Tensor(), in[2], Tensor(), true);
+      },
+      {x2, res2, w2});
+  EXPECT_TRUE(r4.ok) << r4.message;
+}
+
+TEST(BatchNormAddRelu, ErrorsNameTheOp) {
+  auto expect_named = [](auto&& call, const char* what) {
+    try {
+      call();
+      ADD_FAILURE() << "expected an error: " << what;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("[batch_norm_add_relu]"), std::string::npos) << e.what();
+    }
+  };
+  Tensor x = randn({2, 3, 2});
+  expect_named(
+      [&] {
+        batch_norm_add_relu(x, randn({2, 3, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true);
+      },
+      "residual of another shape");
+  expect_named([&] { batch_norm_add_relu(x, Tensor(), Tensor(), Tensor(), Tensor(), Tensor(), true); }, "no residual");
+  expect_named(
+      [&] {
+        batch_norm_add_relu(x, ones({2, 3, 2}, DType::int64), Tensor(), Tensor(), Tensor(), Tensor(), true);
+      },
+      "integer residual");
+  EXPECT_THROW(batch_norm_add_relu(x, randn({2, 3, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true), ShapeError);
+  EXPECT_THROW(batch_norm_add_relu(x, ones({2, 3, 2}, DType::int64), Tensor(), Tensor(), Tensor(), Tensor(), true),
+               TypeError);
+}
+
 TEST(BatchNorm, RunningStatisticsSurviveTheCpuFallback) {
   Device dev = testing::test_device();
   setenv("HEARTH_ENABLE_CPU_FALLBACK", "1", 1);
