@@ -39,6 +39,12 @@ Tensor random_input(const Shape& shape, DType dtype) {
   return cast(t, dtype);
 }
 
+std::vector<Tensor> relu_safe_conv_inputs(const Shape& x, const Shape& w, bool bias, DType dtype) {
+  auto small_integers = [&](const Shape& s) { return cast(randint(-2, 3, s, DType::int64), dtype); };
+  return {small_integers(x), small_integers(w),
+          bias ? cast(add(randint(-3, 3, {w[0]}, DType::int64).to(DType::float64), 0.5), dtype) : Tensor()};
+}
+
 Tensor random_transposed(const Shape& shape, DType dtype) {
   if (shape.size() < 2) return slice(random_input({shape.empty() ? 1 : shape[0] * 2}, dtype), 0, 0, -1, 2);
   Shape s = shape;

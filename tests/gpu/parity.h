@@ -38,6 +38,12 @@ double default_tolerance(DType t);
 
 // Random helpers for case inputs: values in [-1, 1) (never all zeros), cast to dtype.
 Tensor random_input(const Shape& shape, DType dtype);
+// Inputs of a convolution followed by a ReLU whose outputs are exact in every
+// floating dtype and never zero: x and w small random integers, the bias a
+// random integer plus one half. A ReLU's mask then cannot differ between the
+// devices (an output rounded to either side of zero would flip it, and the
+// gradient with it), while the gradients flowing back stay random.
+std::vector<Tensor> relu_safe_conv_inputs(const Shape& x, const Shape& w, bool bias, DType dtype);
 // A non-contiguous view with the given logical shape (a transpose of a fresh tensor).
 Tensor random_transposed(const Shape& shape, DType dtype);
 

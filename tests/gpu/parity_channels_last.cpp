@@ -60,10 +60,7 @@ const ParityRegistrar conv_relu_nhwc(ParityCase{
     "conv2d_relu channels_last 3x3 pad1 bias",
     {"conv2d", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
     kFloat,
-    [](DType dt) {
-      return std::vector<Tensor>{random_input({2, 8, 11, 9}, dt), random_input({16, 8, 3, 3}, dt),
-                                 random_input({16}, dt)};
-    },
+    [](DType dt) { return relu_safe_conv_inputs({2, 8, 11, 9}, {16, 8, 3, 3}, true, dt); },
     [](const std::vector<Tensor>& in, Device) {
       return expect_channels_last({conv2d_relu(nhwc(in[0]), nhwc(in[1]), in[2], {1, 1}, {1, 1})}, "conv2d_relu");
     },
