@@ -46,9 +46,10 @@ struct BenchOptions {
   int64_t image_size = 224, seq_len = 128;
   std::string output_dir = ".";
   // NHWC CNNs: on with --channels-last, off with --no-channels-last, else on
-  // exactly under mixed precision (the half types' tensor-core layout).
+  // on an accelerator (cuDNN's tensor-core kernels, TF32 for float32 too, read
+  // NHWC natively) and off on the CPU (its convolutions compute on NCHW).
   bool channels_last_on = false, channels_last_off = false;
-  bool channels_last() const { return channels_last_on || (precision != "fp32" && !channels_last_off); }
+  bool channels_last(Device d) const { return channels_last_on || (!channels_last_off && !d.is_cpu()); }
   // Steps recorded as CUDA graphs and replayed where that is safe.
   bool no_graphs = false;
 };
@@ -108,7 +109,7 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
   rt.reset_peak_memory_stats(device.index);
   const auto built = Clock::now();
   std::unique_ptr<Workload> w =
-      make_workload(model, {o.batch_size, o.image_size, o.seq_len, o.channels_last()}, device, o.precision);
+      make_workload(model, {o.batch_size, o.image_size, o.seq_len, o.channels_last(device)}, device, o.precision);
   if (dp) w->enable_data_parallel(dp->group);
   std::vector<std::string> phases;
   if (o.phase != "eval") phases.push_back("train");
@@ -242,7 +243,7 @@ int run_bench(const BenchOptions& o) {
   if (report) std::filesystem::create_directories(o.output_dir);
   if (report)
     std::printf("hearth bench on %s%s%s\n", choice.description.c_str(),
-                o.channels_last() ? " (CNNs channels_last)" : "",
+                o.channels_last(choice.device) ? " (CNNs channels_last)" : "",
                 dp ? (", data parallel over " + std::to_string(dp->group->world_size()) + " processes (" +
                       dp->group->backend() + "); samples/s are the sum over them")
                          .c_str()
@@ -261,7 +262,7 @@ int run_bench(const BenchOptions& o) {
   if (!report) return 0;
   print_table(results);
   nlohmann::json j = {{"device", choice.description},
-                      {"memory_format", o.channels_last() ? "channels_last" : "contiguous"},
+                      {"memory_format", o.channels_last(choice.device) ? "channels_last" : "contiguous"},
                       {"results", nlohmann::json::array()}};
   if (dp) {
     j["world_size"] = dp->group->world_size();
@@ -307,8 +308,8 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"fp32", "bf16-mixed", "fp16-mixed"}))
       ->capture_default_str();
   sub->add_flag("--channels-last", o->channels_last_on,
-                "run the CNNs in channels_last (NHWC) memory format (default: on for bf16-mixed and fp16-mixed)");
-  sub->add_flag("--no-channels-last", o->channels_last_off, "keep the CNNs in NCHW even under mixed precision");
+                "run the CNNs in channels_last (NHWC) memory format (default: on an accelerator, off on the CPU)");
+  sub->add_flag("--no-channels-last", o->channels_last_off, "keep the CNNs in NCHW on an accelerator too");
   sub->add_option("--phase", o->phase, "train, eval or both")
       ->check(CLI::IsMember({"train", "eval", "both"}))
       ->capture_default_str();
