@@ -14,6 +14,18 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   NoGradGuard no_grad;
   AutogradMeta& m = leaf_.ensure_autograd_meta();
   Tensor g = std::move(grads[0]);
+  if (m.grad.defined() && m.grad_reads_as_zero && !g.requires_grad()) {
+    // Zeroed by zero_grad(set_to_none=false) and held by nobody: overwrite it
+    // in its own memory, casting on the way (one pass instead of fill, cast, add).
+    m.grad.copy_(g);
+    m.grad_reads_as_zero = false;
+    for (auto& hook : m.post_accumulate_hooks) hook(leaf_);
+    return {};
+  }
+  if (m.grad_reads_as_zero) {
+    m.grad.zero_();
+    m.grad_reads_as_zero = false;
+  }
   if (g.dtype() != leaf_.dtype()) g = g.to(leaf_.dtype());
   if (!m.grad.defined()) {
     // .grad takes the leaf's own memory format (PyTorch's layout contract:
@@ -25,7 +37,7 @@ std::vector<Tensor> AccumulateGrad::apply(std::vector<Tensor>&& grads) {
     if (!g.is_contiguous(fmt))
       m.grad = contiguous(g, fmt);
     else
-      m.grad = g.storage().use_count() > 1 ? g.clone() : g;
+      m.grad = g.impl().use_count() > 1 || g.storage().use_count() > 1 ? g.clone() : g;
   } else if (m.grad.impl().use_count() == 1 && m.grad.storage().use_count() == 1 && !m.grad.requires_grad() &&
              !g.requires_grad()) {
     // Nobody else holds this .grad or its memory: add in place, as PyTorch

@@ -69,6 +69,11 @@ class SavedTensor {
 struct AutogradMeta {
   bool requires_grad = false;
   Tensor grad;
+  // zero_grad(set_to_none=false) on a gradient nobody else holds defers the
+  // fill: `grad` keeps its memory and reads as zero. The next accumulation
+  // overwrites it (one copy instead of a fill and an add), and Tensor::grad()
+  // fills it first if it is read before that.
+  bool grad_reads_as_zero = false;
   std::shared_ptr<Node> grad_fn;  // null for leaves
   uint32_t output_nr = 0;
   std::weak_ptr<Node> grad_accumulator;  // leaves: the AccumulateGrad node, shared by all uses

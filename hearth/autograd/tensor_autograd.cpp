@@ -23,7 +23,15 @@ const Tensor& Tensor::requires_grad_(bool value) const {
   return *this;
 }
 
-Tensor Tensor::grad() const { return impl_->autograd ? impl_->autograd->grad : Tensor(); }
+Tensor Tensor::grad() const {
+  if (!impl_->autograd) return Tensor();
+  autograd::AutogradMeta& m = *impl_->autograd;
+  if (m.grad_reads_as_zero) {
+    m.grad.zero_();
+    m.grad_reads_as_zero = false;
+  }
+  return m.grad;
+}
 
 void Tensor::set_grad(const Tensor& g) const {
   if (g.defined()) {
@@ -31,12 +39,21 @@ void Tensor::set_grad(const Tensor& g) const {
                  " but the tensor has shape ", shape_string());
   }
   ensure_autograd_meta().grad = g;
+  impl_->autograd->grad_reads_as_zero = false;
 }
 
 const Tensor& Tensor::zero_grad_(bool set_to_none) const {
   if (impl_->autograd && impl_->autograd->grad.defined()) {
-    if (set_to_none) impl_->autograd->grad = Tensor();
-    else impl_->autograd->grad.zero_();
+    autograd::AutogradMeta& m = *impl_->autograd;
+    if (set_to_none) {
+      m.grad = Tensor();
+      m.grad_reads_as_zero = false;
+    } else if (m.grad.impl().use_count() == 1 && m.grad.storage().use_count() == 1) {
+      m.grad_reads_as_zero = true;  // filled when first read, or overwritten by the next backward
+    } else {
+      m.grad.zero_();  // someone holds it: they see the zeros now, as in PyTorch
+      m.grad_reads_as_zero = false;
+    }
   }
   return *this;
 }

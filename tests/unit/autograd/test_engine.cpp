@@ -42,6 +42,38 @@ TEST(Autograd, UnheldGradAccumulatesInItsOwnMemory) {
   EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 2}));
 }
 
+TEST(Autograd, ZeroGradKeepingMemoryReadsAsZero) {
+  Tensor x = tensor({1.f, 2.f}).requires_grad_();
+  Tensor y = tensor({1.f, 2.f}).requires_grad_();
+  sum(mul(add(x, y), 3.0)).backward();
+  const void* xg = x.grad().data_ptr();
+  x.zero_grad_(false);
+  y.zero_grad_(false);
+  // y is not reached by this backward: its gradient must still read as zero.
+  sum(mul(x, 5.0)).backward();
+  EXPECT_EQ(x.grad().data_ptr(), xg);
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{5, 5}));
+  EXPECT_EQ(y.grad().to_vector<float>(), (std::vector<float>{0, 0}));
+}
+
+TEST(Autograd, LeavesGivenTheSameGradientGetGradsOfTheirOwn) {
+  // add's backward hands one tensor to both sides.
+  Tensor x = tensor({1.f, 2.f}).requires_grad_();
+  Tensor y = tensor({1.f, 2.f}).requires_grad_();
+  sum(add(x, y)).backward();
+  x.grad().mul_(2.0);
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{2, 2}));
+  EXPECT_EQ(y.grad().to_vector<float>(), (std::vector<float>{1, 1}));
+}
+
+TEST(Autograd, ZeroGradReachesAGradTheUserHolds) {
+  Tensor x = tensor({1.f, 2.f}).requires_grad_();
+  sum(mul(x, 3.0)).backward();
+  Tensor held = x.grad();
+  x.zero_grad_(false);
+  EXPECT_EQ(held.to_vector<float>(), (std::vector<float>{0, 0}));
+}
+
 TEST(Autograd, HeldGradIsNotChangedByALaterBackward) {
   Tensor x = tensor({1.f, 2.f}).requires_grad_();
   sum(mul(x, 3.0)).backward();
