@@ -148,10 +148,7 @@ ParityCase conv_relu_case(const char* name, Shape x, Shape w, bool bias) {
       std::string("conv2d_relu ") + name,
       {"conv2d", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
       {DType::float32, DType::float64, DType::bfloat16, DType::float16},
-      [=](DType dt) {
-        return std::vector<Tensor>{random_input(x, dt), random_input(w, dt),
-                                   bias ? random_input({w[0]}, dt) : Tensor()};
-      },
+      [=](DType dt) { return relu_safe_conv_inputs(x, w, bias, dt); },
       [=](const std::vector<Tensor>& in, Device) {
         return std::vector<Tensor>{conv2d_relu(in[0], in[1], in[2], {1, 1}, {1, 1})};
       },
