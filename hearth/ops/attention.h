@@ -33,15 +33,20 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 
 // probs = dropout(softmax(scores * scale + attn_mask, -1), dropout_p, training),
 // the middle of attention. scores [..., L, S] floating; attn_mask undefined or
-// additive, broadcastable to the scores, cast to their dtype (clamped to its
-// finite range, so float32's "lowest" stays finite in a half type). Computes
-// in the scores' dtype (float32 inside for half types) whatever autocast says.
-// Runs as one kernel forward and one backward (hearth/dispatch/schemas/nn.h)
-// on backends with the attention_softmax kernel, unless the mask requires grad,
-// would enlarge the scores, or broadcasts in a way three row strides cannot
-// describe; otherwise, and with dropout_p == 1, the composite of the ops above.
-// Dropout draws from the default generator as dropout() would: the same
-// elements are dropped either way.
+// additive, broadcastable to the scores. Computes in the scores' dtype (float32
+// inside for half types) whatever autocast says.
+//
+// Backends with the attention_softmax kernel (hearth/dispatch/schemas/nn.h)
+// run it as one kernel forward and one backward; they read the mask in the
+// scores' dtype, or in float32 beside half scores (their arithmetic's dtype).
+// The composite of the ops above runs instead where there is no kernel, with
+// dropout_p == 1, and for a mask that requires grad, would enlarge the scores,
+// or broadcasts in a way three row strides cannot describe; it casts the mask
+// to the scores' dtype. Either way a mask of a wider dtype is clamped to the
+// finite range of the dtype it is read in (float32's "lowest" stays finite in
+// a half type, so a row masked everywhere is uniform, not NaN), and dropout
+// draws from the default generator as dropout() would: the same elements are
+// dropped either way.
 Tensor attention_softmax(const Tensor& scores, const Tensor& attn_mask, double scale, double dropout_p = 0.0,
                          bool training = false);
 

@@ -42,6 +42,15 @@ Tensor mask_as(const Tensor& mask, DType dtype) {
   return cast(clamp_min(mask, lowest_finite(dtype)), dtype);
 }
 
+// The mask as the kernel reads it: in the scores' dtype, or for half scores
+// in float32, where the kernel computes: float32's "lowest" then stays itself
+// and, added to any score, is still the same number, so a row masked
+// everywhere is uniform as in float32, and BERT's float32 mask needs no cast.
+Tensor kernel_mask(const Tensor& mask, DType dtype) {
+  if (!mask.defined() || mask.dtype() == dtype) return mask;
+  return mask_as(mask, is_half_type(dtype) ? DType::float32 : dtype);
+}
+
 Tensor composite(const Tensor& scores, const Tensor& mask, double scale, double dropout_p, bool training) {
   // The fused kernel computes in the scores' dtype (float32 inside for half
   // types); so does the composite: softmax must not go up to float32 here.
@@ -128,16 +137,16 @@ Tensor attention_softmax(const Tensor& scores, const Tensor& attn_mask, double s
                "[attention_softmax] attn_mask must be an additive floating mask, got ", dtype_name(attn_mask.dtype()));
   HEARTH_CHECK(dropout_p >= 0.0 && dropout_p <= 1.0, ValueError,
                "[attention_softmax] dropout_p must be in [0, 1], got ", dropout_p);
-  const Tensor mask = mask_as(attn_mask, scores.dtype());
   const double p = training ? dropout_p : 0.0;
   AttentionSoftmaxAttrs a;
   a.scale = scale;
   a.p = p;
-  const bool expressible = scores.numel() > 0 && p < 1.0 && supports(forward_op(), scores.device().kind, scores.dtype()) &&
-                           (!mask.defined() || (!autograd::any_requires_grad({mask}) && mask.device() == scores.device() &&
-                                                describe_mask(scores.shape(), mask, a)));
-  if (!expressible) return composite(scores, mask, scale, dropout_p, training);
-  return fused(scores, detail::dense_detached(mask), a);
+  const bool fusable =
+      scores.numel() > 0 && p < 1.0 && supports(forward_op(), scores.device().kind, scores.dtype()) &&
+      (!attn_mask.defined() || (!autograd::any_requires_grad({attn_mask}) && attn_mask.device() == scores.device() &&
+                                describe_mask(scores.shape(), attn_mask, a)));
+  if (!fusable) return composite(scores, mask_as(attn_mask, scores.dtype()), scale, dropout_p, training);
+  return fused(scores, detail::dense_detached(kernel_mask(attn_mask, scores.dtype())), a);
 }
 
 }  // namespace hearth

@@ -429,6 +429,7 @@ const ParityRegistrar attention_softmax_case(
            attention_softmax(in[0], bert, 0.125),                               // evaluation
            attention_softmax(in[2], rows, 0.7, 0.3, true),                      // odd rows: scalar loads
            attention_softmax(in[2], column, 1.5, 0.5, true),                    // a mask of one column
+           attention_softmax(in[2], cast(rows, DType::float32), 0.7),           // float32 mask beside half scores
            attention_softmax(transpose(in[2], 1, 2), Tensor(), 2.0, 0.2, true),  // no mask, rows of 5
            attention_softmax(in[5], Tensor(), 3.0, 0.25, true),                 // rows too long for registers
            attention_softmax(in[5], Tensor(), 0.5)};

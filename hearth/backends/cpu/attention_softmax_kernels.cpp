@@ -33,7 +33,10 @@ void attention_softmax_kernel(OpCall& call) {
     using Cm = compute_t<T>;
     const Cm scale = static_cast<Cm>(a.scale), drop_scale = static_cast<Cm>(1.0 / (1.0 - a.p));
     const T* xp = static_cast<const T*>(x.data_ptr());
-    const T* mp = mask.defined() ? static_cast<const T*>(mask.data_ptr()) : nullptr;
+    // The mask is T, or float32 beside half scores.
+    const bool has_mask = mask.defined(), wide_mask = has_mask && mask.dtype() != x.dtype();
+    const T* mp = has_mask && !wide_mask ? static_cast<const T*>(mask.data_ptr()) : nullptr;
+    const Cm* wp = wide_mask ? static_cast<const Cm*>(mask.data_ptr()) : nullptr;
     T* pp = static_cast<T*>(probs.data_ptr());
     T* yp = drop ? static_cast<T*>(y.data_ptr()) : pp;
     bool* kp = drop ? static_cast<bool*>(keep.data_ptr()) : nullptr;
@@ -41,11 +44,12 @@ void attention_softmax_kernel(OpCall& call) {
       std::vector<Cm> e(static_cast<size_t>(S));
       for (int64_t r = begin; r < end; ++r) {
         const T* xr = xp + r * S;
-        const T* mr = mp ? mp + a.mask_offset(r) : nullptr;
+        const int64_t mo = has_mask ? a.mask_offset(r) : 0;
         Cm mx = -std::numeric_limits<Cm>::infinity();
         for (int64_t c = 0; c < S; ++c) {
           const Cm v = static_cast<Cm>(xr[c]) * scale;
-          e[c] = mr ? v + static_cast<Cm>(mr[c * a.mask_col_stride]) : v;
+          const int64_t mi = mo + c * a.mask_col_stride;
+          e[c] = !has_mask ? v : v + (wide_mask ? wp[mi] : static_cast<Cm>(mp[mi]));
           mx = std::max(mx, e[c]);
         }
         // An infinite max (a row masked with -inf everywhere) is not

@@ -23,14 +23,19 @@ using namespace nn;
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
-// The mask of row r starts at p + offset(r); see AttentionSoftmaxAttrs.
+// The mask of row r starts at element offset(r) (see AttentionSoftmaxAttrs),
+// of dtype D, or acc_t<D> beside half scores (`wide`).
 template <typename D>
 struct MaskRows {
-  const D* p = nullptr;
+  const void* p = nullptr;
+  bool wide = false;
   int64_t n1 = 1, n2 = 1, s0 = 0, s1 = 0, s2 = 0, col = 1;
-  __device__ const D* row(int64_t r) const {
+  __device__ int64_t offset(int64_t r) const {
     const int64_t i2 = r % n2, rest = r / n2;
-    return p + (rest / n1) * s0 + (rest % n1) * s1 + i2 * s2;
+    return (rest / n1) * s0 + (rest % n1) * s1 + i2 * s2;
+  }
+  __device__ acc_t<D> at(int64_t i) const {
+    return wide ? static_cast<const acc_t<D>*>(p)[i] : to_acc(static_cast<const D*>(p)[i]);
   }
 };
 
@@ -94,10 +99,10 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     const int64_t row = base + gp.group;
     const bool active = row < M;
     const int64_t off = (active ? row : 0) * K;
-    const D* m = mask.p ? mask.row(active ? row : 0) : nullptr;
+    const int64_t mo = mask.p ? mask.offset(active ? row : 0) : 0;
     const D* src[1] = {x + off};
     Rows<D, VEC, kCached, 1, kForwardCacheElems<D>> r(src, K, gp.t, tpr, active);
-    auto logit = [&](int64_t col, A v) { return m ? v * scale + to_acc(m[col * mask.col]) : v * scale; };
+    auto logit = [&](int64_t col, A v) { return mask.p ? v * scale + mask.at(mo + col * mask.col) : v * scale; };
     // Cached rows turn into logits, then exponentials, in place; uncached ones
     // are recomputed from the scores on each pass.
     A mx = -dev_inf<A>();
@@ -213,7 +218,8 @@ void attention_softmax_forward(OpCall& call) {
     using D = scalar_t;
     MaskRows<D> m;
     if (mask.defined()) {
-      m.p = static_cast<const D*>(mask.data_ptr());
+      m.p = mask.data_ptr();
+      m.wide = mask.dtype() != x.dtype();
       m.n1 = a.row_sizes[1];
       m.n2 = a.row_sizes[2];
       m.s0 = a.row_strides[0];
@@ -225,11 +231,11 @@ void attention_softmax_forward(OpCall& call) {
     D* pp = static_cast<D*>(probs.data_ptr());
     D* yp = dropping ? static_cast<D*>(y.data_ptr()) : nullptr;
     bool* kp = dropping ? static_cast<bool*>(keep.data_ptr()) : nullptr;
-    const RowPlan p = plan_rows(M, K, sizeof(D), sizeof(acc_t<D>), {xp, pp, yp, kp}, device, true,
-                                kForwardCacheElems<D>);
+    const RowPlan p =
+        plan_rows(M, K, sizeof(D), sizeof(acc_t<D>), {xp, pp, yp, kp}, device, true, kForwardCacheElems<D>);
     with_row_layout<D>(p, [&](auto vec, auto cached) {
-      attention_softmax_kernel<D, decltype(vec)::value, decltype(cached)::value><<<p.blocks, p.threads, 0, s>>>(
-          xp, m, pp, yp, kp, M, K, p.tpr, static_cast<acc_t<D>>(a.scale), drop);
+      attention_softmax_kernel<D, decltype(vec)::value, decltype(cached)::value>
+          <<<p.blocks, p.threads, 0, s>>>(xp, m, pp, yp, kp, M, K, p.tpr, static_cast<acc_t<D>>(a.scale), drop);
     });
     HEARTH_CUDA_CHECK_LAUNCH();
   });

@@ -69,8 +69,9 @@
 //                         grad_x = mask ? grad_y / (1 - p) : 0
 //
 //   attention_softmax     inputs {scores [R, S], mask?} outputs {probs [R, S], y [R, S]?, keep [R*S] bool?}
-//                         AttentionSoftmaxAttrs. Attention's scale, additive mask, softmax
-//                         and dropout in one pass: for row r and column c, in A,
+//                         AttentionSoftmaxAttrs. The mask (dense, T or A) holds the values
+//                         the rows add. Attention's scale, additive mask, softmax and
+//                         dropout in one pass: for row r and column c, in A,
 //                           y[r, c] = softmax_c(scores[r, c] * scale + mask[mask_offset(r) + c * mask_col_stride])
 //                         (mask_offset in the attrs; no mask term when the mask is absent; the
 //                         max is subtracted first, and not when infinite, as softmax does).
