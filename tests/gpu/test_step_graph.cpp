@@ -11,8 +11,8 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/generator.h"
-#include "hearth/ops/attention.h"
 #include "hearth/nn/nn.h"
+#include "hearth/ops/attention.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
