@@ -4,9 +4,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/ops/autocast_policy.h"
-#include "hearth/ops/elementwise.h"
 #include "hearth/ops/linalg.h"
-#include "hearth/ops/nn_functional.h"
 #include "hearth/ops/view.h"
 
 namespace hearth {
@@ -36,15 +34,6 @@ void check_operands(const Tensor& q, const Tensor& k, const Tensor& v, const Ten
                "[scaled_dot_product_attention] dropout_p must be in [0, 1), got ", dropout_p);
 }
 
-// The additive mask in `dtype`. A float32 mask of "lowest" values (as BERT's)
-// would become -inf in a half type, and a row masked everywhere NaN instead of
-// uniform: values are clamped to the narrower type's finite range first.
-Tensor mask_as(const Tensor& mask, DType dtype) {
-  if (mask.dtype() == dtype) return mask;
-  if (!is_floating(mask.dtype()) || promote_types(mask.dtype(), dtype) == dtype) return cast(mask, dtype);
-  return cast(clamp_min(mask, lowest_finite(dtype)), dtype);
-}
-
 }  // namespace
 
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
@@ -54,11 +43,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     return scaled_dot_product_attention(ac[0], ac[1], ac[2], attn_mask, dropout_p, training, scale);
   check_operands(q, k, v, attn_mask, dropout_p);
   const double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
-  Tensor scores = mul(matmul(q, transpose(k, -2, -1)), factor);
-  if (attn_mask.defined()) scores = add(scores, mask_as(attn_mask, q.dtype()));
-  Tensor probs = softmax(scores, -1);
-  if (training && dropout_p > 0.0) probs = dropout(probs, dropout_p, true);
-  return matmul(probs, v);
+  Tensor scores = matmul(q, transpose(k, -2, -1));
+  return matmul(attention_softmax(scores, attn_mask, factor, dropout_p, training), v);
 }
 
 }  // namespace hearth

@@ -2,12 +2,16 @@
 //
 // Every attention layer in hearth goes through this one function, so that a
 // backend with a fused kernel (flash attention) can take it over in one place.
-// Until one does, it is the composite of basic ops below, which every backend
-// already runs and differentiates:
+// It is composed of two products around attention_softmax:
 //
-//   scores = (q @ k^T) * scale + attn_mask      [..., L, S]
-//   probs  = dropout(softmax(scores, -1), dropout_p, training)
-//   out    = probs @ v                           [..., L, Dv]
+//   scores = q @ k^T                                              [..., L, S]
+//   probs  = dropout(softmax(scores * scale + attn_mask, -1), dropout_p, training)
+//   out    = probs @ v                                            [..., L, Dv]
+//
+// attention_softmax (the middle line) is one kernel each way where the backend
+// has an attention_softmax kernel (the CPU and CUDA do), and the composite of
+// mul, add, softmax and dropout elsewhere and for what the kernel cannot
+// express; both drop the same elements for the same generator state.
 #pragma once
 
 #include <optional>
@@ -26,5 +30,24 @@ namespace hearth {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool training = false,
                                     std::optional<double> scale = std::nullopt);
+
+// probs = dropout(softmax(scores * scale + attn_mask, -1), dropout_p, training),
+// the middle of attention. scores [..., L, S] floating; attn_mask undefined or
+// additive, broadcastable to the scores. Computes in the scores' dtype (float32
+// inside for half types) whatever autocast says.
+//
+// Backends with the attention_softmax kernel (hearth/dispatch/schemas/nn.h)
+// run it as one kernel forward and one backward; they read the mask in the
+// scores' dtype, or in float32 beside half scores (their arithmetic's dtype).
+// The composite of the ops above runs instead where there is no kernel, with
+// dropout_p == 1, and for a mask that requires grad, would enlarge the scores,
+// or broadcasts in a way three row strides cannot describe; it casts the mask
+// to the scores' dtype. Either way a mask of a wider dtype is clamped to the
+// finite range of the dtype it is read in (float32's "lowest" stays finite in
+// a half type, so a row masked everywhere is uniform, not NaN), and dropout
+// draws from the default generator as dropout() would: the same elements are
+// dropped either way.
+Tensor attention_softmax(const Tensor& scores, const Tensor& attn_mask, double scale, double dropout_p = 0.0,
+                         bool training = false);
 
 }  // namespace hearth

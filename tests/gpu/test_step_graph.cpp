@@ -12,6 +12,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/generator.h"
 #include "hearth/nn/nn.h"
+#include "hearth/ops/attention.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -87,6 +88,31 @@ TEST_P(StepGraphCuda, ReplayedStepsMatchEagerSteps) {
 
 INSTANTIATE_TEST_SUITE_P(Precision, StepGraphCuda, ::testing::Values(false, true),
                          [](const auto& info) { return info.param ? "bf16_mixed" : "fp32"; });
+
+// attention_softmax draws its dropout mask inside its own kernel: each replay
+// of a recorded step must drop what the eager step at that point drops.
+TEST(StepGraphCudaAttention, ReplayedAttentionSoftmaxDropsWhatEagerStepsDrop) {
+  HEARTH_REQUIRE_CUDA();
+  auto run = [](bool graphs) {
+    manual_seed(31);
+    const Tensor scores = randn({2, 3, 16, 128}, DType::bfloat16, cuda0());
+    const Tensor mask = randn({2, 1, 1, 128}, DType::float32, cuda0());
+    const Tensor out = zeros({2, 3, 16, 128}, DType::bfloat16, cuda0());
+    auto step = [&] { copy_(out, attention_softmax(scores, mask, 0.125, 0.3, true)); };
+    train::GraphedStep graphed(cuda0(), step);
+    std::vector<std::vector<float>> outs;
+    for (int i = 0; i < 6; ++i) {
+      graphs ? graphed() : step();
+      outs.push_back(out.to(Device()).to(DType::float32).to_vector<float>());
+    }
+    EXPECT_EQ(graphs, graphed.replaying()) << graphed.fallback_reason();
+    return outs;
+  };
+  const std::vector<std::vector<float>> eager = run(false), graphed = run(true);
+  ASSERT_EQ(graphed.size(), eager.size());
+  for (size_t i = 0; i < eager.size(); ++i) EXPECT_EQ(graphed[i], eager[i]) << "step " << i;
+  EXPECT_NE(eager[4], eager[5]) << "each step draws a new mask";
+}
 
 TEST(StepGraphCudaFallback, AStepReadingAValueOnTheHostRunsEagerly) {
   HEARTH_REQUIRE_CUDA();

@@ -149,8 +149,9 @@ struct alignas(sizeof(D) * N) Pack {
 // Chunks of `vec` elements a thread keeps in registers per cached row input:
 // 32 values (16 for double, whose values take two registers each), halved for
 // scalar loads, whose separate bounds checks and addresses cost registers too.
-constexpr int cache_chunks(size_t acc_size, int vec) {
-  const int elems = acc_size == 8 ? 16 : 32;
+// A kernel with more live state of its own asks for fewer values (`elems`).
+constexpr int cache_chunks(size_t acc_size, int vec, int elems = 0) {
+  if (elems == 0) elems = acc_size == 8 ? 16 : 32;
   return vec == 1 ? elems / 2 : elems / vec;
 }
 
@@ -158,10 +159,10 @@ constexpr int cache_chunks(size_t acc_size, int vec) {
 // threads of a group: thread t owns chunks t, t + tpr, ... of VEC elements.
 // Cached rows are loaded once into registers; uncached ones are re-read from
 // global memory on each pass (rows too long for registers, or single-pass use).
-template <typename D, int VEC, bool kCached, int N>
+template <typename D, int VEC, bool kCached, int N, int kCacheElems = 0>
 struct Rows {
   using A = acc_t<D>;
-  static constexpr int kSlots = kCached ? cache_chunks(sizeof(A), VEC) : 1;
+  static constexpr int kSlots = kCached ? cache_chunks(sizeof(A), VEC, kCacheElems) : 1;
   const D* in[N];
   int64_t K;
   int t, tpr;
@@ -298,7 +299,8 @@ inline unsigned channel_blocks(int64_t C) { return static_cast<unsigned>(std::mi
 // How M rows of K elements are spread over threads: `tpr` threads per row (a
 // power of two), `threads` per block (one row group per block above 32),
 // 16-byte loads when every row of every operand is 16-byte aligned, rows kept
-// in registers when `cache` is asked for and they fit.
+// in registers when `cache` is asked for and they fit (`cache_elems` as the
+// kernel's Rows, 0 for the default).
 struct RowPlan {
   int tpr = 1;
   int threads = 256;
@@ -308,14 +310,14 @@ struct RowPlan {
 };
 
 inline RowPlan plan_rows(int64_t M, int64_t K, size_t elem, size_t acc, std::initializer_list<const void*> ptrs,
-                         int device, bool cache) {
+                         int device, bool cache, int cache_elems = 0) {
   RowPlan p;
   const int width = static_cast<int>(16 / elem);
   p.vec = width > 1 && (K * static_cast<int64_t>(elem)) % 16 == 0;
   for (const void* ptr : ptrs) p.vec = p.vec && aligned16(ptr);
   const int v = p.vec ? width : 1;
   const int64_t chunks = (K + v - 1) / v;
-  const int per_thread = cache ? cache_chunks(acc, v) : 4;
+  const int per_thread = cache ? cache_chunks(acc, v, cache_elems) : 4;
   p.tpr = pow2_at_least((chunks + per_thread - 1) / per_thread);
   p.cached = cache && p.tpr <= kMaxRowThreads;
   p.tpr = std::min(p.tpr, kMaxRowThreads);

@@ -76,6 +76,23 @@
 //                         y = x / (1 - p), mask = 1; else y = 0, mask = 0. 0 < p < 1.
 //   dropout_backward      inputs {grad_y [n], mask [n] bool} outputs {grad_x [n]}       DropoutAttrs
 //                         grad_x = mask ? grad_y / (1 - p) : 0
+//
+//   attention_softmax     inputs {scores [R, S], mask?} outputs {probs [R, S], y [R, S]?, keep [R*S] bool?}
+//                         AttentionSoftmaxAttrs. The mask (dense, T or A) holds the values
+//                         the rows add. Attention's scale, additive mask, softmax and
+//                         dropout in one pass: for row r and column c, in A,
+//                           y[r, c] = softmax_c(scores[r, c] * scale + mask[mask_offset(r) + c * mask_col_stride])
+//                         (mask_offset in the attrs; no mask term when the mask is absent; the
+//                         max is subtracted first, and not when infinite, as softmax does).
+//                         p > 0: y is written (rounded to T) and element i = r * S + c is
+//                         dropped from it exactly as dropout drops element i with the same
+//                         seed and offset: keep[i] = u_i >= p, probs = keep ? y / (1 - p) : 0,
+//                         the quotient taken from y's T value.
+//                         p == 0: probs = y; the outputs y and keep are undefined (not written).
+//   attention_softmax_backward inputs {grad_probs [R, S], y [R, S], keep [R*S] bool?}
+//                         outputs {grad_scores [R, S]}                                 AttentionSoftmaxAttrs
+//                         in A: g = keep ? grad_probs / (1 - p) : 0 (g = grad_probs when keep is
+//                         absent, p == 0), grad_scores = scale * (y * (g - sum_S(g * y))).
 #pragma once
 
 #include <cstdint>
@@ -114,5 +131,25 @@ struct DropoutAttrs {
 
 // Philox counters dropout of n elements reserves (four elements per counter).
 inline uint64_t dropout_counters(int64_t n) { return static_cast<uint64_t>((n + 3) / 4); }
+
+// The additive mask of attention_softmax, broadcast over rows: row r of
+// [R, S], written as (i0, i1, i2) over row_sizes (outermost first, product R),
+// reads the mask from element i0 * row_strides[0] + i1 * row_strides[1] +
+// i2 * row_strides[2] of the mask's dense buffer, its columns mask_col_stride
+// (1, or 0 for a mask of one column) apart. Broadcast dims have stride 0.
+struct AttentionSoftmaxAttrs {
+  double scale = 1.0;
+  double p = 0.0;  // dropout probability, in [0, 1); 0: no dropout
+  uint64_t seed = 0;
+  uint64_t offset = 0;
+  int64_t row_sizes[3] = {1, 1, 1};
+  int64_t row_strides[3] = {0, 0, 0};
+  int64_t mask_col_stride = 1;
+
+  int64_t mask_offset(int64_t r) const {
+    const int64_t i2 = r % row_sizes[2], rest = r / row_sizes[2];
+    return (rest / row_sizes[1]) * row_strides[0] + (rest % row_sizes[1]) * row_strides[1] + i2 * row_strides[2];
+  }
+};
 
 }  // namespace hearth
