@@ -4,6 +4,7 @@
 // Normalize), for each worker count given.
 //
 //   bench_image_loader <image folder> [image_size=224] [batches=8] [batch_size=32] [workers=1,2]
+//   bench_image_loader --synthesize N <new folder> [...]   writes N 500x375 JPEGs there first
 //
 // The first pass over the files is not timed, so the page cache holds them.
 #include <chrono>
@@ -15,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/synthetic_jpegs.h"
 #include "hearth/data/dataloader.h"
 #include "hearth/data/image_folder.h"
 #include "hearth/data/image_io.h"
@@ -23,9 +25,17 @@
 using namespace hearth;
 
 int main(int argc, char** argv) {
+  if (argc >= 4 && std::string(argv[1]) == "--synthesize") {
+    // ImageNet's photographs average about 500x375.
+    const int64_t n = std::atoll(argv[2]);
+    hearth::bench::write_synthetic_jpegs(argv[3], n, 500, 375, 10);
+    std::printf("wrote %lld synthetic 500x375 JPEGs to %s\n", static_cast<long long>(n), argv[3]);
+    argv += 2;
+    argc -= 2;
+  }
   if (argc < 2) {
-    std::cerr << "usage: bench_image_loader <image folder> [image_size=224] [batches=8] [batch_size=32] "
-                 "[workers=1,2]\n";
+    std::cerr << "usage: bench_image_loader [--synthesize N] <image folder> [image_size=224] [batches=8] "
+                 "[batch_size=32] [workers=1,2]\n";
     return 2;
   }
   const std::string dir = argv[1];
