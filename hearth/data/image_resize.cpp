@@ -97,6 +97,44 @@ void resize_planes(const PlaneLayout<T>& src, int64_t planes, const CropBox& box
   }
 }
 
+// The same passes for an interleaved 8-bit image of C channels ([H, W, C],
+// as decoded), all channels at once: each input pixel's bytes are read
+// together and the vertical pass runs over whole interleaved rows. Every
+// output value is the same sum, in the same order, as resize_planes computes
+// channel by channel, at about a third of the cost.
+template <int C>
+void resize_interleaved(const uint8_t* base, int64_t row_stride, const CropBox& box, int64_t out_height,
+                        int64_t out_width, float* dst) {
+  const Taps tx = antialias_taps(box.width, out_width);
+  const Taps ty = antialias_taps(box.height, out_height);
+  const int64_t row_len = out_width * C;
+  std::vector<float> rows(static_cast<size_t>(box.height * row_len));
+  for (int64_t y = 0; y < box.height; ++y) {
+    const uint8_t* in_row = base + (box.top + y) * row_stride + box.left * C;
+    float* out_row = rows.data() + y * row_len;
+    for (int64_t o = 0; o < out_width; ++o) {
+      const float* wt = tx.weights.data() + o * tx.width;
+      const uint8_t* px = in_row + tx.first[static_cast<size_t>(o)] * C;
+      float acc[C] = {};
+      for (int64_t k = 0; k < tx.count[static_cast<size_t>(o)]; ++k)
+        for (int c = 0; c < C; ++c) acc[c] += wt[k] * pixel_value(px[k * C + c]);
+      for (int c = 0; c < C; ++c) out_row[o * C + c] = acc[c];
+    }
+  }
+  std::vector<float> line(static_cast<size_t>(row_len));
+  for (int64_t o = 0; o < out_height; ++o) {
+    std::fill(line.begin(), line.end(), 0.0f);
+    const float* wt = ty.weights.data() + o * ty.width;
+    for (int64_t k = 0; k < ty.count[static_cast<size_t>(o)]; ++k) {
+      const float* in_row = rows.data() + (ty.first[static_cast<size_t>(o)] + k) * row_len;
+      const float wk = wt[k];
+      for (int64_t j = 0; j < row_len; ++j) line[static_cast<size_t>(j)] += wk * in_row[j];
+    }
+    for (int64_t col = 0; col < out_width; ++col)
+      for (int c = 0; c < C; ++c) dst[(c * out_height + o) * out_width + col] = line[static_cast<size_t>(col * C + c)];
+  }
+}
+
 }  // namespace
 
 ImageSize image_size(const Tensor& x, const char* who) {
@@ -131,7 +169,9 @@ Tensor resize_bilinear(const Tensor& input, const CropBox& box, int64_t out_heig
   if (x.dtype() == DType::uint8) {
     const int64_t channels = x.size(2);
     Tensor out = Tensor::empty({channels, out_height, out_width}, DType::float32);
-    if (out.numel() > 0)
+    if (out.numel() > 0 && channels == 3)
+      resize_interleaved<3>(x.data<uint8_t>(), w * channels, box, out_height, out_width, out.data<float>());
+    else if (out.numel() > 0)
       resize_planes(PlaneLayout<uint8_t>{x.data<uint8_t>(), 1, w * channels, channels}, channels, box, out_height,
                     out_width, out.data<float>());
     return out;

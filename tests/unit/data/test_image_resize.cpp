@@ -5,9 +5,11 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/generator.h"
 #include "hearth/data/image_io.h"
 #include "hearth/data/image_resize.h"
 #include "hearth/data/image_transforms.h"
+#include "hearth/ops/factory.h"
 #include "tests/unit/data/image_fixtures.h"
 
 namespace hearth::data {
@@ -60,6 +62,22 @@ TEST(ImageResize, Uint8HwcImagesResizeLikeTheirToTensorOutput) {
     ASSERT_EQ(a.shape(), b.shape());
     // Equal up to the compiler's choice of fused multiply-adds.
     for (int64_t i = 0; i < a.numel(); ++i) ASSERT_NEAR(a.data<float>()[i], b.data<float>()[i], 1e-6f) << i;
+  }
+}
+
+// Three-channel images take a path that reads each pixel's bytes together;
+// every value must be the one each channel alone (the plane-by-plane path) gives.
+TEST(ImageResize, InterleavedRgbEqualsEachChannelResizedAlone) {
+  manual_seed(4);
+  const Tensor rgb = randint(0, 256, {37, 53, 3}, DType::int64).to(DType::uint8);
+  const CropBox box{3, 5, 30, 41};
+  for (auto [oh, ow] : {std::pair<int64_t, int64_t>{224, 224}, {17, 9}, {30, 41}}) {
+    const Tensor all = resize_bilinear(rgb, box, oh, ow);
+    for (int64_t c = 0; c < 3; ++c) {
+      const Tensor alone = resize_bilinear(rgb.narrow(2, c, 1).contiguous(), box, oh, ow);
+      EXPECT_EQ(all.narrow(0, c, 1).contiguous().to_vector<float>(), alone.to_vector<float>())
+          << "channel " << c << " at " << oh << "x" << ow;
+    }
   }
 }
 
