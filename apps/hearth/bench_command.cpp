@@ -52,6 +52,7 @@ struct BenchOptions {
   bool channels_last(Device d) const { return channels_last_on || (!channels_last_off && !d.is_cpu()); }
   // Steps recorded as CUDA graphs and replayed where that is safe.
   bool no_graphs = false;
+  bool gradient_checkpointing = false;
 };
 
 struct Result {
@@ -109,7 +110,8 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
   rt.reset_peak_memory_stats(device.index);
   const auto built = Clock::now();
   std::unique_ptr<Workload> w =
-      make_workload(model, {o.batch_size, o.image_size, o.seq_len, o.channels_last(device)}, device, o.precision);
+      make_workload(model, {o.batch_size, o.image_size, o.seq_len, o.channels_last(device), o.gradient_checkpointing},
+                    device, o.precision);
   if (dp) w->enable_data_parallel(dp->group);
   std::vector<std::string> phases;
   if (o.phase != "eval") phases.push_back("train");
@@ -329,6 +331,8 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_flag("--no-cuda-graphs", o->no_graphs,
                 "run every step eagerly (default: steps are recorded as CUDA graphs and replayed where safe)");
+  sub->add_flag("--gradient-checkpointing", o->gradient_checkpointing,
+                "BERT: recompute each layer's activations in backward instead of keeping them");
   sub->add_flag("--compare-cpu", o->compare_cpu, "also run on the CPU and print the speedup, with an SVG chart");
   sub->add_option("--image-size", o->image_size, "image side for the CNNs")
       ->check(CLI::Range(32, 4096))

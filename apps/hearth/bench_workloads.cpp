@@ -87,6 +87,9 @@ class ImageClassification final : public Workload {
     optimizer_ = std::make_unique<optim::SGD>(model_->parameters(), optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
     channels_last_ = s.channels_last;
     if (channels_last_) nn::to_channels_last(*model_);
+    HEARTH_CHECK(!s.gradient_checkpointing, ValueError,
+                 "[bench] --gradient-checkpointing: the CNNs have no blocks that recompute their activations (BERT's "
+                 "layers do)");
     make_batch(s.batch_size);
   }
   void make_batch(int64_t n) {
@@ -146,6 +149,7 @@ class SequenceClassification final : public Workload {
     nn::models::BertConfig config;  // bert-base-uncased, two labels
     model_ = std::make_shared<nn::models::BertForSequenceClassification>(config);
     model_->to(device);
+    model_->gradient_checkpointing_enable(s.gradient_checkpointing);
     optimizer_ = std::make_unique<optim::AdamW>(model_->parameters(), optim::AdamWOptions{.lr = 2e-5});
     make_batch(s.batch_size);
   }

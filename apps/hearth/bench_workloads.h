@@ -23,6 +23,8 @@ struct WorkloadShape {
   // CNNs only: channels_last (NHWC) weights and inputs, as PyTorch's
   // model.to(memory_format=torch.channels_last).
   bool channels_last = false;
+  // Activation checkpointing where the model supports it (BERT's layers).
+  bool gradient_checkpointing = false;
 };
 
 class Workload {

@@ -270,6 +270,12 @@ void Module::to(Device device, DType dtype) {
   to(dtype);
 }
 
+bool Module::gradient_checkpointing_enable(bool on) {
+  bool any = false;
+  apply([&](Module& m) { any = m.set_gradient_checkpointing(on) || any; });
+  return any;
+}
+
 void Module::requires_grad_(bool on) {
   for (Tensor& p : parameters()) p.requires_grad_(on);
 }

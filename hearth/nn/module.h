@@ -112,6 +112,11 @@ class Module : public std::enable_shared_from_this<Module> {
   void to(MemoryFormat fmt);
   // Turns gradient tracking of every parameter on or off (freezing).
   void requires_grad_(bool on = true);
+  // Activation checkpointing (Hugging Face's gradient_checkpointing_enable):
+  // blocks that support it keep only their inputs in training and recompute
+  // the rest in backward (autograd::checkpoint), trading compute for memory.
+  // Applies to every descendant; false when none supports it.
+  bool gradient_checkpointing_enable(bool on = true);
   void zero_grad(bool set_to_none = true);
 
   // ---- state ----
@@ -130,6 +135,8 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual std::string extra_repr() const { return ""; }
 
  protected:
+  // Overridden by modules that can checkpoint their blocks; true when they took it.
+  virtual bool set_gradient_checkpointing(bool /*on*/) { return false; }
   void add_child(const std::string& name, std::shared_ptr<Module> module);
 
  private:

@@ -100,6 +100,10 @@ AutocastSuspend::AutocastSuspend() : prev_(state().suspended) { state().suspende
 
 AutocastSuspend::~AutocastSuspend() { state().suspended = prev_; }
 
+AutocastResume::AutocastResume() : prev_(state().suspended) { state().suspended = false; }
+
+AutocastResume::~AutocastResume() { state().suspended = prev_; }
+
 void clear_autocast_cache() { state().cache.clear(); }
 
 size_t autocast_cache_size() { return state().cache.size(); }

@@ -74,6 +74,19 @@ class AutocastSuspend {
   bool prev_;
 };
 
+// Lifts an AutocastSuspend for a scope: a forward recomputed inside a
+// backward pass (activation checkpointing) must autocast as the forward did.
+class AutocastResume {
+ public:
+  AutocastResume();
+  ~AutocastResume();
+  AutocastResume(const AutocastResume&) = delete;
+  AutocastResume& operator=(const AutocastResume&) = delete;
+
+ private:
+  bool prev_;
+};
+
 // Drops this thread's cached parameter casts.
 void clear_autocast_cache();
 // How many parameter casts are cached (tests check that a weight is cast once).

@@ -147,6 +147,10 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   device_ = select_device(args_.device, args_.use_cpu);
   model_->to(device_.device);
   check_precision(args_, device_, *model_);
+  HEARTH_CHECK(!args_.gradient_checkpointing || model_->gradient_checkpointing_enable(true), ValueError,
+               "[trainer] training arguments: gradient_checkpointing is on, but the model (", model_->type_name(),
+               ") has no block that can recompute its activations; turn it off, or use a model that supports it "
+               "(BERT's layers do)");
   join_process_group();
   if (!is_main_process()) options_.console = nullptr;  // rank 0 speaks for all
   if (args_.writes_jsonl() && is_main_process())

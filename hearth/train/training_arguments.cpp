@@ -298,6 +298,9 @@ std::vector<Field> make_fields() {
       boolean("cuda_graphs", &A::cuda_graphs,
               "record each training step's forward and backward as a CUDA graph and replay it (eager where it "
               "cannot be recorded, saying why)"),
+      boolean("gradient_checkpointing", &A::gradient_checkpointing,
+              "keep only each block's input in training and recompute the rest in backward (less memory, more "
+              "compute)"),
   };
 }
 

@@ -109,6 +109,11 @@ struct TrainingArguments {
   // other shapes than the recorded ones (an epoch's smaller last batch) runs
   // eagerly for that step.
   bool cuda_graphs = false;
+  // Activation checkpointing (Hugging Face's gradient_checkpointing): the
+  // model's blocks keep only their inputs and recompute the rest in backward,
+  // about a third more compute for much less activation memory (larger
+  // batches). The model must have blocks that support it (BERT's layers).
+  bool gradient_checkpointing = false;
 
   // ---- derived values ----
   // The dtype autocast runs the products in: bfloat16, float16, or none for fp32.

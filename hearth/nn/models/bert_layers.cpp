@@ -1,6 +1,6 @@
 #include "hearth/nn/models/bert_layers.h"
 
-
+#include "hearth/autograd/checkpoint.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/half.h"
 #include "hearth/nn/init.h"
@@ -135,7 +135,19 @@ BertEncoder::BertEncoder(const BertConfig& c) : Module("BertEncoder") {
 
 Tensor BertEncoder::forward(const Tensor& hidden, const Tensor& additive_mask) {
   Tensor x = hidden;
-  for (const auto& block : *layer) x = std::static_pointer_cast<BertLayer>(block)->forward(x, additive_mask);
+  const bool checkpointed = gradient_checkpointing && is_training() && grad_enabled();
+  for (const auto& block : *layer) {
+    auto bert_layer = std::static_pointer_cast<BertLayer>(block);
+    if (!checkpointed) {
+      x = bert_layer->forward(x, additive_mask);
+      continue;
+    }
+    x = autograd::checkpoint(
+        [bert_layer, additive_mask](const std::vector<Tensor>& in) {
+          return std::vector<Tensor>{bert_layer->forward(in[0], additive_mask)};
+        },
+        {x})[0];
+  }
   return x;
 }
 

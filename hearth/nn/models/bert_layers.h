@@ -106,9 +106,18 @@ class BertEncoder : public Module {
  public:
   using Module::forward;  // the single-tensor one raises NotImplementedError
   explicit BertEncoder(const BertConfig& config);
+  // With gradient checkpointing on and in training, each layer keeps only its
+  // input and recomputes the rest in backward.
   Tensor forward(const Tensor& hidden, const Tensor& additive_mask);
 
   std::shared_ptr<ModuleList> layer;  // of BertLayer
+  bool gradient_checkpointing = false;
+
+ protected:
+  bool set_gradient_checkpointing(bool on) override {
+    gradient_checkpointing = on;
+    return true;
+  }
 };
 
 // tanh(dense(hidden[:, 0])): the first ([CLS]) token's summary, [B, H].

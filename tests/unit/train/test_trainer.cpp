@@ -194,6 +194,15 @@ TEST(Trainer, RejectsWhatCannotTrain) {
   }
 
   args.dataloader_drop_last = false;
+  args.gradient_checkpointing = true;  // the toy model has no block that can recompute
+  try {
+    Trainer no_checkpointing(toy_model(), args, toy_dataset(8), nullptr, {}, quiet());
+    FAIL();
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("gradient_checkpointing"), std::string::npos) << e.what();
+  }
+  args.gradient_checkpointing = false;
+
   args.device = "cuda:99";
   args.use_cpu = false;
   EXPECT_THROW(Trainer(toy_model(), args, toy_dataset(8), nullptr, {}, quiet()), DeviceError);

@@ -70,6 +70,13 @@ TEST(TrainingArguments, EveryFieldIsInTheTableAndRoundTripsThroughJson) {
   EXPECT_TRUE(b.best_metric_greater_is_better());
 }
 
+TEST(TrainingArguments, GradientCheckpointingIsOptInAndRoundTrips) {
+  EXPECT_FALSE(TrainingArguments().gradient_checkpointing);
+  TrainingArguments a = TrainingArguments::from_json(json{{"gradient_checkpointing", true}}, "cfg.json");
+  EXPECT_TRUE(a.gradient_checkpointing);
+  EXPECT_TRUE(TrainingArguments::from_json(a.to_json()).gradient_checkpointing);
+}
+
 TEST(TrainingArguments, CudaGraphsIsOptInAndRoundTrips) {
   EXPECT_FALSE(TrainingArguments().cuda_graphs);
   EXPECT_EQ(TrainingArguments().to_json()["cuda_graphs"], false);

@@ -8,9 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/generator.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/nn/init.h"
+#include "hearth/nn/linear.h"
 #include "hearth/nn/models/bert.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -84,7 +86,7 @@ TEST(NnBert, BertBaseMatchesTransformersKeysAndParameterCount) {
   ASSERT_TRUE(in.good()) << "tests/fixtures/golden/hf_bert_keys.json is missing";
   const nlohmann::json keys = nlohmann::json::parse(in).at("bert-base-uncased-seqcls");
 
-  nn::init::SkipInitGuard layout_only;          // the 110M random draws are not under test here
+  nn::init::SkipInitGuard layout_only;                // the 110M random draws are not under test here
   BertForSequenceClassification model(BertConfig{});  // the defaults are bert-base-uncased's
   const nn::StateDict state = model.state_dict();
   std::vector<std::pair<std::string, Shape>> ours, theirs;
@@ -272,6 +274,49 @@ TEST(NnBertGolden, HalfPrecisionForwardStaysCloseToFloat32) {
     EXPECT_EQ(logits.dtype(), dtype);
     EXPECT_LT(testing::max_relative_error(logits, reference), 0.05) << dtype_name(dtype);
   }
+}
+
+// Activation checkpointing gives the same loss and gradients as keeping every
+// activation (dropout on: the recomputation draws the same masks), and keeps
+// less memory between forward and backward.
+TEST(NnBert, GradientCheckpointingChangesNothingButMemory) {
+  BertConfig c = small_config();
+  c.hidden_dropout_prob = 0.1;
+  c.attention_probs_dropout_prob = 0.1;
+  c.num_hidden_layers = 3;
+  c.hidden_size = 64;
+  c.intermediate_size = 128;
+  DeviceRuntime& cpu = device_runtime(kCpu);
+  auto run = [&](bool checkpointed, size_t* held) {
+    manual_seed(8);
+    nn::models::BertForSequenceClassification m(c);
+    m.train();
+    EXPECT_EQ(m.gradient_checkpointing_enable(checkpointed), true);
+    const Tensor ids = randint(0, c.vocab_size, {4, 16}, DType::int64);
+    const Tensor labels = randint(0, c.num_labels, {4}, DType::int64);
+    const size_t before = cpu.memory_stats(0).active;
+    Tensor loss = m.forward(ids, Tensor(), Tensor(), labels).loss;
+    *held = cpu.memory_stats(0).active - before;
+    loss.backward();
+    std::vector<Tensor> grads;
+    for (const Tensor& p : m.parameters()) grads.push_back(p.grad());
+    return std::make_pair(loss.item<float>(), grads);
+  };
+  size_t plain_held = 0, ckpt_held = 0;
+  const auto plain = run(false, &plain_held);
+  const auto ckpt = run(true, &ckpt_held);
+  EXPECT_EQ(ckpt.first, plain.first);
+  ASSERT_EQ(ckpt.second.size(), plain.second.size());
+  for (size_t i = 0; i < plain.second.size(); ++i) {
+    ASSERT_TRUE(ckpt.second[i].defined()) << "parameter " << i;
+    EXPECT_EQ(amax(abs(sub(ckpt.second[i], plain.second[i]))).item<float>(), 0.0f) << "parameter " << i;
+  }
+  EXPECT_LT(ckpt_held * 2, plain_held) << ckpt_held << " vs " << plain_held << " bytes held after the forward";
+}
+
+TEST(NnBert, ModelsWithoutCheckpointableBlocksSaySo) {
+  nn::Linear fc(3, 2);
+  EXPECT_FALSE(fc.gradient_checkpointing_enable());
 }
 
 }  // namespace
