@@ -123,10 +123,9 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
     // zeroed in place) and runs the optimizer's few multi-tensor launches
     // eagerly; evaluation records the whole forward.
     std::optional<train::GraphedStep> graphed;
+    const bool graphs_wanted = !o.no_graphs && !device.is_cpu();
     std::string obstacle = train ? w->graph_obstacle() : std::string();
-    if (o.no_graphs || device.is_cpu())
-      obstacle = "off";
-    else if (obstacle.empty())
+    if (graphs_wanted && obstacle.empty())
       graphed.emplace(device, [&w, train] { train ? w->forward_backward(true) : w->eval_step(); });
     auto step = [&] {
       if (!graphed) return train ? w->train_step() : w->eval_step();
@@ -144,7 +143,7 @@ std::vector<Result> bench_model(const std::string& model, const BenchOptions& o,
     sync(device);
     if (graphed && !graphed->fallback_reason().empty()) obstacle = graphed->fallback_reason();
     r.graphed = graphed && graphed->replaying();
-    if (!r.graphed && obstacle != "off")
+    if (graphs_wanted && !r.graphed)
       std::fprintf(stderr, "bench: %s %s runs without a CUDA graph: %s\n", model.c_str(), phase.c_str(),
                    obstacle.c_str());
     reset_op_profile();  // HEARTH_PROFILE_OPS=1: only the timed steps count

@@ -34,6 +34,7 @@
 // ReLU then cost three passes over the tensor (the residual's read forward,
 // the output's read and the residual gradient's write backward), against
 // eight as separate kernels (add and relu forward, relu_backward).
+#include "hearth/backends/cuda/batch_norm_partials.cuh"
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/nn.h"
@@ -42,257 +43,9 @@ namespace hearth::cuda {
 namespace {
 
 using namespace nn;
+using namespace batch_norm_detail;
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
-
-// ---- per-channel partial sums over x [N, C, S] (and a second tensor of that shape) ----
-
-// Sums of (x - pivot) and (x - pivot)^2, the pivot being the channel's first element.
-template <typename D>
-struct StatsTerms {
-  static constexpr bool kTwoInputs = false;
-  const D* x;
-  int64_t S;
-  __device__ acc_t<D> center(int64_t c) const { return to_acc(x[c * S]); }
-  __device__ void add(acc_t<D> ctr, acc_t<D> xv, acc_t<D>, acc_t<D>& s0, acc_t<D>& s1) const {
-    const acc_t<D> d = xv - ctr;
-    s0 += d;
-    s1 += d * d;
-  }
-};
-
-// Sums of g and g * (x - mean).
-template <typename D>
-struct GradTerms {
-  static constexpr bool kTwoInputs = true;
-  const acc_t<D>* mean;
-  __device__ acc_t<D> center(int64_t c) const { return mean[c]; }
-  __device__ void add(acc_t<D> ctr, acc_t<D> gv, acc_t<D> xv, acc_t<D>& s0, acc_t<D>& s1) const {
-    s0 += gv;
-    s1 += gv * (xv - ctr);
-  }
-};
-
-// The fused ReLU's gradient: g where the saved output is positive, else 0
-// (relu_backward's rule). Without a mask, g itself.
-template <typename A>
-__device__ __forceinline__ A relu_masked(A g, A y) {
-  return y > A(0) ? g : A(0);
-}
-
-// S > 1. Block (split, channel) walks its units (row n, tile of S) with blockDim.x
-// threads along S and blockDim.y units at a time. Partials are [2][C][splits].
-// masked_out, when given, receives a as summed (masked by the ReLU): every
-// element is visited exactly once.
-template <typename D, typename Terms>
-__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
-                                        D* __restrict__ masked_out, int64_t N, int64_t C, int64_t S, int64_t tile,
-                                        int64_t tiles, Terms terms, acc_t<D>* partials) {
-  using A = acc_t<D>;
-  __shared__ A smem[64];
-  const int64_t splits = gridDim.x, units = N * tiles;
-  for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
-    const A ctr = terms.center(c);
-    A s[2] = {0, 0};
-    for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; u < units;
-         u += splits * blockDim.y) {
-      const int64_t n = u / tiles, i0 = (u % tiles) * tile;
-      const int64_t i1 = i0 + tile < S ? i0 + tile : S;
-      const int64_t row = (n * C + c) * S;
-      for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
-        const A bv = Terms::kTwoInputs ? to_acc(b[row + i]) : A(0);
-        const A av = mask ? relu_masked(to_acc(a[row + i]), to_acc(mask[row + i])) : to_acc(a[row + i]);
-        if (masked_out) masked_out[row + i] = from_acc<D>(av);
-        terms.add(ctr, av, bv, s[0], s[1]);
-      }
-    }
-    block_reduce<2>(s, SumOp{}, smem);
-    if (threadIdx.x == 0 && threadIdx.y == 0) {
-      partials[c * splits + blockIdx.x] = s[0];
-      partials[(C + c) * splits + blockIdx.x] = s[1];
-    }
-  }
-}
-
-// S == 1: R rows of C channels ([N, C] input, or an NHWC image as [N*H*W, C]).
-// A block is a tile of blockDim.x threads along C, each owning VEC adjacent
-// channels (one 16-byte load per row), by blockDim.y rows; when a tile spans a
-// whole row, a warp reads consecutive rows, one contiguous run of memory. Split
-// blockIdx.y takes the rows [R k / splits, R (k + 1) / splits), its threads
-// every blockDim.y-th of them, four in flight. Partials are [2][splits][C].
-// masked_out as channel_partials_kernel's.
-template <typename D, int VEC, typename Terms>
-__global__ void __launch_bounds__(256)
-    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
-                        D* __restrict__ masked_out, int64_t R, int64_t C, Terms terms, acc_t<D>* partials) {
-  using A = acc_t<D>;
-  using P = Pack<D, VEC>;
-  constexpr int kInFlight = 4;
-  __shared__ A smem[256];
-  const int64_t splits = gridDim.y, split = blockIdx.y;
-  const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
-  const bool active = c0 < C;
-  A ctr[VEC], s0[VEC], s1[VEC];
-#pragma unroll
-  for (int e = 0; e < VEC; ++e) {
-    ctr[e] = active ? terms.center(c0 + e) : A(0);
-    s0[e] = s1[e] = 0;
-  }
-  if (active) {
-    const int64_t r1 = R * (split + 1) / splits, step = blockDim.y;
-    int64_t r = R * split / splits + threadIdx.y;
-    for (; r + (kInFlight - 1) * step < r1; r += kInFlight * step) {
-      P av[kInFlight], bv[kInFlight], mv[kInFlight];
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        av[u] = *reinterpret_cast<const P*>(a + (r + u * step) * C + c0);
-        if constexpr (Terms::kTwoInputs) bv[u] = *reinterpret_cast<const P*>(b + (r + u * step) * C + c0);
-        if (mask) mv[u] = *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0);
-      }
-#pragma unroll
-      for (int u = 0; u < kInFlight; ++u) {
-        P out;
-#pragma unroll
-        for (int e = 0; e < VEC; ++e) {
-          const A v = mask ? relu_masked(to_acc(av[u].v[e]), to_acc(mv[u].v[e])) : to_acc(av[u].v[e]);
-          out.v[e] = from_acc<D>(v);
-          terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0), s0[e], s1[e]);
-        }
-        if (masked_out) *reinterpret_cast<P*>(masked_out + (r + u * step) * C + c0) = out;
-      }
-    }
-    for (; r < r1; r += step) {
-      const P av = *reinterpret_cast<const P*>(a + r * C + c0);
-      P bv = av, mv = av;
-      if constexpr (Terms::kTwoInputs) bv = *reinterpret_cast<const P*>(b + r * C + c0);
-      if (mask) mv = *reinterpret_cast<const P*>(mask + r * C + c0);
-      P out;
-#pragma unroll
-      for (int e = 0; e < VEC; ++e) {
-        const A v = mask ? relu_masked(to_acc(av.v[e]), to_acc(mv.v[e])) : to_acc(av.v[e]);
-        out.v[e] = from_acc<D>(v);
-        terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0), s0[e], s1[e]);
-      }
-      if (masked_out) *reinterpret_cast<P*>(masked_out + r * C + c0) = out;
-    }
-  }
-#pragma unroll
-  for (int e = 0; e < VEC; ++e) {
-    s0[e] = column_reduce(s0[e], SumOp{}, smem);
-    s1[e] = column_reduce(s1[e], SumOp{}, smem);
-  }
-  if (threadIdx.y == 0 && active) {
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      partials[split * C + c0 + e] = s0[e];
-      partials[(splits + split) * C + c0 + e] = s1[e];
-    }
-  }
-}
-
-// How rows of C channels are tiled: blockDim.x threads of VEC channels across
-// (the whole row when it has at most 256 vectors), blockDim.y rows down (a
-// power of two, 256 threads at most), about `blocks_per_sm` blocks per SM.
-struct RowTiles {
-  dim3 block;
-  unsigned col_tiles = 0, row_blocks = 0;
-};
-
-RowTiles plan_row_tiles(int64_t R, int64_t C, int vec, int device, int64_t blocks_per_sm) {
-  const int64_t chunks = (C + vec - 1) / vec;
-  const int bx = static_cast<int>(std::min<int64_t>(chunks, 256));
-  int by = 1;
-  while (by * 2 * bx <= 256) by *= 2;
-  RowTiles t;
-  t.block = dim3(static_cast<unsigned>(bx), static_cast<unsigned>(by));
-  const int64_t col_tiles = (chunks + bx - 1) / bx;
-  const int64_t target = static_cast<int64_t>(sm_count(device)) * blocks_per_sm;
-  const int64_t most = std::max<int64_t>(1, std::min<int64_t>((R + by - 1) / by, 65535));
-  t.col_tiles = static_cast<unsigned>(col_tiles);
-  t.row_blocks = static_cast<unsigned>(std::clamp<int64_t>((target + col_tiles - 1) / col_tiles, 1, most));
-  return t;
-}
-
-// 16 bytes of channels per thread when C and every pointer allow it, else 1.
-template <typename D>
-int row_vector(int64_t C, std::initializer_list<const void*> ptrs) {
-  if (C % kVecOf<D> != 0) return 1;
-  for (const void* p : ptrs)
-    if (p && !aligned16(p)) return 1;
-  return kVecOf<D>;
-}
-
-// Calls launch(IntTag<VEC>) for the chosen vector width.
-template <typename D, typename F>
-void with_row_vector(int vec, F&& launch) {
-  if (vec > 1) launch(IntTag<kVecOf<D>>{});
-  else launch(IntTag<1>{});
-}
-
-// The partial sums of a launch and how the finalize kernels read them.
-template <typename A>
-struct PartialSums {
-  const A* p = nullptr;
-  int64_t C = 0, splits = 0;
-  bool split_major = false;  // [2][splits][C], else [2][C][splits]
-  // Adds channel c's splits in order, in double.
-  __device__ void sum(int64_t c, double& s0, double& s1) const {
-    const int64_t cs = split_major ? 1 : splits, ks = split_major ? C : 1;
-    for (int64_t k = 0; k < splits; ++k) {
-      s0 += p[c * cs + k * ks];
-      s1 += p[C * splits + c * cs + k * ks];
-    }
-  }
-};
-
-struct Partials {
-  Tensor sums;  // 2 * C * splits values of the accumulation type
-  int64_t splits = 0;
-  bool split_major = false;
-  template <typename A>
-  PartialSums<A> view(int64_t C) const {
-    if (!sums.defined()) return {};
-    return {static_cast<const A*>(sums.data_ptr()), C, splits, split_major};
-  }
-};
-
-// Launches the partial sums of [N, C, S]; N * S > 0. masked_out (optional)
-// receives a, masked by the ReLU where mask is given.
-template <typename D, typename Terms>
-Partials channel_partials(const D* a, const D* b, const D* mask, D* masked_out, int64_t N, int64_t C, int64_t S,
-                          Terms terms, DType acc_dtype, Device dev, cudaStream_t s) {
-  Partials out;
-  if (S == 1) {
-    // About four blocks per SM keep enough loads in flight; more only lengthen
-    // the finalize's serial sum over splits.
-    const int vec = row_vector<D>(C, {a, b, mask, masked_out});
-    const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 4);
-    out.splits = t.row_blocks;
-    out.split_major = true;
-    out.sums = Tensor::empty({2, out.splits, C}, acc_dtype, dev);
-    with_row_vector<D>(vec, [&](auto v) {
-      row_partials_kernel<D, decltype(v)::value, Terms><<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(
-          a, b, mask, masked_out, N, C, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
-    });
-  } else {
-    const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
-    const int bx = std::min(pow2_at_least(S), 256), by = 256 / bx;
-    // Rows are cut into tiles only when there are too few rows to share out.
-    const int64_t per_channel = std::max<int64_t>(1, (target_blocks + C - 1) / C);
-    const int64_t max_tiles = (S + bx - 1) / bx;
-    int64_t tiles = std::clamp<int64_t>((per_channel * by + N - 1) / std::max<int64_t>(N, 1), 1, max_tiles);
-    const int64_t tile = ((S + tiles - 1) / tiles + bx - 1) / bx * bx;
-    tiles = (S + tile - 1) / tile;
-    const int64_t units = N * tiles;
-    out.splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
-    out.sums = Tensor::empty({2, C, out.splits}, acc_dtype, dev);
-    const dim3 grid(static_cast<unsigned>(out.splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
-    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, masked_out, N, C, S, tile, tiles, terms,
-                                                                    static_cast<acc_t<D>*>(out.sums.data_ptr()));
-  }
-  HEARTH_CUDA_CHECK_LAUNCH();
-  return out;
-}
 
 struct BnFinalizeArgs {
   int64_t C, S;
@@ -303,9 +56,9 @@ struct BnFinalizeArgs {
 // Per channel: batch (or running) statistics, running-statistic update, and the
 // affine map y = x * scale + shift, all in double.
 template <typename D>
-__global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x,
-                                           BnFinalizeArgs a, Param<D> rm, Param<D> rv, Param<D> w, Param<D> b,
-                                           acc_t<D>* mean_out, acc_t<D>* invstd_out, acc_t<D>* affine) {
+__global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x, BnFinalizeArgs a,
+                                           Param<D> rm, Param<D> rv, Param<D> w, Param<D> b, acc_t<D>* mean_out,
+                                           acc_t<D>* invstd_out, acc_t<D>* affine) {
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < a.C;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double mean, invstd;
@@ -376,10 +129,9 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 // Per channel: grad_weight, grad_bias and the map grad_x = k g + b (x - mean) + d,
 // stored as coef[0..3][C] = k, b, mean, d.
 template <typename D>
-__global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, int64_t C,
-                                                double count, bool training, const acc_t<D>* __restrict__ mean,
-                                                const acc_t<D>* __restrict__ invstd, Param<D> w, Param<D> gw,
-                                                Param<D> gb, acc_t<D>* coef) {
+__global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, int64_t C, double count, bool training,
+                                                const acc_t<D>* __restrict__ mean, const acc_t<D>* __restrict__ invstd,
+                                                Param<D> w, Param<D> gw, Param<D> gb, acc_t<D>* coef) {
   for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
        c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     double sg = 0, sgx = 0;
@@ -543,10 +295,10 @@ void batch_norm_forward(OpCall& call) {
           channel_partials<D>(xp, nullptr, nullptr, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
     Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
     const BnFinalizeArgs args{C, S, static_cast<double>(N * S), at.momentum, at.eps, at.training};
-    batch_norm_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
-        partials.view<A>(C), xp, args, param<D>(call.in(1)), param<D>(call.in(2)), param<D>(call.in(3)),
-        param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()), static_cast<A*>(invstd.data_ptr()),
-        static_cast<A*>(affine.data_ptr()));
+    batch_norm_finalize_kernel<D>
+        <<<channel_blocks(C), 256, 0, s>>>(partials.view<A>(C), xp, args, param<D>(call.in(1)), param<D>(call.in(2)),
+                                           param<D>(call.in(3)), param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()),
+                                           static_cast<A*>(invstd.data_ptr()), static_cast<A*>(affine.data_ptr()));
     HEARTH_CUDA_CHECK_LAUNCH();
     if (x.numel() == 0) return;
     D* yp = static_cast<D*>(y.data_ptr());
@@ -630,10 +382,14 @@ void batch_norm_backward(OpCall& call) {
         batch_norm_grad_apply_kernel<D, decltype(vec)::value, decltype(masked)::value>
             <<<p.blocks, p.threads, 0, s>>>(gp, xp, yp, op, cp, N * C, C, S, p.tpr);
       };
-      if (p.vec && yp) launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
-      else if (p.vec) launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
-      else if (yp) launch(IntTag<1>{}, BoolTag<true>{});
-      else launch(IntTag<1>{}, BoolTag<false>{});
+      if (p.vec && yp)
+        launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
+      else if (p.vec)
+        launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
+      else if (yp)
+        launch(IntTag<1>{}, BoolTag<true>{});
+      else
+        launch(IntTag<1>{}, BoolTag<false>{});
     }
     HEARTH_CUDA_CHECK_LAUNCH();
   });
