@@ -59,12 +59,15 @@ template <typename D>
 __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x, BnFinalizeArgs a,
                                            Param<D> rm, Param<D> rv, Param<D> w, Param<D> b, acc_t<D>* mean_out,
                                            acc_t<D>* invstd_out, acc_t<D>* affine) {
-  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < a.C;
-       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  __shared__ double smem[kFinalizeLanes][2][32];
+  for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * kFinalizeChannels; c0 < a.C;
+       c0 += static_cast<int64_t>(gridDim.x) * kFinalizeChannels) {
+    const int64_t c = c0 + threadIdx.x;
+    double s0 = 0, s1 = 0;
+    if (a.training) partials.block_sum(c, c < a.C, s0, s1, smem);
+    if (threadIdx.y != 0 || c >= a.C) continue;
     double mean, invstd;
     if (a.training) {
-      double s0 = 0, s1 = 0;
-      partials.sum(c, s0, s1);
       const double shift = s0 / a.count;
       const double var = fmax(s1 / a.count - shift * shift, 0.0);
       mean = static_cast<double>(to_acc(x[c * a.S])) + shift;
@@ -132,10 +135,13 @@ template <typename D>
 __global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, int64_t C, double count, bool training,
                                                 const acc_t<D>* __restrict__ mean, const acc_t<D>* __restrict__ invstd,
                                                 Param<D> w, Param<D> gw, Param<D> gb, acc_t<D>* coef) {
-  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
-       c += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  __shared__ double smem[kFinalizeLanes][2][32];
+  for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * kFinalizeChannels; c0 < C;
+       c0 += static_cast<int64_t>(gridDim.x) * kFinalizeChannels) {
+    const int64_t c = c0 + threadIdx.x;
     double sg = 0, sgx = 0;
-    if (partials.p) partials.sum(c, sg, sgx);
+    if (partials.p) partials.block_sum(c, c < C, sg, sgx, smem);
+    if (threadIdx.y != 0 || c >= C) continue;
     const double is = static_cast<double>(invstd[c]);
     const double sum_gxhat = sgx * is;
     if (gw.p) gw.set(c, sum_gxhat);
@@ -295,10 +301,10 @@ void batch_norm_forward(OpCall& call) {
           channel_partials<D>(xp, nullptr, nullptr, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
     Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
     const BnFinalizeArgs args{C, S, static_cast<double>(N * S), at.momentum, at.eps, at.training};
-    batch_norm_finalize_kernel<D>
-        <<<channel_blocks(C), 256, 0, s>>>(partials.view<A>(C), xp, args, param<D>(call.in(1)), param<D>(call.in(2)),
-                                           param<D>(call.in(3)), param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()),
-                                           static_cast<A*>(invstd.data_ptr()), static_cast<A*>(affine.data_ptr()));
+    batch_norm_finalize_kernel<D><<<finalize_blocks(C), finalize_block(), 0, s>>>(
+        partials.view<A>(C), xp, args, param<D>(call.in(1)), param<D>(call.in(2)), param<D>(call.in(3)),
+        param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()), static_cast<A*>(invstd.data_ptr()),
+        static_cast<A*>(affine.data_ptr()));
     HEARTH_CUDA_CHECK_LAUNCH();
     if (x.numel() == 0) return;
     D* yp = static_cast<D*>(y.data_ptr());
@@ -357,7 +363,7 @@ void batch_norm_backward(OpCall& call) {
     if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training) || rp))
       partials = channel_partials<D>(gp, xp, yp, rp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
     Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
-    batch_norm_grad_finalize_kernel<D><<<channel_blocks(C), 256, 0, s>>>(
+    batch_norm_grad_finalize_kernel<D><<<finalize_blocks(C), finalize_block(), 0, s>>>(
         partials.view<A>(C), C, static_cast<double>(N * S), training, mp, static_cast<const A*>(invstd.data_ptr()),
         param<D>(call.in(4)), param<D>(gw), param<D>(gb), coef.defined() ? static_cast<A*>(coef.data_ptr()) : nullptr);
     HEARTH_CUDA_CHECK_LAUNCH();

@@ -210,15 +210,46 @@ struct PartialSums {
   const A* p = nullptr;
   int64_t C = 0, splits = 0;
   bool split_major = false;  // [2][splits][C], else [2][C][splits]
-  // Adds channel c's splits in order, in double.
-  __device__ void sum(int64_t c, double& s0, double& s1) const {
-    const int64_t cs = split_major ? 1 : splits, ks = split_major ? C : 1;
-    for (int64_t k = 0; k < splits; ++k) {
-      s0 += p[c * cs + k * ks];
-      s1 += p[C * splits + c * cs + k * ks];
+  // Channel c's two sums over its splits, in double, by a block of
+  // kFinalizeChannels x kFinalizeLanes threads (finalize_block()): lane l adds
+  // splits l, l + lanes, ... in order, then lane 0 adds the lanes' sums in
+  // order, so the result depends on the shape alone. Every thread of the block
+  // calls it (it synchronises); the sums are valid in lane 0 of an active
+  // channel. One thread walking all splits (hundreds: the partial-sum kernels
+  // run four blocks per SM) was a chain of dependent L2 round trips, ~0.1 ms
+  // per call whatever the tensor's size.
+  __device__ void block_sum(int64_t c, bool active, double& s0, double& s1, double (*smem)[2][32]) const;
+};
+
+inline constexpr int kFinalizeChannels = 32;
+inline constexpr int kFinalizeLanes = 16;
+inline dim3 finalize_block() { return dim3(kFinalizeChannels, kFinalizeLanes); }
+inline unsigned finalize_blocks(int64_t C) {
+  return static_cast<unsigned>(std::clamp<int64_t>((C + kFinalizeChannels - 1) / kFinalizeChannels, 1, 4096));
+}
+
+template <typename A>
+__device__ void PartialSums<A>::block_sum(int64_t c, bool active, double& s0, double& s1, double (*smem)[2][32]) const {
+  const int64_t cs = split_major ? 1 : splits, ks = split_major ? C : 1;
+  double a0 = 0, a1 = 0;
+  if (active) {
+#pragma unroll 4
+    for (int64_t k = threadIdx.y; k < splits; k += blockDim.y) {
+      a0 += p[c * cs + k * ks];
+      a1 += p[C * splits + c * cs + k * ks];
     }
   }
-};
+  __syncthreads();  // the previous channel tile's reads of smem are done
+  smem[threadIdx.y][0][threadIdx.x] = a0;
+  smem[threadIdx.y][1][threadIdx.x] = a1;
+  __syncthreads();
+  if (threadIdx.y == 0) {
+    for (unsigned l = 0; l < blockDim.y; ++l) {
+      s0 += smem[l][0][threadIdx.x];
+      s1 += smem[l][1][threadIdx.x];
+    }
+  }
+}
 
 struct Partials {
   Tensor sums;  // 2 * C * splits values of the accumulation type
