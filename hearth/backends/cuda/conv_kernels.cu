@@ -1,12 +1,14 @@
 // conv2d forward, backward-data, backward-filter and backward-bias through
-// cuDNN. The algorithm for each (shape, dtype, pass) is chosen once and cached:
-// by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1 (cudnn.benchmark),
-// by timing the candidates on the first call.
+// cuDNN: its graph API with a cached execution plan per shape (below), else the
+// legacy entry points, whose algorithm for each (shape, dtype, pass) is chosen
+// once and cached: by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1
+// (cudnn.benchmark), by timing the candidates on the first call.
 #include <algorithm>
 #include <map>
 #include <mutex>
 #include <tuple>
 
+#include "hearth/backends/cuda/cudnn_graph.h"
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/gemm.h"
 #include "hearth/backends/cuda/loops.cuh"
@@ -161,6 +163,106 @@ Choice choose(Pass pass, ConvSetup& s, const Tensor& x, const Tensor& w, const T
   return c;
 }
 
+// ---- the graph-API path ------------------------------------------------------
+// One execution plan per (pass, shapes, layout, dtype, pointer alignment, TF32),
+// built on first use and replayed: a call then costs one variant pack and one
+// cudnnBackendExecute on the host, against the legacy entry points' descriptor
+// set-up and per-call planning (~150 us a convolution on the host, which bound
+// ResNet-50's eager step). Shapes no engine takes, float64, strided tensors and
+// HEARTH_CUDNN_BENCHMARK keep the legacy path; HEARTH_CUDNN_LEGACY=1 forces it
+// everywhere (for comparisons).
+namespace graph = cudnn_graph;
+
+using PlanKey = std::tuple<int, int, DType, std::vector<int64_t>>;
+
+std::map<PlanKey, std::shared_ptr<graph::ExecutionPlan>>& plan_cache() {
+  static std::map<PlanKey, std::shared_ptr<graph::ExecutionPlan>> c;
+  return c;
+}
+
+// Strides of a tensor of these dims, dense in NCHW or NHWC order.
+std::vector<int64_t> dense_strides(const Shape& d, bool nhwc) {
+  if (!nhwc) return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+}
+
+// Dense in the format (strides of size-1 dims are free).
+bool dense_in(const Tensor& t, bool nhwc) {
+  const std::vector<int64_t> want = dense_strides(t.shape(), nhwc);
+  for (int i = 0; i < 4; ++i)
+    if (t.shape()[i] != 1 && t.strides()[i] != want[i]) return false;
+  return true;
+}
+
+bool graph_path_wanted(const Tensor& x, const Tensor& w, const Tensor& y) {
+  static const bool legacy = env_flag("HEARTH_CUDNN_LEGACY");
+  if (legacy || benchmark_mode() || x.dtype() == DType::float64) return false;
+  const bool nhwc = channels_last(x);
+  return dense_in(x, nhwc) && dense_in(w, nhwc) && dense_in(y, nhwc);
+}
+
+enum : int64_t { kUidX = 1, kUidW = 2, kUidY = 3 };
+
+// The plan for this pass over x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW]
+// (in the backward passes x or w is the gradient written); nullptr: no engine.
+std::shared_ptr<graph::ExecutionPlan> conv_plan(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                                                const Conv2dAttrs& a, cudnnHandle_t h) {
+  const bool nhwc = channels_last(x);
+  const bool tf32 = tf32_allowed();
+  const int64_t ax = graph::pointer_alignment(x.data_ptr()), aw = graph::pointer_alignment(w.data_ptr()),
+                ay = graph::pointer_alignment(y.data_ptr());
+  std::vector<int64_t> geometry(x.shape().begin(), x.shape().end());
+  geometry.insert(geometry.end(), w.shape().begin(), w.shape().end());
+  geometry.insert(geometry.end(), y.shape().begin(), y.shape().end());
+  geometry.insert(geometry.end(), {a.stride[0], a.stride[1], a.padding[0], a.padding[1], a.dilation[0], a.dilation[1],
+                                   nhwc ? 1 : 0, tf32 ? 1 : 0, ax, aw, ay});
+  PlanKey key{x.device().index, static_cast<int>(pass), x.dtype(), std::move(geometry)};
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex());
+    auto it = plan_cache().find(key);
+    if (it != plan_cache().end()) return it->second;
+  }
+  const cudnnDataType_t dt = cudnn_dtype(x.dtype());
+  auto spec = [&](int64_t uid, const Tensor& t, int64_t align) {
+    return graph::make_tensor(graph::TensorSpec{uid, dt, std::vector<int64_t>(t.shape().begin(), t.shape().end()),
+                                                dense_strides(t.shape(), nhwc), align, false});
+  };
+  graph::Descriptor tx = spec(kUidX, x, ax), tw = spec(kUidW, w, aw), ty = spec(kUidY, y, ay);
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  graph::Descriptor conv = graph::make_convolution(graph::ConvGeometry{
+      {a.padding[0], a.padding[1]}, {a.stride[0], a.stride[1]}, {a.dilation[0], a.dilation[1]}, compute});
+  std::vector<graph::Descriptor> ops;
+  const char* what = "conv2d forward";
+  if (pass == Pass::forward) {
+    ops.push_back(graph::conv_forward_op(conv, tx, tw, ty, compute));
+  } else if (pass == Pass::backward_data) {
+    ops.push_back(graph::conv_backward_data_op(conv, ty, tw, tx, compute));
+    what = "conv2d backward-data";
+  } else {
+    ops.push_back(graph::conv_backward_filter_op(conv, tx, ty, tw, compute));
+    what = "conv2d backward-filter";
+  }
+  graph::EngineFilter filter;
+  filter.allow_tensor_core = x.dtype() != DType::float32 || tf32;
+  filter.max_workspace = static_cast<int64_t>(kMaxWorkspace);
+  std::shared_ptr<graph::ExecutionPlan> plan = graph::build_plan(h, std::move(ops), filter, what);
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  plan_cache()[key] = plan;
+  return plan;
+}
+
+// Runs the pass through its plan; false when there is none (legacy path).
+bool run_graph_pass(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a,
+                    cudnnHandle_t h) {
+  if (!graph_path_wanted(x, w, y)) return false;
+  std::shared_ptr<graph::ExecutionPlan> plan = conv_plan(pass, x, w, y, a, h);
+  if (!plan) return false;
+  Tensor ws = workspace_tensor(static_cast<size_t>(plan->workspace_bytes()), y.device());
+  plan->execute(h, {kUidX, kUidW, kUidY}, {x.data_ptr(), w.data_ptr(), y.data_ptr()},
+                ws.defined() ? ws.data_ptr() : nullptr);
+  return true;
+}
+
 struct Scalars {  // alpha/beta in the type cuDNN wants for the data type
   float f1 = 1.f, f0 = 0.f;
   double d1 = 1.0, d0 = 0.0;
@@ -214,17 +316,20 @@ void conv2d_forward(OpCall& call) {
   const int device = y.device().index;
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);
+  const bool graphed = run_graph_pass(Pass::forward, x, w, y, call.attrs<Conv2dAttrs>(), h);
   ConvSetup s;
-  setup(s, x, w, y, call.attrs<Conv2dAttrs>());
-  Choice c = choose(Pass::forward, s, x, w, y, h);
-  Tensor ws = workspace_tensor(c.workspace, y.device());
   Scalars k;
-  HEARTH_CUDNN_CHECK(cudnnConvolutionForward(h, k.one(x.dtype()), s.x.d, x.data_ptr(), s.w.d, w.data_ptr(), s.conv.d,
-                                             static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
-                                             ws.defined() ? ws.data_ptr() : nullptr, c.workspace, k.zero(x.dtype()),
-                                             s.y.d, y.data_ptr()));
+  if (!graphed) {
+    setup(s, x, w, y, call.attrs<Conv2dAttrs>());
+    Choice c = choose(Pass::forward, s, x, w, y, h);
+    Tensor ws = workspace_tensor(c.workspace, y.device());
+    HEARTH_CUDNN_CHECK(cudnnConvolutionForward(h, k.one(x.dtype()), s.x.d, x.data_ptr(), s.w.d, w.data_ptr(), s.conv.d,
+                                               static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
+                                               ws.defined() ? ws.data_ptr() : nullptr, c.workspace, k.zero(x.dtype()),
+                                               s.y.d, y.data_ptr()));
+  }
   const bool relu = call.attrs<Conv2dAttrs>().relu;
-  if (bias.defined() && (relu || channels_last(y))) {
+  if (bias.defined() && (relu || channels_last(y) || graphed)) {
     add_bias(y, bias, relu);
   } else if (bias.defined()) {
     TensorDesc b;
@@ -241,6 +346,7 @@ void conv2d_backward_input(OpCall& call) {
   const int device = dx.device().index;
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);
+  if (run_graph_pass(Pass::backward_data, dx, w, dy, call.attrs<Conv2dAttrs>(), h)) return;
   ConvSetup s;
   setup(s, dx, w, dy, call.attrs<Conv2dAttrs>());
   Choice c = choose(Pass::backward_data, s, dx, w, dy, h);
@@ -257,6 +363,7 @@ void conv2d_backward_weight(OpCall& call) {
   const int device = dw.device().index;
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);
+  if (run_graph_pass(Pass::backward_filter, x, dw, dy, call.attrs<Conv2dAttrs>(), h)) return;
   ConvSetup s;
   setup(s, x, dw, dy, call.attrs<Conv2dAttrs>());
   Choice c = choose(Pass::backward_filter, s, x, dw, dy, h);

@@ -1,0 +1,260 @@
+#include <algorithm>
+#include <cstdio>
+
+#include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/cudnn_graph.h"
+#include "hearth/core/env.h"
+
+namespace hearth::cuda::cudnn_graph {
+
+namespace {
+
+void check(cudnnStatus_t st, const char* call, const char* what) {
+  if (st != CUDNN_STATUS_SUCCESS)
+    HEARTH_THROW(DeviceError, "[cudnn] ", call, " failed for ", what, ": ", cudnnGetErrorString(st));
+}
+
+// Alpha and beta go in the compute type's width: double for double, else float.
+struct Scale {
+  float f;
+  double d;
+  explicit Scale(double v) : f(static_cast<float>(v)), d(v) {}
+  cudnnBackendAttributeType_t type(cudnnDataType_t compute) const {
+    return compute == CUDNN_DATA_DOUBLE ? CUDNN_TYPE_DOUBLE : CUDNN_TYPE_FLOAT;
+  }
+  const void* ptr(cudnnDataType_t compute) const {
+    return compute == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d) : &f;
+  }
+};
+
+template <typename Attr>
+Descriptor conv_op(cudnnBackendDescriptorType_t type, Attr alpha, Attr beta, Attr conv_desc,
+                   std::initializer_list<std::pair<Attr, const Descriptor*>> tensors, const Descriptor& conv,
+                   cudnnDataType_t compute, const char* what) {
+  Descriptor op(type);
+  const Scale one(1.0), zero(0.0);
+  op.set(alpha, one.type(compute), 1, one.ptr(compute), what);
+  op.set(beta, zero.type(compute), 1, zero.ptr(compute), what);
+  op.set(conv_desc, conv, what);
+  for (const auto& [name, t] : tensors) op.set(name, *t, what);
+  op.finalize(what);
+  return op;
+}
+
+// The notes cuDNN attaches to an engine, read off the configuration.
+struct EngineNotes {
+  int64_t index = -1;
+  bool tensor_core = false, down_convert = false, runtime_compiled = false;
+};
+
+EngineNotes read_notes(cudnnBackendDescriptor_t cfg) {
+  EngineNotes n;
+  Descriptor engine(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  cudnnBackendDescriptor_t e = engine.get();
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(cfg, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &e) !=
+      CUDNN_STATUS_SUCCESS)
+    return n;
+  cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &n.index);
+  cudnnBackendNumericalNote_t numerical[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                               CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, numerical) == CUDNN_STATUS_SUCCESS) {
+    for (int64_t i = 0; i < count; ++i) {
+      n.tensor_core |= numerical[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE;
+      n.down_convert |= numerical[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+    }
+  }
+  cudnnBackendBehaviorNote_t behavior[CUDNN_BEHAVIOR_NOTE_TYPE_COUNT];
+  if (cudnnBackendGetAttribute(e, CUDNN_ATTR_ENGINE_BEHAVIOR_NOTE, CUDNN_TYPE_BEHAVIOR_NOTE,
+                               CUDNN_BEHAVIOR_NOTE_TYPE_COUNT, &count, behavior) == CUDNN_STATUS_SUCCESS) {
+    for (int64_t i = 0; i < count; ++i) n.runtime_compiled |= behavior[i] == CUDNN_BEHAVIOR_NOTE_RUNTIME_COMPILATION;
+  }
+  return n;
+}
+
+bool passes(const EngineNotes& n, const EngineFilter& f) {
+  if (n.tensor_core && !f.allow_tensor_core) return false;
+  if (n.down_convert && !f.allow_down_convert) return false;
+  if (n.runtime_compiled && !f.allow_runtime_compiled) return false;
+  return true;
+}
+
+// The engine configurations the heuristics of one mode propose, best first.
+std::vector<Descriptor> heuristic_configs(const Descriptor& graph, cudnnBackendHeurMode_t mode) {
+  std::vector<Descriptor> out;
+  Descriptor heur(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+  heur.set(CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph, "engine heuristics");
+  heur.set(CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode, "engine heuristics");
+  if (heur.try_finalize() != CUDNN_STATUS_SUCCESS) return out;
+  int64_t count = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &count,
+                               nullptr) != CUDNN_STATUS_SUCCESS ||
+      count <= 0)
+    return out;
+  for (int64_t i = 0; i < count; ++i) out.emplace_back(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR);
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (auto& d : out) raw.push_back(d.get());
+  int64_t got = 0;
+  if (cudnnBackendGetAttribute(heur.get(), CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, count, &got,
+                               raw.data()) != CUDNN_STATUS_SUCCESS)
+    return {};
+  out.resize(static_cast<size_t>(std::min(got, count)));
+  return out;
+}
+
+}  // namespace
+
+Descriptor::Descriptor(cudnnBackendDescriptorType_t type) {
+  check(cudnnBackendCreateDescriptor(type, &d_), "cudnnBackendCreateDescriptor", "a graph descriptor");
+}
+
+Descriptor::~Descriptor() {
+  if (d_) cudnnBackendDestroyDescriptor(d_);
+}
+
+Descriptor& Descriptor::operator=(Descriptor&& o) noexcept {
+  if (this != &o) {
+    if (d_) cudnnBackendDestroyDescriptor(d_);
+    d_ = std::exchange(o.d_, nullptr);
+  }
+  return *this;
+}
+
+void Descriptor::set(cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type, int64_t count,
+                     const void* values, const char* what) {
+  check(cudnnBackendSetAttribute(d_, name, type, count, values), "cudnnBackendSetAttribute", what);
+}
+
+void Descriptor::set(cudnnBackendAttributeName_t name, const Descriptor& d, const char* what) {
+  cudnnBackendDescriptor_t raw = d.get();
+  set(name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &raw, what);
+}
+
+cudnnStatus_t Descriptor::try_finalize() { return cudnnBackendFinalize(d_); }
+
+void Descriptor::finalize(const char* what) { check(try_finalize(), "cudnnBackendFinalize", what); }
+
+Descriptor make_tensor(const TensorSpec& t) {
+  Descriptor d(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+  const char* what = "a tensor descriptor";
+  d.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t.dtype, what);
+  d.set(CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, static_cast<int64_t>(t.dims.size()), t.dims.data(), what);
+  d.set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, static_cast<int64_t>(t.strides.size()), t.strides.data(), what);
+  d.set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &t.uid, what);
+  d.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &t.alignment, what);
+  const bool is_virtual = t.is_virtual;
+  d.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, what);
+  d.finalize(what);
+  return d;
+}
+
+Descriptor make_convolution(const ConvGeometry& g) {
+  Descriptor d(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+  const char* what = "a convolution descriptor";
+  const int64_t dims = static_cast<int64_t>(g.padding.size());
+  const cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+  d.set(CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &g.compute, what);
+  d.set(CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode, what);
+  d.set(CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &dims, what);
+  d.set(CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, dims, g.padding.data(), what);
+  d.set(CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, dims, g.padding.data(), what);
+  d.set(CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, dims, g.stride.data(), what);
+  d.set(CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, dims, g.dilation.data(), what);
+  d.finalize(what);
+  return d;
+}
+
+Descriptor conv_forward_op(const Descriptor& conv, const Descriptor& x, const Descriptor& w, const Descriptor& y,
+                           cudnnDataType_t compute) {
+  return conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+                 CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+                 {{CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, &x},
+                  {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, &w},
+                  {CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, &y}},
+                 conv, compute, "a convolution forward operation");
+}
+
+Descriptor conv_backward_data_op(const Descriptor& conv, const Descriptor& dy, const Descriptor& w,
+                                 const Descriptor& dx, cudnnDataType_t compute) {
+  return conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+                 CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
+                 CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+                 {{CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, &dy},
+                  {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, &w},
+                  {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, &dx}},
+                 conv, compute, "a convolution backward-data operation");
+}
+
+Descriptor conv_backward_filter_op(const Descriptor& conv, const Descriptor& x, const Descriptor& dy,
+                                   const Descriptor& dw, cudnnDataType_t compute) {
+  return conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+                 CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA,
+                 CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+                 {{CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, &x},
+                  {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, &dy},
+                  {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, &dw}},
+                 conv, compute, "a convolution backward-filter operation");
+}
+
+std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Descriptor> ops, const EngineFilter& filter,
+                                          const char* what) {
+  Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  std::vector<cudnnBackendDescriptor_t> raw;
+  for (const auto& op : ops) raw.push_back(op.get());
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, what);
+  graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(raw.size()), raw.data(),
+            what);
+  if (graph.try_finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
+  static const bool log = env_flag("HEARTH_CUDNN_LOG");
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    std::vector<Descriptor> configs = heuristic_configs(graph, mode);
+    for (Descriptor& cfg : configs) {
+      const EngineNotes notes = read_notes(cfg.get());
+      if (!passes(notes, filter)) continue;
+      Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      plan.set(CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, what);
+      plan.set(CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, cfg, what);
+      if (plan.try_finalize() != CUDNN_STATUS_SUCCESS) continue;
+      int64_t workspace = 0, count = 0;
+      if (cudnnBackendGetAttribute(plan.get(), CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &count,
+                                   &workspace) != CUDNN_STATUS_SUCCESS ||
+          workspace > filter.max_workspace)
+        continue;
+      auto out = std::make_shared<ExecutionPlan>();
+      out->plan_ = std::move(plan);
+      out->config_ = std::move(cfg);
+      out->graph_ = std::move(graph);
+      out->ops_ = std::move(ops);
+      out->workspace_ = workspace;
+      out->engine_ = notes.index;
+      if (log)
+        std::fprintf(stderr, "[cudnn] %s: engine %lld (heuristics %s), workspace %lld bytes\n", what,
+                     static_cast<long long>(notes.index), mode == CUDNN_HEUR_MODE_A ? "A" : "fallback",
+                     static_cast<long long>(workspace));
+      return out;
+    }
+  }
+  if (log) std::fprintf(stderr, "[cudnn] %s: no engine of the graph API; legacy path\n", what);
+  return nullptr;
+}
+
+void ExecutionPlan::execute(cudnnHandle_t handle, const std::vector<int64_t>& uids, const std::vector<void*>& data,
+                            void* workspace) const {
+  Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
+  const char* what = "a variant pack";
+  pack.set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, static_cast<int64_t>(uids.size()), uids.data(), what);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, static_cast<int64_t>(data.size()), data.data(),
+           what);
+  pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace, what);
+  pack.finalize(what);
+  check(cudnnBackendExecute(handle, plan_.get(), pack.get()), "cudnnBackendExecute", "a convolution plan");
+}
+
+int64_t pointer_alignment(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  int64_t align = 16;
+  while (align > 1 && a % static_cast<uintptr_t>(align) != 0) align /= 2;
+  return align;
+}
+
+}  // namespace hearth::cuda::cudnn_graph
