@@ -9,11 +9,15 @@ table: model, phase, precision, PyTorch samples/s, hearth samples/s, ratio and
 the peak memory of each.
 
     python3 bench/compare_pytorch.py --hearth build/bin/hearth [--precisions fp32,bf16-mixed]
-        [--models resnet50,vgg16,bert-base] [--iters 20] [--warmup 5] [--compile] [--out DIR]
+        [--models resnet50,vgg16,bert-base] [--iters 20] [--warmup 5] [--compile] [--hearth-eager] [--out DIR]
 
-PyTorch modes: fp32 is eager float32 (cuDNN's default TF32 convolutions);
-bf16-mixed is eager autocast bf16 with channels_last for the CNNs; --compile
-adds torch.compile over the bf16 model (slow to start: minutes).
+PyTorch modes: fp32 is eager float32 (cuDNN's default TF32 convolutions, full
+float32 matmuls), measured a second time with TF32 matmuls allowed
+(`torch.backends.cuda.matmul.allow_tf32 = True`, Hugging Face's `--tf32`),
+which is what hearth's float32 does by default; bf16-mixed is eager autocast
+bf16 with channels_last for the CNNs; --compile adds torch.compile over the
+bf16 model (slow to start: minutes). --hearth-eager adds hearth without step
+graphs (the eager path).
 """
 import argparse
 import json
@@ -36,7 +40,8 @@ def build(model):
     return BertForSequenceClassification(BertConfig(num_labels=2)), "text"
 
 
-def measure_torch(model_name, precision, compiled, args):
+def measure_torch(model_name, precision, compiled, args, tf32=False):
+    torch.backends.cuda.matmul.allow_tf32 = tf32
     torch.manual_seed(0)
     dev = "cuda"
     model, kind = build(model_name)
@@ -87,7 +92,8 @@ def measure_torch(model_name, precision, compiled, args):
             step()
         torch.cuda.synchronize()
         dt = (time.perf_counter() - t0) / args.iters
-        rows.append({"model": model_name, "phase": phase, "precision": precision + ("+compile" if compiled else ""),
+        rows.append({"model": model_name, "phase": phase,
+                     "precision": precision + ("+compile" if compiled else "") + ("+tf32" if tf32 else ""),
                      "samples_per_s": bs / dt, "peak_bytes": torch.cuda.max_memory_allocated(),
                      "first_step_s": first})
     del model, opt, forward
@@ -95,10 +101,10 @@ def measure_torch(model_name, precision, compiled, args):
     return rows
 
 
-def measure_hearth(model_name, precision, args):
-    out_dir = os.path.join(args.out, "hearth-%s-%s" % (model_name, precision))
+def measure_hearth(model_name, precision, args, eager=False):
+    out_dir = os.path.join(args.out, "hearth-%s-%s%s" % (model_name, precision, "-eager" if eager else ""))
     cmd = [args.hearth, "bench", "--model", model_name, "--precision", precision, "--iters", str(args.iters),
-           "--warmup", str(args.warmup), "--output-dir", out_dir]
+           "--warmup", str(args.warmup), "--output-dir", out_dir] + (["--no-step-graphs"] if eager else [])
     proc = subprocess.run(cmd, capture_output=True, text=True)
     sys.stderr.write(proc.stdout + proc.stderr)
     if proc.returncode != 0:
@@ -120,6 +126,7 @@ def main():
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--compile", action="store_true")
+    ap.add_argument("--hearth-eager", action="store_true", help="also hearth without step graphs")
     ap.add_argument("--out", default="compare-out")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -128,28 +135,34 @@ def main():
     for precision in args.precisions.split(","):
         for m in args.models.split(","):
             theirs = measure_torch(m, precision, False, args)
+            tf32 = measure_torch(m, precision, False, args, tf32=True) if precision == "fp32" else []
             compiled = measure_torch(m, precision, True, args) if args.compile and precision != "fp32" else []
             ours = {(r["model"], r["phase"]): r for r in measure_hearth(m, precision, args)}
+            eager = {(r["model"], r["phase"]): r for r in measure_hearth(m, precision, args, eager=True)} \
+                if args.hearth_eager else {}
             for t in theirs:
-                h = ours.get((t["model"], t["phase"]), {})
-                c = next((r for r in compiled if r["phase"] == t["phase"]), None)
-                table.append((t, h, c))
+                key = (t["model"], t["phase"])
+                pick = lambda rows: next((r for r in rows if r["phase"] == t["phase"]), None)
+                table.append((t, pick(tf32), pick(compiled), ours.get(key, {}), eager.get(key, {})))
     print("GPU: %s, PyTorch %s" % (torch.cuda.get_device_name(), torch.__version__))
-    head = "%-10s %-6s %-11s %14s %14s %7s %11s %11s" % ("model", "phase", "precision", "PyTorch s/s", "hearth s/s",
-                                                         "ratio", "torch mem", "hearth mem")
-    if args.compile:
-        head += " %14s" % "compile s/s"
-    print(head)
+    cols = [("model", "%-10s"), ("phase", "%-6s"), ("precision", "%-11s"), ("PyTorch", "%9s"),
+            ("PT tf32", "%9s"), ("compile", "%9s"), ("hearth", "%9s"), ("vs best", "%8s")]
+    if args.hearth_eager:
+        cols.append(("h eager", "%9s"))
+    cols += [("PT mem", "%9s"), ("comp mem", "%9s"), ("hearth mem", "%10s")]
+    print(" ".join(f % n for n, f in cols))
+    num = lambda r: "%.1f" % r["samples_per_s"] if r and r.get("samples_per_s") else "-"
     records = []
-    for t, h, c in table:
+    for t, t32, c, h, e in table:
+        best = max(r["samples_per_s"] for r in (t, t32, c) if r)
         hs = h.get("samples_per_s")
-        line = "%-10s %-6s %-11s %14.1f %14s %7s %11s %11s" % (
-            t["model"], t["phase"], t["precision"], t["samples_per_s"], "%.1f" % hs if hs else "error",
-            "%.2f" % (hs / t["samples_per_s"]) if hs else "-", gib(t["peak_bytes"]), gib(h.get("peak_bytes", 0)))
-        if args.compile:
-            line += " %14s" % ("%.1f" % c["samples_per_s"] if c else "-")
-        print(line)
-        records.append({"pytorch": t, "hearth": h, "compile": c})
+        vals = [t["model"], t["phase"], t["precision"], num(t), num(t32), num(c), num(h) if hs else "error",
+                "%.2f" % (hs / best) if hs else "-"]
+        if args.hearth_eager:
+            vals.append(num(e))
+        vals += [gib(t["peak_bytes"]), gib(c["peak_bytes"]) if c else "-", gib(h.get("peak_bytes", 0))]
+        print(" ".join(f % v for (_, f), v in zip(cols, vals)))
+        records.append({"pytorch": t, "pytorch_tf32": t32, "compile": c, "hearth": h, "hearth_eager": e})
     with open(os.path.join(args.out, "compare_pytorch.json"), "w") as f:
         json.dump(records, f, indent=1)
 

@@ -4,8 +4,8 @@
 //
 // The timed steps run back to back; samples/s comes from their wall time, the
 // table's ms/step is the median device time of one step. On a GPU each step
-// is recorded as a CUDA graph and replayed where that is safe (the "graph"
-// column; --no-cuda-graphs runs them eagerly). Peak memory is the allocator's peak over the model's run
+// is recorded as a step graph and replayed where that is safe (the "graph"
+// column; --no-step-graphs runs them eagerly). Peak memory is the allocator's peak over the model's run
 // (weights, optimizer state and activations). "first step" is the wall time
 // from building the model to the end of its first step (plans, autotuning).
 #include <algorithm>
@@ -328,8 +328,8 @@ void add_bench_command(CLI::App& app) {
   sub->add_option("--cpu-warmup", o->cpu_warmup, "untimed steps on the CPU")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
-  sub->add_flag("--no-cuda-graphs", o->no_graphs,
-                "run every step eagerly (default: steps are recorded as CUDA graphs and replayed where safe)");
+  sub->add_flag("--no-step-graphs,--no-cuda-graphs", o->no_graphs,
+                "run every step eagerly (default: each step is recorded once as a step graph and replayed where safe)");
   sub->add_flag("--gradient-checkpointing", o->gradient_checkpointing,
                 "BERT: recompute each layer's activations in backward instead of keeping them");
   sub->add_flag("--compare-cpu", o->compare_cpu, "also run on the CPU and print the speedup, with an SVG chart");

@@ -141,10 +141,23 @@ void run_kernel(OpHandle op, OpCall& call) {
     if (log) std::cerr << "[dispatch] " << op->def.name << " on " << device.str() << " (" << dtype_name(dtype) << ")\n";
     if (op_profiling_enabled()) {
       DeviceRuntime& rt = device_runtime(device.kind);
-      rt.synchronize(device.index);
+      if (op_profile_mode() == OpProfileMode::events) {
+        auto start = rt.record_timing_event(device.index);
+        const auto t0 = std::chrono::steady_clock::now();
+        k.fn(call);
+        auto end = rt.record_timing_event(device.index);
+        if (start && end)
+          record_op_events(op->def.name, call, device, std::move(start), std::move(end));
+        else  // a device without events (the CPU) ran the op before returning
+          record_op_time(op->def.name, call, device,
+                         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+        return;
+      }
+      const bool sync = op_profile_mode() == OpProfileMode::device;
+      if (sync) rt.synchronize(device.index);
       const auto t0 = std::chrono::steady_clock::now();
       k.fn(call);
-      rt.synchronize(device.index);
+      if (sync) rt.synchronize(device.index);
       record_op_time(op->def.name, call, device,
                      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
       return;

@@ -18,12 +18,40 @@ struct Row {
   int64_t calls = 0;
 };
 
+using RowKey = std::tuple<std::string, std::string, std::string, std::string>;
+
+struct PendingEvents {
+  RowKey key;
+  Device device;
+  std::shared_ptr<DeviceRuntime::TimingEvent> start, end;
+};
+
+// Events resolved at most this many at a time: the wait for the last one
+// drains the device's queue, which the profile should do rarely.
+constexpr size_t kMaxPending = 4096;
+
 struct Profile {
   std::mutex mu;
-  std::map<std::tuple<std::string, std::string, std::string, std::string>, Row> rows;
+  std::map<RowKey, Row> rows;
+  std::vector<PendingEvents> pending;
   double total = 0;
+  // Destroyed before the device runtime's own exit handlers run (constructed
+  // after it, at the first profiled op), so pending events can still be read.
   ~Profile() {
+    resolve();
     if (!rows.empty()) std::cerr << report(40);
+  }
+  void add(const RowKey& k, double seconds) {
+    Row& r = rows[k];
+    r.seconds += seconds;
+    r.calls += 1;
+    total += seconds;
+  }
+  void resolve() {
+    std::lock_guard<std::mutex> lock(mu);
+    for (const PendingEvents& p : pending)
+      add(p.key, device_runtime(p.device.kind).elapsed_ms(*p.start, *p.end) * 1e-3);
+    pending.clear();
   }
   std::string report(size_t limit) {
     std::lock_guard<std::mutex> lock(mu);
@@ -31,7 +59,12 @@ struct Profile {
     for (const auto& [k, r] : rows) sorted.emplace_back(&k, r);
     std::sort(sorted.begin(), sorted.end(),
               [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
-    std::string out = "hearth op profile (HEARTH_PROFILE_OPS=1; each op timed between device synchronisations)\n";
+    const OpProfileMode mode = op_profile_mode();
+    std::string out = mode == OpProfileMode::host
+                          ? "hearth op profile (HEARTH_PROFILE_OPS=host; host time inside each kernel function)\n"
+                      : mode == OpProfileMode::events
+                          ? "hearth op profile (HEARTH_PROFILE_OPS=events; device time between events around each op)\n"
+                          : "hearth op profile (HEARTH_PROFILE_OPS=1; each op timed between device synchronisations)\n";
     char line[400];
     std::snprintf(line, sizeof line, "%-22s %-7s %-9s %-28s %8s %11s %10s %6s\n", "op", "device", "dtype", "input",
                   "calls", "total ms", "ms/call", "share");
@@ -72,12 +105,21 @@ Profile& profile() {
 
 }  // namespace
 
-bool op_profiling_enabled() {
-  static const bool on = env_flag("HEARTH_PROFILE_OPS");
-  return on;
+OpProfileMode op_profile_mode() {
+  static const OpProfileMode mode = [] {
+    const std::string v = env_string("HEARTH_PROFILE_OPS");
+    if (v == "host") return OpProfileMode::host;
+    if (v == "events") return OpProfileMode::events;
+    return env_flag("HEARTH_PROFILE_OPS") ? OpProfileMode::device : OpProfileMode::off;
+  }();
+  return mode;
 }
 
-void record_op_time(const std::string& op, const OpCall& call, Device device, double seconds) {
+bool op_profiling_enabled() { return op_profile_mode() != OpProfileMode::off; }
+
+namespace {
+
+RowKey row_key(const std::string& op, const OpCall& call, Device device) {
   std::string shape = "-", dtype = "-";
   for (const Tensor& t : call.inputs) {
     if (!t.defined()) continue;
@@ -85,18 +127,40 @@ void record_op_time(const std::string& op, const OpCall& call, Device device, do
     dtype = dtype_name(t.dtype());
     break;
   }
-  Profile& p = profile();
-  std::lock_guard<std::mutex> lock(p.mu);
-  Row& r = p.rows[{op, device.str(), dtype, shape}];
-  r.seconds += seconds;
-  r.calls += 1;
-  p.total += seconds;
+  return {op, device.str(), dtype, shape};
 }
 
-std::string op_profile_report(size_t limit) { return profile().report(limit); }
+}  // namespace
+
+void record_op_time(const std::string& op, const OpCall& call, Device device, double seconds) {
+  RowKey key = row_key(op, call, device);
+  Profile& p = profile();
+  std::lock_guard<std::mutex> lock(p.mu);
+  p.add(key, seconds);
+}
+
+void record_op_events(const std::string& op, const OpCall& call, Device device,
+                      std::shared_ptr<DeviceRuntime::TimingEvent> start,
+                      std::shared_ptr<DeviceRuntime::TimingEvent> end) {
+  RowKey key = row_key(op, call, device);
+  Profile& p = profile();
+  bool full = false;
+  {
+    std::lock_guard<std::mutex> lock(p.mu);
+    p.pending.push_back({std::move(key), device, std::move(start), std::move(end)});
+    full = p.pending.size() >= kMaxPending;
+  }
+  if (full) p.resolve();
+}
+
+std::string op_profile_report(size_t limit) {
+  profile().resolve();
+  return profile().report(limit);
+}
 
 void reset_op_profile() {
   Profile& p = profile();
+  p.resolve();
   std::lock_guard<std::mutex> lock(p.mu);
   p.rows.clear();
   p.total = 0;

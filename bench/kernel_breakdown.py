@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""Where PyTorch's training step spends its device time, by kernel family.
+
+Profiles a few bf16 channels-last training steps (the same workload as
+compare_pytorch.py: ResNet-50 batch 128 or VGG16 batch 64, SGD with momentum,
+synthetic data) in PyTorch eager or under torch.compile, and prints the CUDA
+kernel time per step grouped by family (convolutions, GEMMs, Triton's fused
+kernels, batch norm, elementwise, optimizer, copies), with the largest kernels.
+It is the reference side of hearth's `HEARTH_PROFILE_OPS=events` table.
+
+    python3 bench/kernel_breakdown.py --model resnet50 --mode compile [--steps 5] [--top 12]
+"""
+import argparse
+import collections
+
+import torch
+import torch.nn as nn
+import torchvision
+
+BATCH = {"resnet50": 128, "vgg16": 64}
+
+# First match wins; names are lower-cased kernel names.
+FAMILIES = [
+    ("convolution", ("conv", "xmma", "implicit", "dgrad", "wgrad", "fprop", "cudnn")),
+    ("triton fused", ("triton",)),
+    ("batch norm", ("batch_norm", "batchnorm", "welford", "bn_")),
+    ("gemm", ("gemm", "cutlass", "cublas", "sm90_")),
+    ("optimizer", ("multi_tensor", "foreach", "sgd", "adam")),
+    ("copy / cast", ("copy", "cast", "fill")),
+    ("reduction", ("reduce", "softmax", "nll", "cross_entropy", "log_softmax")),
+    ("pooling", ("pool",)),
+    ("elementwise", ("elementwise", "vectorized", "unrolled")),
+]
+
+
+def family(name):
+    n = name.lower()
+    for fam, keys in FAMILIES:
+        if any(k in n for k in keys):
+            return fam
+    return "other"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--model", default="resnet50", choices=sorted(BATCH))
+    ap.add_argument("--mode", default="compile", choices=["eager", "compile"])
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--top", type=int, default=12)
+    args = ap.parse_args()
+
+    torch.manual_seed(0)
+    bs = BATCH[args.model]
+    model = getattr(torchvision.models, args.model)(num_classes=1000).cuda().to(memory_format=torch.channels_last)
+    x = torch.randn(bs, 3, 224, 224, device="cuda").contiguous(memory_format=torch.channels_last)
+    y = torch.randint(0, 1000, (bs,), device="cuda")
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    forward = torch.compile(model) if args.mode == "compile" else model
+    loss_fn = nn.CrossEntropyLoss()
+
+    def step():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = loss_fn(forward(x).float(), y)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(args.steps):
+            step()
+        torch.cuda.synchronize()
+
+    per_family = collections.Counter()
+    per_kernel = collections.Counter()
+    calls = collections.Counter()
+    for e in prof.events():
+        if e.device_type != torch.autograd.DeviceType.CUDA:
+            continue
+        us = e.device_time_total if hasattr(e, "device_time_total") else e.cuda_time_total
+        per_family[family(e.name)] += us
+        per_kernel[e.name] += us
+        calls[family(e.name)] += 1
+    total = sum(per_family.values())
+    print("%s %s bf16 batch %d: %.2f ms of kernels per step (%s, PyTorch %s)" %
+          (args.model, args.mode, bs, total / 1e3 / args.steps, torch.cuda.get_device_name(), torch.__version__))
+    print("%-14s %10s %8s %7s" % ("family", "ms/step", "kernels", "share"))
+    for fam, us in per_family.most_common():
+        print("%-14s %10.2f %8d %6.1f%%" % (fam, us / 1e3 / args.steps, calls[fam] // args.steps, 100 * us / total))
+    print("largest kernels (ms/step):")
+    for name, us in per_kernel.most_common(args.top):
+        print("  %8.3f  %s" % (us / 1e3 / args.steps, name[:110]))
+
+
+if __name__ == "__main__":
+    main()
