@@ -168,22 +168,48 @@ std::string resolve_checkpoint(const std::string& spec, const std::string& outpu
 }
 
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit, const std::string& keep) {
+  return rotate_checkpoints(output_dir, limit, std::vector<std::string>{keep});
+}
+
+std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit,
+                                            const std::vector<std::string>& keep) {
   std::vector<std::string> deleted;
   if (limit <= 0) return deleted;
   auto all = list_checkpoints(output_dir);
-  int64_t allowed = limit;
-  auto best = std::find_if(all.begin(), all.end(), [&](const auto& c) { return same_dir(c.second, keep); });
-  if (best != all.end()) {
-    // The newest checkpoint is what resuming continues from, so it survives too.
-    if (limit == 1 && best + 1 != all.end()) allowed = 2;
-    std::rotate(best, best + 1, all.end());
-  }
+  if (all.empty()) return deleted;
+  // The newest checkpoint is what resuming continues from, so it survives too.
+  auto is_kept = [&](const std::string& dir) {
+    if (dir == all.back().second) return true;
+    return std::any_of(keep.begin(), keep.end(), [&](const std::string& k) { return same_dir(dir, k); });
+  };
+  int64_t kept = 0;
+  for (const auto& c : all) kept += is_kept(c.second) ? 1 : 0;
+  const int64_t allowed = std::max(limit, kept);
   int64_t excess = static_cast<int64_t>(all.size()) - allowed;
-  for (int64_t i = 0; i < excess; ++i) {
-    fs::remove_all(all[static_cast<size_t>(i)].second);
-    deleted.push_back(all[static_cast<size_t>(i)].second);
+  for (size_t i = 0; i < all.size() && excess > 0; ++i) {
+    if (is_kept(all[i].second)) continue;
+    fs::remove_all(all[i].second);
+    deleted.push_back(all[i].second);
+    --excess;
   }
   return deleted;
+}
+
+std::string checkpoint_reference(const std::string& stored) {
+  const fs::path p(stored);
+  if (stored.empty() || p.filename() == p) return stored;
+  const std::string last = p.lexically_normal().filename().string();
+  if (checkpoint_step(last)) return last;
+  const std::string parent_last = p.lexically_normal().parent_path().filename().string();
+  if (last.empty() && checkpoint_step(parent_last)) return parent_last;  // "…/checkpoint-2/"
+  return stored;
+}
+
+std::string resolve_checkpoint_reference(const std::string& output_dir, const std::string& reference) {
+  if (reference.empty()) return reference;
+  const std::string ref = checkpoint_reference(reference);
+  if (fs::path(ref).is_absolute()) return ref;
+  return (fs::path(output_dir) / ref).string();
 }
 
 }  // namespace hearth::train

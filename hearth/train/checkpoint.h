@@ -86,5 +86,20 @@ std::string resolve_checkpoint(const std::string& spec, const std::string& outpu
 // one of them. With limit 1 and a best that is not the newest, both stay: the
 // newest is what a resumed run continues from. Returns the directories deleted.
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit, const std::string& keep);
+// The same, never deleting any of `keep` (e.g. the best checkpoint and the one
+// just saved) nor the newest; when those are more than `limit`, they all stay.
+std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit,
+                                            const std::vector<std::string>& keep);
+
+// How trainer_state.json names a checkpoint of the run (best_model_checkpoint):
+// relative to output_dir ("checkpoint-<step>"), so that the reference survives
+// moving the folder or resuming from another working directory. Older files
+// hold a path (absolute, or relative to the working directory of the run that
+// wrote it); a checkpoint always lives directly in output_dir, so such a path
+// is read as its last component when that is a checkpoint-<step> name.
+std::string checkpoint_reference(const std::string& stored);
+// The directory a reference names: output_dir/<reference> for a name, the
+// path itself for anything else (an absolute path that is not a checkpoint's).
+std::string resolve_checkpoint_reference(const std::string& output_dir, const std::string& reference);
 
 }  // namespace hearth::train

@@ -1,12 +1,15 @@
 #include "hearth/train/trainer.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <map>
 #include <numeric>
+#include <random>
 #include <sstream>
 
 #include "hearth/autograd/anomaly_mode.h"
@@ -115,6 +118,21 @@ data::Batch to_device(const data::Batch& batch, Device device) {
   data::Batch out;
   for (const auto& [name, t] : batch) out[name] = t.to(device);
   return out;
+}
+
+// Two random 64-bit words: what identifies a run in its trainer_state.json.
+std::array<int64_t, 2> random_run_words() {
+  std::random_device rd;
+  std::array<int64_t, 2> w{};
+  for (int64_t& x : w) x = static_cast<int64_t>((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  return w;
+}
+
+std::string run_id_text(const std::array<int64_t, 2>& w) {
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%016llx%016llx", static_cast<unsigned long long>(w[0]),
+                static_cast<unsigned long long>(w[1]));
+  return buf;
 }
 
 }  // namespace
@@ -259,6 +277,7 @@ void Trainer::setup_training() {
   state_.logging_steps = args_.logging_steps;
   state_.eval_steps = args_.effective_eval_steps();
   state_.save_steps = args_.save_steps;
+  state_.run_id = new_run_id();
 
   optimizer_ = make_optimizer(args_, params_);
   const int64_t warmup =
@@ -335,7 +354,8 @@ void Trainer::resume(const std::string& dir) {
   state_.epoch = saved.epoch;
   state_.best_metric = saved.best_metric;
   state_.best_global_step = saved.best_global_step;
-  state_.best_model_checkpoint = saved.best_model_checkpoint;
+  state_.best_model_checkpoint = checkpoint_reference(saved.best_model_checkpoint);
+  if (!saved.run_id.empty()) state_.run_id = saved.run_id;  // older files have none: this run's stays
   state_.log_history = saved.log_history;
   state_.loss_window = saved.loss_window;
   state_.total_loss = saved.total_loss;
@@ -414,7 +434,7 @@ TrainOutput Trainer::train() {
   out.interrupted_by_signal = stop_signal_;
   out.stop_reason = control_.stop_reason;
   out.last_checkpoint = last_checkpoint_;
-  out.best_checkpoint = state_.best_model_checkpoint;
+  out.best_checkpoint = best_checkpoint_dir();
   return out;
 }
 
@@ -495,13 +515,44 @@ void Trainer::end_of_training() {
   if (args_.eval_strategy != "no" && last_eval_step_ != step) evaluate();
   if (args_.save_strategy != "no" && last_save_step_ != step) save_checkpoint();
   if (!control_.stop_reason.empty()) say("hearth: " + control_.stop_reason);
-  if (args_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) {
-    load_model_weights(state_.best_model_checkpoint, *model_);
-    std::ostringstream os;
-    os << "hearth: loaded the best model (" << args_.best_metric_key() << " " << num(*state_.best_metric) << " at step "
-       << state_.best_global_step << ") from " << state_.best_model_checkpoint;
-    say(os.str());
+  if (args_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) load_best_model();
+}
+
+std::string Trainer::new_run_id() {
+  std::array<int64_t, 2> words = random_run_words();
+  if (group_) {  // one id for all ranks: rank 0's
+    Tensor t = tensor(std::vector<int64_t>{words[0], words[1]}, {2}).to(device_.device);
+    group_->broadcast({t}, 0)->wait();
+    std::vector<int64_t> v = t.cpu().to_vector<int64_t>();
+    words = {v[0], v[1]};
   }
+  return run_id_text(words);
+}
+
+std::string Trainer::best_checkpoint_dir() const {
+  return resolve_checkpoint_reference(args_.output_dir, state_.best_model_checkpoint);
+}
+
+void Trainer::load_best_model() {
+  const std::string dir = best_checkpoint_dir();
+  const std::string what = "[trainer] load_best_model_at_end: the best checkpoint (" + args_.best_metric_key() + " " +
+                           num(*state_.best_metric) + " at step " + std::to_string(state_.best_global_step) + ") " +
+                           dir;
+  HEARTH_CHECK(fs::is_directory(dir), IoError, what,
+               " does not exist (moved or deleted?); the model of the last step is the one in memory");
+  // The folder may hold a checkpoint of the same name from another run (a
+  // reused output_dir, a path that meant another directory): never load it.
+  TrainerState saved = TrainerState::from_json(read_trainer_state(dir), (fs::path(dir) / kTrainerStateFile).string());
+  const bool other_run = !saved.run_id.empty() && saved.run_id != state_.run_id;
+  HEARTH_CHECK(!other_run && saved.global_step == state_.best_global_step, ValueError, what,
+               " is not this run's: its trainer_state.json is of ",
+               other_run ? "run " + saved.run_id + " (this run is " + state_.run_id + ")" : std::string("this run"),
+               ", at step ", saved.global_step, "; refusing to load it as the best model");
+  load_model_weights(dir, *model_);
+  std::ostringstream os;
+  os << "hearth: loaded the best model (" << args_.best_metric_key() << " " << num(*state_.best_metric) << " at step "
+     << state_.best_global_step << ") from " << dir;
+  say(os.str());
 }
 
 // ---- evaluation and checkpoints ----------------------------------------------

@@ -217,6 +217,12 @@ class Trainer {
   void optimizer_step();
   void after_step(bool epoch_done);
   void end_of_training();
+  // A fresh run id, the same on every rank.
+  std::string new_run_id();
+  // Where state_.best_model_checkpoint is: resolved in output_dir ("" if none).
+  std::string best_checkpoint_dir() const;
+  // load_best_model_at_end, refusing a checkpoint that is not this run's best.
+  void load_best_model();
   void record_step_loss(const Tensor& loss);
   // args.cuda_graphs: what rules recording out before any step runs ("" if nothing).
   std::string step_graph_obstacles() const;

@@ -30,7 +30,7 @@ std::string Trainer::save_checkpoint() {
   }
   const std::string previous_best = state_.best_model_checkpoint;
   if (state_.best_metric.has_value() && state_.best_global_step == state_.global_step)
-    state_.best_model_checkpoint = dir;
+    state_.best_model_checkpoint = checkpoint_name(state_.global_step);  // relative to output_dir
   state_.world_size = world_size();
   if (!is_main_process()) {
     // Rank 0 writes; the others wait below so that nobody reads a half-written checkpoint.
@@ -62,7 +62,7 @@ std::string Trainer::save_checkpoint() {
   last_save_step_ = state_.global_step;
   last_checkpoint_ = dir;
   if (args_.save_total_limit.has_value())
-    rotate_checkpoints(args_.output_dir, *args_.save_total_limit, state_.best_model_checkpoint);
+    rotate_checkpoints(args_.output_dir, *args_.save_total_limit, {best_checkpoint_dir(), dir});
   for (CallbackPtr& cb : callbacks_) cb->on_save(args_, state_, control_, dir);
   if (group_) group_->barrier()->wait();
   return dir;

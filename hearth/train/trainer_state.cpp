@@ -47,6 +47,7 @@ nlohmann::json TrainerState::to_json() const {
   j["best_metric"] = best_metric.has_value() ? json(*best_metric) : json(nullptr);
   j["best_global_step"] = best_global_step;
   j["best_model_checkpoint"] = best_model_checkpoint.empty() ? json(nullptr) : json(best_model_checkpoint);
+  if (!run_id.empty()) j["run_id"] = run_id;
   j["log_history"] = log_history;
   j["rng_state"] = {{"seed", rng_seed}, {"offset", rng_offset}};
   j["data_position"] = {{"epoch", data_position.epoch}, {"batches_yielded", data_position.batches_yielded}};
@@ -74,6 +75,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
   s.best_global_step = get<int64_t>(j, "best_global_step", where);
   const json& best_ckpt = field(j, "best_model_checkpoint", where);
   if (!best_ckpt.is_null()) s.best_model_checkpoint = get<std::string>(j, "best_model_checkpoint", where);
+  if (j.contains("run_id") && !j.at("run_id").is_null()) s.run_id = get<std::string>(j, "run_id", where);
   s.log_history = get<std::vector<json>>(j, "log_history", where);
   const json& rng = field(j, "rng_state", where);
   s.rng_seed = get<uint64_t>(rng, "seed", where + " rng_state");

@@ -30,7 +30,12 @@ struct TrainerState {
 
   std::optional<double> best_metric;
   int64_t best_global_step = 0;       // the step best_metric was measured at
-  std::string best_model_checkpoint;  // the checkpoint saved at that step, if any
+  // The checkpoint saved at that step, if any: relative to output_dir
+  // ("checkpoint-<step>"; see checkpoint_reference in checkpoint.h).
+  std::string best_model_checkpoint;
+  // Identifies the run (kept across resumes): a checkpoint whose trainer_state
+  // holds another one belongs to another run (absent in older files: empty).
+  std::string run_id;
   // Every log entry so far (training losses, evaluations, the final summary).
   std::vector<nlohmann::json> log_history;
 

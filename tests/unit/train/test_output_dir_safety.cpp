@@ -1,0 +1,137 @@
+// A crowded output folder: checkpoint references that survive another working
+// directory, a best checkpoint that must be this run's, rotation that never
+// deletes the best or the latest.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <gtest/gtest.h>
+
+#include "hearth/core/errors.h"
+#include "hearth/io/safetensors.h"
+#include "hearth/train/checkpoint.h"
+#include "hearth/train/trainer.h"
+#include "tests/support/temp_dir.h"
+#include "tests/unit/train/train_testing.h"
+
+namespace hearth::train {
+namespace {
+
+namespace fs = std::filesystem;
+using hearth::testing::TempDir;
+using testing::quiet;
+using testing::toy_args;
+using testing::toy_dataset;
+using testing::toy_model;
+
+// Runs the test body in another working directory, restoring it after.
+class WorkingDirectory {
+ public:
+  explicit WorkingDirectory(const std::string& dir) : previous_(fs::current_path()) { fs::current_path(dir); }
+  ~WorkingDirectory() {
+    std::error_code ec;
+    fs::current_path(previous_, ec);
+  }
+
+ private:
+  fs::path previous_;
+};
+
+// Evaluates and saves every step; a zero learning rate keeps the evaluation
+// loss flat, so the best model stays the first step's.
+TrainingArguments best_at_first_step(const std::string& output_dir, int64_t max_steps) {
+  TrainingArguments args = toy_args(output_dir);
+  args.learning_rate = 0.0;
+  args.max_steps = max_steps;
+  args.eval_strategy = args.save_strategy = "steps";
+  args.eval_steps = args.save_steps = 1;
+  args.load_best_model_at_end = true;
+  return args;
+}
+
+std::map<std::string, std::vector<float>> weights(const std::string& checkpoint) {
+  std::map<std::string, std::vector<float>> out;
+  for (const auto& [name, t] : io::load_safetensors(checkpoint + "/" + kModelFile)) out[name] = t.to_vector<float>();
+  return out;
+}
+
+std::map<std::string, std::vector<float>> weights(nn::Module& model) {
+  std::map<std::string, std::vector<float>> out;
+  for (const auto& [name, t] : model.state_dict()) out[name] = t.to_vector<float>();
+  return out;
+}
+
+TEST(CheckpointReference, IsRelativeToOutputDirAndReadsOlderPaths) {
+  EXPECT_EQ(checkpoint_reference("checkpoint-2"), "checkpoint-2");
+  EXPECT_EQ(checkpoint_reference("runs/b/checkpoint-2"), "checkpoint-2");
+  EXPECT_EQ(checkpoint_reference("/data/runs/b/checkpoint-12"), "checkpoint-12");
+  EXPECT_EQ(checkpoint_reference("/data/runs/b/checkpoint-12/"), "checkpoint-12");
+  EXPECT_EQ(checkpoint_reference(""), "");
+  EXPECT_EQ(resolve_checkpoint_reference("/out", "checkpoint-2"), "/out/checkpoint-2");
+  EXPECT_EQ(resolve_checkpoint_reference("/out", "runs/b/checkpoint-2"), "/out/checkpoint-2");
+  EXPECT_EQ(resolve_checkpoint_reference("/out", "/elsewhere/model"), "/elsewhere/model");
+  EXPECT_EQ(resolve_checkpoint_reference("/out", ""), "");
+}
+
+TEST(CheckpointReference, RotationKeepsEveryProtectedCheckpoint) {
+  TempDir dir;
+  for (int s : {1, 2, 3, 4, 5}) fs::create_directories(dir.file(checkpoint_name(s)));
+  // The best (2) and the one just saved (4), although 5 is newer: all stay.
+  rotate_checkpoints(dir.path(), 1, std::vector<std::string>{dir.file("checkpoint-2"), dir.file("checkpoint-4")});
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-2", "checkpoint-4", "checkpoint-5"}));
+}
+
+TEST(OutputDirSafety, ResumedFromAnotherDirectoryKeepsAndLoadsThisRunsBest) {
+  TempDir root;
+  fs::create_directories(root.file("a"));
+  fs::create_directories(root.file("b"));
+  {
+    WorkingDirectory cwd(root.file("a"));
+    TrainingArguments args = best_at_first_step("run", 2);  // relative to a/
+    args.save_total_limit = 1;
+    Trainer(toy_model(1), args, toy_dataset(64), toy_dataset(16, 8), {}, quiet()).train();
+  }
+  EXPECT_EQ(read_trainer_state(root.file("a/run/checkpoint-2"))["best_model_checkpoint"], "checkpoint-1");
+  WorkingDirectory cwd(root.file("b"));
+  // An unrelated run whose checkpoint-1 sits where a working-directory-relative
+  // reference would point from here.
+  Trainer(toy_model(2), best_at_first_step("run", 1), toy_dataset(64), toy_dataset(16, 8), {}, quiet()).train();
+  ASSERT_TRUE(fs::exists(root.file("b/run/checkpoint-1")));
+
+  TrainingArguments args = best_at_first_step(root.file("a/run"), 4);
+  args.save_total_limit = 1;
+  args.resume_from_checkpoint = "latest";
+  auto model = toy_model(3);
+  TrainOutput out = Trainer(model, args, toy_dataset(64), toy_dataset(16, 8), {}, quiet()).train();
+  std::vector<std::string> kept;
+  for (const auto& [step, path] : list_checkpoints(root.file("a/run"))) kept.push_back(fs::path(path).filename());
+  EXPECT_EQ(kept, (std::vector<std::string>{"checkpoint-1", "checkpoint-4"}));
+  EXPECT_EQ(out.best_checkpoint, root.file("a/run/checkpoint-1"));
+  EXPECT_EQ(weights(*model), weights(root.file("a/run/checkpoint-1")));
+  EXPECT_NE(weights(*model), weights(root.file("b/run/checkpoint-1")));
+}
+
+TEST(OutputDirSafety, RefusesToLoadABestCheckpointOfAnotherRun) {
+  TempDir dir;
+  Trainer(toy_model(1), best_at_first_step(dir.file("run"), 2), toy_dataset(64), toy_dataset(16, 8), {}, quiet())
+      .train();
+  Trainer(toy_model(2), best_at_first_step(dir.file("other"), 1), toy_dataset(64), toy_dataset(16, 8), {}, quiet())
+      .train();
+  // Another run's checkpoint-1 now stands where this run's best was.
+  fs::remove_all(dir.file("run/checkpoint-1"));
+  fs::copy(dir.file("other/checkpoint-1"), dir.file("run/checkpoint-1"), fs::copy_options::recursive);
+
+  TrainingArguments args = best_at_first_step(dir.file("run"), 3);
+  args.resume_from_checkpoint = "latest";
+  Trainer t(toy_model(3), args, toy_dataset(64), toy_dataset(16, 8), {}, quiet());
+  try {
+    t.train();
+    FAIL() << "loaded another run's checkpoint as the best model";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not this run's"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace hearth::train
