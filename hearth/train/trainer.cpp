@@ -33,6 +33,7 @@
 #include "hearth/train/graphed_training_step.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
+#include "hearth/train/output_dir_lock.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/signals.h"
 #include "hearth/train/tensorboard.h"
@@ -375,6 +376,14 @@ void Trainer::resume(const std::string& dir) {
 
 TrainOutput Trainer::train() {
   say("hearth: training on " + device_.description);
+  // One run per output_dir, taken before anything in it is removed or written
+  // and held until train() returns.
+  std::optional<OutputDirLock> output_lock;
+  if (is_main_process()) {  // rank 0 owns the output directory
+    output_lock.emplace(args_.output_dir);
+    if (!output_lock->held())
+      say("hearth: warning: output_dir is not locked against a second run: " + output_lock->reason());
+  }
   setup_training();
   std::optional<StopSignalGuard> signals;
   if (options_.handle_signals) signals.emplace();

@@ -11,6 +11,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/output_dir_lock.h"
 #include "hearth/train/trainer.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/train/train_testing.h"
@@ -131,6 +132,59 @@ TEST(OutputDirSafety, RefusesToLoadABestCheckpointOfAnotherRun) {
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("is not this run's"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace hearth::train
+
+namespace hearth::train {
+namespace {
+
+TEST(OutputDirLock, ASecondRunFailsAtOnceNamingTheHolderAndDeletesNothing) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 2;
+  args.save_strategy = "steps";
+  args.save_steps = 1;
+  args.report_to = {"jsonl"};
+  Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  ASSERT_EQ(list_checkpoints(dir.file("run")).size(), 2u);
+  const std::string metrics_before = [&] {
+    std::ifstream in(dir.file("run/metrics.jsonl"));
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }();
+
+  OutputDirLock first(dir.file("run"));  // the run that is still going
+  ASSERT_TRUE(first.held()) << first.reason();
+  for (bool overwrite : {true, false}) {
+    TrainingArguments second = args;
+    second.overwrite_output_dir = overwrite;
+    if (!overwrite) second.resume_from_checkpoint = "latest";
+    Trainer t(toy_model(2), second, toy_dataset(64), nullptr, {}, quiet());
+    try {
+      t.train();
+      FAIL() << "a second run shared the output directory";
+    } catch (const ValueError& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("is in use by another run (pid " + std::to_string(::getpid()) + " host "),
+                std::string::npos)
+          << what;
+    }
+    EXPECT_EQ(list_checkpoints(dir.file("run")).size(), 2u);
+    std::ifstream in(dir.file("run/metrics.jsonl"));
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), metrics_before);
+  }
+}
+
+TEST(OutputDirLock, IsReleasedWhenTheRunEnds) {
+  TempDir dir;
+  { OutputDirLock a(dir.path()); }
+  OutputDirLock b(dir.path());
+  EXPECT_TRUE(b.held());
+  std::ifstream in(dir.file(kOutputDirLockFile));
+  std::string line;
+  std::getline(in, line);
+  EXPECT_EQ(line.rfind("pid " + std::to_string(::getpid()) + " host ", 0), 0u) << line;
 }
 
 }  // namespace
