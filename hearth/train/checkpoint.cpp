@@ -1,6 +1,7 @@
 #include "hearth/train/checkpoint.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 
@@ -26,9 +27,16 @@ std::optional<int64_t> checkpoint_step(const std::string& name) {
   return std::stoll(digits);
 }
 
+constexpr const char* kDeletingSuffix = ".deleting";
+
 // "checkpoint-<digits>.tmp-XXXXXX" or ".old-XXXXXX": what AtomicDirectory
-// names a tree before it is renamed into place, or the tree it replaces.
+// names a tree before it is renamed into place, or the tree it replaces; and
+// "checkpoint-<digits>.deleting", a rotated checkpoint whose removal did not finish.
 bool is_unfinished_checkpoint(const std::string& name) {
+  const std::string deleting = kDeletingSuffix;
+  if (name.size() > deleting.size() && name.compare(name.size() - deleting.size(), deleting.size(), deleting) == 0 &&
+      checkpoint_step(name.substr(0, name.size() - deleting.size())))
+    return true;
   for (const char* suffix : {".tmp-", ".old-"}) {
     size_t at = name.rfind(suffix);
     if (at == std::string::npos || name.size() != at + 5 + 6) continue;
@@ -42,6 +50,14 @@ bool same_dir(const std::string& a, const std::string& b) {
   std::error_code ec;
   if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
   return fs::path(a).lexically_normal() == fs::path(b).lexically_normal();
+}
+
+// HEARTH_TEST_FAIL_REMOVE=1 (test hook, read at each use): removing a rotated
+// checkpoint stops with an error after its first file, the way an I/O error
+// or a kill cuts a delete short.
+bool injected_remove_failure() {
+  const char* v = std::getenv("HEARTH_TEST_FAIL_REMOVE");
+  return v != nullptr && std::string(v) == "1";
 }
 
 }  // namespace
@@ -167,12 +183,31 @@ std::string resolve_checkpoint(const std::string& spec, const std::string& outpu
   return spec;
 }
 
+std::string remove_checkpoint(const std::string& dir) {
+  const std::string doomed = dir + kDeletingSuffix;
+  std::error_code ec;
+  fs::remove_all(doomed, ec);  // a leftover of an earlier removal cut short
+  if (ec) return doomed + ": cannot remove it: " + ec.message();
+  fs::rename(dir, doomed, ec);
+  if (ec) return dir + ": cannot rename it to " + fs::path(doomed).filename().string() + ": " + ec.message();
+  if (injected_remove_failure()) {
+    for (const auto& e : fs::directory_iterator(doomed, ec)) {
+      fs::remove_all(e.path(), ec);
+      break;
+    }
+    return doomed + ": cannot remove it: input/output error (injected by HEARTH_TEST_FAIL_REMOVE)";
+  }
+  fs::remove_all(doomed, ec);
+  if (ec) return doomed + ": cannot remove it: " + ec.message();
+  return "";
+}
+
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit, const std::string& keep) {
   return rotate_checkpoints(output_dir, limit, std::vector<std::string>{keep});
 }
 
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit,
-                                            const std::vector<std::string>& keep) {
+                                            const std::vector<std::string>& keep, std::vector<std::string>* problems) {
   std::vector<std::string> deleted;
   if (limit <= 0) return deleted;
   auto all = list_checkpoints(output_dir);
@@ -188,9 +223,16 @@ std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64
   int64_t excess = static_cast<int64_t>(all.size()) - allowed;
   for (size_t i = 0; i < all.size() && excess > 0; ++i) {
     if (is_kept(all[i].second)) continue;
-    fs::remove_all(all[i].second);
-    deleted.push_back(all[i].second);
     --excess;
+    // Renamed out of the way first: a failure or a kill mid-delete never
+    // leaves a partial checkpoint-<step>, only a .deleting tree that the next
+    // start removes. A failure is reported; the run goes on.
+    std::string problem = remove_checkpoint(all[i].second);
+    if (problem.empty()) {
+      deleted.push_back(all[i].second);
+    } else if (problems != nullptr) {
+      problems->push_back(std::move(problem));
+    }
   }
   return deleted;
 }

@@ -70,10 +70,15 @@ nlohmann::json read_trainer_state(const std::string& dir);
 // (temporary directories of unfinished saves are not listed).
 std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string& output_dir);
 // Removes what saves cut short by a crash or a kill left in `output_dir`: the
-// temporary trees "checkpoint-<step>.tmp-XXXXXX" and the set-aside old trees
-// "checkpoint-<step>.old-XXXXXX" (never a complete checkpoint-<step>). Returns
-// the paths removed.
+// temporary trees "checkpoint-<step>.tmp-XXXXXX", the set-aside old trees
+// "checkpoint-<step>.old-XXXXXX" and the rotated trees whose removal did not
+// finish, "checkpoint-<step>.deleting" (never a complete checkpoint-<step>).
+// Returns the paths removed.
 std::vector<std::string> remove_unfinished_checkpoints(const std::string& output_dir);
+// Removes a checkpoint directory without ever leaving part of it under its
+// own name: renamed to "<dir>.deleting" first (one atomic step), then deleted.
+// Returns what went wrong ("" when it is gone); never throws for a filesystem error.
+std::string remove_checkpoint(const std::string& dir);
 // The newest one, if any.
 std::optional<std::string> latest_checkpoint(const std::string& output_dir);
 // What resume_from_checkpoint names: "latest" (the newest in output_dir) or a
@@ -88,8 +93,13 @@ std::string resolve_checkpoint(const std::string& spec, const std::string& outpu
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit, const std::string& keep);
 // The same, never deleting any of `keep` (e.g. the best checkpoint and the one
 // just saved) nor the newest; when those are more than `limit`, they all stay.
+// Each checkpoint is renamed to checkpoint-<step>.deleting before its files
+// are removed, so that none is ever left half deleted under its own name; a
+// filesystem error is not thrown but added to `problems` (when given), and
+// the checkpoint it concerns is not in the result.
 std::vector<std::string> rotate_checkpoints(const std::string& output_dir, int64_t limit,
-                                            const std::vector<std::string>& keep);
+                                            const std::vector<std::string>& keep,
+                                            std::vector<std::string>* problems = nullptr);
 
 // How trainer_state.json names a checkpoint of the run (best_model_checkpoint):
 // relative to output_dir ("checkpoint-<step>"), so that the reference survives

@@ -325,10 +325,9 @@ void Trainer::prepare_output_dir() {
                  "); pass --resume_from_checkpoint latest to continue that run, --overwrite_output_dir to replace "
                  "it, or choose another --output_dir");
     for (const auto& [step, dir] : existing) {
-      std::error_code ec;
-      fs::remove_all(dir, ec);
-      HEARTH_CHECK(!ec, IoError, "[trainer] ", dir,
-                   ": cannot remove this checkpoint of the run being replaced: ", ec.message());
+      const std::string problem = remove_checkpoint(dir);
+      HEARTH_CHECK(problem.empty(), IoError,
+                   "[trainer] cannot remove a checkpoint of the run being replaced: ", problem);
     }
   }
   create_output_dir();

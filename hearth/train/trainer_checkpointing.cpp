@@ -61,8 +61,12 @@ std::string Trainer::save_checkpoint() {
   }
   last_save_step_ = state_.global_step;
   last_checkpoint_ = dir;
-  if (args_.save_total_limit.has_value())
-    rotate_checkpoints(args_.output_dir, *args_.save_total_limit, {best_checkpoint_dir(), dir});
+  if (args_.save_total_limit.has_value()) {
+    std::vector<std::string> problems;
+    rotate_checkpoints(args_.output_dir, *args_.save_total_limit, {best_checkpoint_dir(), dir}, &problems);
+    for (const std::string& p : problems)
+      say("hearth: warning: save_total_limit: cannot delete an old checkpoint: " + p);
+  }
   for (CallbackPtr& cb : callbacks_) cb->on_save(args_, state_, control_, dir);
   if (group_) group_->barrier()->wait();
   return dir;

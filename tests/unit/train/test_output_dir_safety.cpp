@@ -3,6 +3,7 @@
 // deletes the best or the latest.
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -13,6 +14,7 @@
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/output_dir_lock.h"
 #include "hearth/train/trainer.h"
+#include "tests/support/scoped_env.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/train/train_testing.h"
 
@@ -166,8 +168,7 @@ TEST(OutputDirLock, ASecondRunFailsAtOnceNamingTheHolderAndDeletesNothing) {
       FAIL() << "a second run shared the output directory";
     } catch (const ValueError& e) {
       const std::string what = e.what();
-      EXPECT_NE(what.find("is in use by another run (pid " + std::to_string(::getpid()) + " host "),
-                std::string::npos)
+      EXPECT_NE(what.find("is in use by another run (pid " + std::to_string(::getpid()) + " host "), std::string::npos)
           << what;
     }
     EXPECT_EQ(list_checkpoints(dir.file("run")).size(), 2u);
@@ -185,6 +186,53 @@ TEST(OutputDirLock, IsReleasedWhenTheRunEnds) {
   std::string line;
   std::getline(in, line);
   EXPECT_EQ(line.rfind("pid " + std::to_string(::getpid()) + " host ", 0), 0u) << line;
+}
+
+}  // namespace
+}  // namespace hearth::train
+
+namespace hearth::train {
+namespace {
+
+TEST(CheckpointRotation, ADeleteCutShortLeavesNoPartialCheckpointAndTheRunGoesOn) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 3;
+  args.save_strategy = "steps";
+  args.save_steps = 1;
+  args.save_total_limit = 1;
+  {
+    hearth::testing::ScopedEnv fail("HEARTH_TEST_FAIL_REMOVE", "1");
+    TrainOutput out = Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();  // no throw
+    EXPECT_EQ(out.global_step, 3);
+  }
+  // The deletes stopped part way, under names no scan takes for a checkpoint.
+  std::vector<std::string> entries;
+  for (const auto& e : fs::directory_iterator(dir.file("run")))
+    if (e.path().filename().string().rfind("checkpoint-", 0) == 0) entries.push_back(e.path().filename());
+  std::sort(entries.begin(), entries.end());
+  EXPECT_EQ(entries, (std::vector<std::string>{"checkpoint-1.deleting", "checkpoint-2.deleting", "checkpoint-3"}));
+  EXPECT_EQ(latest_checkpoint(dir.file("run")), dir.file("run/checkpoint-3"));
+
+  // The next start clears them and resumes from the newest complete one.
+  args.max_steps = 4;
+  args.resume_from_checkpoint = "latest";
+  TrainOutput out = Trainer(toy_model(2), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  EXPECT_EQ(out.global_step, 4);
+  entries.clear();
+  for (const auto& e : fs::directory_iterator(dir.file("run")))
+    if (e.path().filename().string().rfind("checkpoint-", 0) == 0) entries.push_back(e.path().filename());
+  EXPECT_EQ(entries, (std::vector<std::string>{"checkpoint-4"}));
+}
+
+TEST(CheckpointRotation, ALeftoverDeletingTreeIsNeverTheLatestAndIsRemoved) {
+  TempDir dir;
+  fs::create_directories(dir.file("checkpoint-3"));
+  fs::create_directories(dir.file("checkpoint-7.deleting"));
+  dir.write("checkpoint-7.deleting/trainer_state.json", "{}");
+  EXPECT_EQ(latest_checkpoint(dir.path()), dir.file("checkpoint-3"));
+  EXPECT_EQ(remove_unfinished_checkpoints(dir.path()), (std::vector<std::string>{dir.file("checkpoint-7.deleting")}));
+  EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-3"}));
 }
 
 }  // namespace
