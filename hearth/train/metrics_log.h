@@ -6,6 +6,7 @@
 #include <fstream>
 #include <string>
 
+#include "hearth/io/log_file.h"
 #include "hearth/train/callbacks.h"
 
 namespace hearth::train {
@@ -24,10 +25,10 @@ class MetricsJsonlCallback : public TrainerCallback {
               const nlohmann::json& entry) override;
 
  private:
-  void open(std::ios::openmode mode);
+  void open(bool truncate);
   void write(const nlohmann::json& entry);
   std::string path_;
-  std::ofstream out_;
+  io::LogFile out_;  // O_NOFOLLOW: never through a symlink planted in output_dir
 };
 
 }  // namespace hearth::train

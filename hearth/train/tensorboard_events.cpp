@@ -121,8 +121,7 @@ EventFileWriter::EventFileWriter(const std::string& dir) {
       (std::filesystem::path(dir) / ("events.out.tfevents." + std::to_string(static_cast<int64_t>(t)) + "." +
                                      hostname() + "." + std::to_string(::getpid()) + "." + std::to_string(counter++)))
           .string();
-  out_.open(path_, std::ios::binary | std::ios::out | std::ios::trunc);
-  HEARTH_CHECK(out_.good(), IoError, "[tensorboard] ", path_, ": cannot open the event file for writing");
+  out_.open(path_, /*truncate=*/true);
   write_record(file_version_event(t));
 }
 
@@ -131,10 +130,6 @@ void EventFileWriter::add_scalars(int64_t step, const std::vector<std::pair<std:
   write_record(scalars_event(now_seconds(), step, scalars));
 }
 
-void EventFileWriter::write_record(const std::string& event) {
-  out_ << tfrecord(event);
-  out_.flush();
-  HEARTH_CHECK(out_.good(), IoError, "[tensorboard] ", path_, ": writing the event file failed");
-}
+void EventFileWriter::write_record(const std::string& event) { out_.write(tfrecord(event)); }
 
 }  // namespace hearth::train

@@ -20,6 +20,8 @@
 #include <utility>
 #include <vector>
 
+#include "hearth/io/log_file.h"
+
 namespace hearth::train {
 
 uint32_t crc32c(std::string_view bytes);
@@ -43,7 +45,7 @@ class EventFileWriter {
  private:
   void write_record(const std::string& event);
   std::string path_;
-  std::ofstream out_;
+  io::LogFile out_;  // O_NOFOLLOW: never through a symlink planted in the run's folder
 };
 
 }  // namespace hearth::train

@@ -111,6 +111,13 @@ Checkpoint read_checkpoint(const fs::path& dir) {
     for (const auto& [name, shard] : index["weight_map"].items()) {
       HEARTH_CHECK(shard.is_string(), IoError, "[bert] ", index_path, ": field \"weight_map\": the shard of ", name,
                    " is not a file name: ", shard.dump());
+      // A shard is a file of this folder: an index never reaches outside it.
+      const fs::path shard_path(shard.get<std::string>());
+      const bool escapes =
+          shard_path.empty() || shard_path.is_absolute() || shard_path.has_root_name() ||
+          std::any_of(shard_path.begin(), shard_path.end(), [](const fs::path& c) { return c == ".."; });
+      HEARTH_CHECK(!escapes, IoError, "[bert] ", index_path, ": field \"weight_map\": the shard of ", name, " is ",
+                   shard.dump(), ", which is not a file inside the model folder");
       shards.insert(shard.get<std::string>());
     }
     for (const std::string& shard : shards) {

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/log_file.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/output_dir_lock.h"
@@ -233,6 +234,48 @@ TEST(CheckpointRotation, ALeftoverDeletingTreeIsNeverTheLatestAndIsRemoved) {
   EXPECT_EQ(latest_checkpoint(dir.path()), dir.file("checkpoint-3"));
   EXPECT_EQ(remove_unfinished_checkpoints(dir.path()), (std::vector<std::string>{dir.file("checkpoint-7.deleting")}));
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-3"}));
+}
+
+}  // namespace
+}  // namespace hearth::train
+
+namespace hearth::train {
+namespace {
+
+TEST(OutputDirSymlinks, MetricsAreNeverWrittenThroughASymlink) {
+  TempDir dir;
+  dir.write("victim", "precious\n");
+  fs::create_directories(dir.file("run"));
+  fs::create_symlink(dir.file("victim"), dir.file("run/metrics.jsonl"));
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 1;
+  args.report_to = {"jsonl"};
+  Trainer t(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet());
+  try {
+    t.train();
+    FAIL() << "wrote the metrics through a symlink";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("is a symbolic link"), std::string::npos) << e.what();
+  }
+  std::ifstream in(dir.file("victim"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious\n");
+}
+
+TEST(OutputDirSymlinks, LogFilesRefuseSymlinksAndWriteRegularFiles) {
+  TempDir dir;
+  dir.write("victim", "precious");
+  fs::create_symlink(dir.file("victim"), dir.file("events.out.tfevents.1.host.1.0"));
+  io::LogFile f;
+  EXPECT_THROW(f.open(dir.file("events.out.tfevents.1.host.1.0"), /*truncate=*/true), IoError);
+  f.open(dir.file("log"), /*truncate=*/true);
+  f.write("a\n");
+  f.close();
+  f.open(dir.file("log"), /*truncate=*/false);
+  f.write("b\n");
+  f.close();
+  std::ifstream victim(dir.file("victim")), log(dir.file("log"));
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(victim), {}), "precious");
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(log), {}), "a\nb\n");
 }
 
 }  // namespace

@@ -230,5 +230,23 @@ TEST(NnBertPretrained, ShardedCheckpointsLoadThroughTheirIndex) {
   for (const auto& [name, t] : model.state_dict()) EXPECT_EQ(max_diff(loaded->state_dict().at(name), t), 0.0) << name;
 }
 
+TEST(NnBertPretrained, AnIndexNeverNamesAShardOutsideTheModelFolder) {
+  manual_seed(27);
+  BertModel model(tiny_config());
+  testing::TempDir root;
+  std::filesystem::create_directories(root.file("model"));
+  std::filesystem::create_directories(root.file("elsewhere"));
+  tiny_config().save(root.file("model/config.json"));
+  io::save_safetensors(root.file("elsewhere/weights.safetensors"), model.state_dict());
+  for (const std::string& shard : {std::string("../elsewhere/weights.safetensors"),
+                                   root.file("elsewhere/weights.safetensors"), std::string("sub/../../x")}) {
+    nlohmann::json index;
+    for (const auto& [name, t] : model.state_dict()) index["weight_map"][name] = shard;
+    root.write("model/model.safetensors.index.json", index.dump());
+    std::string e = error_of([&] { BertModel::from_pretrained(root.file("model"), {.log = nullptr}); });
+    EXPECT_TRUE(testing::contains(e, "which is not a file inside the model folder")) << shard << ": " << e;
+  }
+}
+
 }  // namespace
 }  // namespace hearth
