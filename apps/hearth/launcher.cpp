@@ -132,11 +132,13 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
       std::to_string(std::max<unsigned>(1, cores / static_cast<unsigned>(o.nproc_per_node)));
 
   struct sigaction sa {
-  }, old_int{}, old_term{};
+  }, old_int{}, old_term{}, old_hup{};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, &old_int);
   ::sigaction(SIGTERM, &sa, &old_term);
+  // A closed terminal or ssh session: the ranks save a checkpoint and stop.
+  ::sigaction(SIGHUP, &sa, &old_hup);
   g_signal = 0;
   g_signal_count = 0;
 
@@ -252,6 +254,7 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
   }
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
+  ::sigaction(SIGHUP, &old_hup, nullptr);
   if (result != 0) std::cerr << "hearth launch: failed: " << failure << "\n";
   return result;
 }

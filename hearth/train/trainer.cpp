@@ -366,6 +366,7 @@ void Trainer::resume(const std::string& dir) {
     if (saved.stateful_callbacks.contains(cb->name())) cb->load_state_dict(saved.stateful_callbacks[cb->name()]);
   if (is_main_process()) create_output_dir();
   last_checkpoint_ = dir;
+  StopSignalGuard::set_last_checkpoint(dir);
   std::ostringstream os;
   os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << num(state_.epoch) << ")";
   say(os.str());

@@ -59,7 +59,7 @@
 // cannot be recorded, training runs eagerly and says why once;
 // step_graph_report() tells how many steps were replayed.
 //
-// A SIGINT or SIGTERM makes the loop save a checkpoint after the current step
+// A SIGINT, SIGTERM or SIGHUP makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
 // restores weights, optimizer, schedule, RNG and data position, so the losses
 // that follow equal those of a run that was never interrupted.
@@ -124,7 +124,7 @@ struct TrainerOptions {
   std::optional<bool> progress_bar;
   // Writes more files into each checkpoint directory (e.g. a model description).
   std::function<void(const std::string& dir)> checkpoint_extra_files;
-  // Catch SIGINT/SIGTERM during train() to save and stop cleanly.
+  // Catch SIGINT/SIGTERM/SIGHUP during train() to save and stop cleanly.
   bool handle_signals = true;
   // The data-parallel group; default: joined from the launcher's environment
   // when it starts more than one process (gloo on the CPU, nccl on CUDA).
@@ -146,7 +146,7 @@ struct TrainOutput {
   double training_loss = 0.0;  // mean loss per optimizer step over the whole run
   // train_runtime, train_samples_per_second, train_steps_per_second, train_loss, epoch.
   Metrics metrics;
-  int interrupted_by_signal = 0;  // SIGINT or SIGTERM when a signal stopped training
+  int interrupted_by_signal = 0;  // SIGINT, SIGTERM or SIGHUP when a signal stopped training
   std::string stop_reason;        // why a callback stopped training early, if one did
   std::string last_checkpoint;    // the newest checkpoint of this run (empty if none)
   std::string best_checkpoint;    // the best model's checkpoint (empty if none)

@@ -6,6 +6,7 @@
 #include "hearth/core/generator.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/signals.h"
 #include "hearth/train/trainer.h"
 
 namespace hearth::train {
@@ -36,6 +37,7 @@ std::string Trainer::save_checkpoint() {
     // Rank 0 writes; the others wait below so that nobody reads a half-written checkpoint.
     last_save_step_ = state_.global_step;
     last_checkpoint_ = dir;
+    StopSignalGuard::set_last_checkpoint(dir);
     group_->barrier()->wait();
     return dir;
   }
@@ -47,9 +49,14 @@ std::string Trainer::save_checkpoint() {
   contents.trainer_state = state_.to_json();
   contents.args = &args_;
   contents.extra_files = options_.checkpoint_extra_files;
+  // A second Ctrl-C inside the save stops at once: its message names this
+  // checkpoint as unfinished and the previous one as what to resume from.
+  StopSignalGuard::begin_save(dir);
   try {
     train::save_checkpoint(dir, contents);
+    StopSignalGuard::end_save();
   } catch (const IoError& e) {
+    StopSignalGuard::end_save();
     // The save is atomic: nothing of it is left, and the checkpoints before it
     // are untouched. Say which one a resumed run would continue from.
     state_.best_model_checkpoint = previous_best;
@@ -61,6 +68,7 @@ std::string Trainer::save_checkpoint() {
   }
   last_save_step_ = state_.global_step;
   last_checkpoint_ = dir;
+  StopSignalGuard::set_last_checkpoint(dir);
   if (args_.save_total_limit.has_value()) {
     std::vector<std::string> problems;
     rotate_checkpoints(args_.output_dir, *args_.save_total_limit, {best_checkpoint_dir(), dir}, &problems);
