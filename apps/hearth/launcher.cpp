@@ -17,6 +17,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/dist/socket.h"
+#include "hearth/train/arrival.h"
 
 namespace hearth::cli {
 namespace {
@@ -44,6 +45,9 @@ struct Child {
   bool running = false;
   int status = 0;  // the waitpid status once exited
   Stream out, err;
+  // The ranks this one said never reached a collective that timed out on it
+  // (hearth/train/arrival.h): the ones to blame, rather than this one.
+  std::vector<int> missing_ranks;
 };
 
 int exit_code_of(int status) {
@@ -61,7 +65,11 @@ std::string describe_status(int status) {
   return "ended with wait status " + std::to_string(status);
 }
 
-void emit(const Child& c, const Stream& s, const std::string& line) {
+void emit(Child& c, const Stream& s, const std::string& line) {
+  if (s.is_err) {
+    std::vector<int> missing = train::parse_missing_ranks(line);
+    if (!missing.empty()) c.missing_ranks = std::move(missing);
+  }
   std::string text = "[rank " + std::to_string(c.rank) + "] " + line + "\n";
   std::FILE* f = s.is_err ? stderr : stdout;
   std::fwrite(text.data(), 1, text.size(), f);
@@ -69,7 +77,7 @@ void emit(const Child& c, const Stream& s, const std::string& line) {
 }
 
 // Reads what is available; false at end of stream.
-bool pump(const Child& c, Stream& s) {
+bool pump(Child& c, Stream& s) {
   char buf[4096];
   ssize_t n = ::read(s.fd, buf, sizeof buf);
   if (n < 0 && (errno == EINTR || errno == EAGAIN)) return true;
@@ -107,6 +115,21 @@ bool pump(const Child& c, Stream& s) {
   ::execvp(argv[0], argv.data());
   std::fprintf(stderr, "hearth launch: cannot run '%s': %s\n", argv[0], std::strerror(errno));
   std::_Exit(127);
+}
+
+// "rank 2 (pid 123, still running) did not arrive at a collective; rank 0 (pid
+// 99) timed out waiting for it and exited with status 1".
+std::string blame_missing_ranks(const Child& noticed, const std::vector<Child>& children, const std::string& how) {
+  std::string s = noticed.missing_ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < noticed.missing_ranks.size(); ++i) {
+    const int r = noticed.missing_ranks[i];
+    s += (i ? ", " : "") + std::to_string(r);
+    for (const Child& c : children)
+      if (c.rank == r) s += std::string(" (pid ") + std::to_string(c.pid) + (c.running ? ", still running)" : ")");
+  }
+  s += " did not arrive at a collective; " + how + " after timing out waiting for ";
+  s += noticed.missing_ranks.size() == 1 ? "it" : "them";
+  return s;
 }
 
 }  // namespace
@@ -217,9 +240,13 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
         c.status = status;
         const int code = exit_code_of(status);
         if (code != 0 && result == 0) {
+          // Its last lines (which may name the ranks to blame) before the verdict.
+          for (Stream* s : {&c.out, &c.err})
+            for (pollfd p{s->fd, POLLIN, 0}; s->fd >= 0 && ::poll(&p, 1, 50) > 0 && pump(c, *s);) p.fd = s->fd;
           result = code;
           failure =
               "rank " + std::to_string(c.rank) + " (pid " + std::to_string(c.pid) + ") " + describe_status(status);
+          if (!c.missing_ranks.empty()) failure = blame_missing_ranks(c, children, failure);
           if (!stopping && forwarded == 0) {
             std::cerr << "hearth launch: " << failure << "; stopping the other ranks\n";
             stopping = true;

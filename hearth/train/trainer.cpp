@@ -28,6 +28,7 @@
 #include "hearth/optim/adam.h"
 #include "hearth/optim/clip_grad.h"
 #include "hearth/optim/sgd.h"
+#include "hearth/train/arrival.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/curves_plot.h"
 #include "hearth/train/graphed_training_step.h"
@@ -414,6 +415,14 @@ TrainOutput Trainer::train() {
       for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
     run_loop();
     end_of_training();
+  } catch (const dist::DistError& e) {
+    state_.is_training = false;
+    if (progress_) progress_->close();
+    // The collective fails on the ranks that reached it: name those that did not.
+    const std::string missing = ranks_missing_from_collective();
+    if (missing.empty()) throw;
+    HEARTH_THROW(dist::DistError, e.what(), " The ", missing,
+                 " (they never reached this collective: hung, stuck or exited; see their output).");
   } catch (...) {
     state_.is_training = false;
     if (progress_) progress_->close();
@@ -536,6 +545,16 @@ std::string Trainer::new_run_id() {
     words = {v[0], v[1]};
   }
   return run_id_text(words);
+}
+
+std::string Trainer::ranks_missing_from_collective() {
+  if (!group_ || !group_->store()) return "";
+  // Ranks that reached the collective time out within moments of each other.
+  const double timeout_s = dist::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
+  const auto grace = std::chrono::milliseconds(static_cast<int64_t>(std::min(timeout_s, 10.0) * 1000.0));
+  std::optional<std::vector<int>> missing = ranks_that_did_not_arrive(*group_->store(), rank(), world_size(), grace);
+  if (!missing || missing->empty()) return "";
+  return missing_ranks_text(*missing);
 }
 
 std::string Trainer::best_checkpoint_dir() const {

@@ -217,6 +217,8 @@ class Trainer {
   void optimizer_step();
   void after_step(bool epoch_done);
   void end_of_training();
+  // After a failed collective: "ranks that did not arrive: 2" ("" if unknown).
+  std::string ranks_missing_from_collective();
   // A fresh run id, the same on every rank.
   std::string new_run_id();
   // Where state_.best_model_checkpoint is: resolved in output_dir ("" if none).

@@ -6,6 +6,7 @@
 //   dist_worker die PIDFILE          the last rank exits with status 3, the others wait to be stopped
 //   dist_worker wait PIDFILE         every rank writes PIDFILE.<rank> and waits to be stopped
 //   dist_worker hang [gloo|nccl]     the last rank never joins an all_reduce the others call
+//   dist_worker train_hang OUTDIR    a Trainer on the CPU whose last rank stops answering after step 1
 //
 // nccl runs each rank on cuda:LOCAL_RANK.
 #include <unistd.h>
@@ -21,10 +22,12 @@
 #include <vector>
 
 #include "hearth/core/generator.h"
+#include "hearth/data/dataset.h"
 #include "hearth/data/fashion_mnist.h"
 #include "hearth/data/sampler.h"
 #include "hearth/dist/init.h"
 #include "hearth/dist/tcp_store.h"
+#include "hearth/nn/models/mlp.h"
 #include "hearth/nn/models/small_cnn.h"
 #include "hearth/ops/factory.h"
 #include "hearth/train/trainer.h"
@@ -246,6 +249,45 @@ int run_hang(const std::string& backend) {
   return 0;
 }
 
+// The last rank sleeps for good at the end of step `at`, as a rank stuck in
+// its data loader or a deadlock would; the others wait for it in the next collective.
+class HangAt : public train::TrainerCallback {
+ public:
+  HangAt(int64_t at, bool hangs) : at_(at), hangs_(hangs) {}
+  std::string name() const override { return "HangAt"; }
+  void on_step_end(const train::TrainingArguments&, train::TrainerState& s, train::TrainerControl&) override {
+    if (hangs_ && s.global_step == at_)
+      for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+
+ private:
+  int64_t at_;
+  bool hangs_;
+};
+
+int run_train_hang(const std::string& output_dir) {
+  auto r = dist::rendezvous_from_environment();
+  if (!r) return 2;
+  manual_seed(3);
+  Tensor x = randn({64, 4}, DType::float32);
+  Tensor labels = zeros({64}, DType::int64);
+  auto data = std::make_shared<data::TensorDataset>(
+      data::Example::Map{{data::field::kPixelValues, x}, {data::field::kLabels, labels}});
+  train::TrainingArguments args;
+  args.output_dir = output_dir;
+  args.per_device_train_batch_size = 8;
+  args.max_steps = 4;
+  args.save_strategy = "no";
+  args.report_to = {"none"};
+  args.use_cpu = true;
+  train::TrainerOptions opts;
+  opts.console = nullptr;
+  auto model = std::make_shared<nn::models::MLP>(4, std::vector<int64_t>{8}, 3, 0.0);
+  train::Trainer trainer(model, args, data, nullptr, {std::make_shared<HangAt>(1, r->rank == r->world_size - 1)}, opts);
+  trainer.train();
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -256,6 +298,7 @@ int main(int argc, char** argv) {
     if (a.size() == 2 && a[0] == "die") return run_die(a[1], true);
     if (a.size() == 2 && a[0] == "wait") return run_die(a[1], false);
     if (a.size() >= 1 && a.size() <= 2 && a[0] == "hang") return run_hang(a.size() == 2 ? a[1] : "gloo");
+    if (a.size() == 2 && a[0] == "train_hang") return run_train_hang(a[1]);
   } catch (const std::exception& e) {
     std::cerr << "error: " << e.what() << "\n";
     return 1;

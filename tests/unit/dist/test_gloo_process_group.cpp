@@ -4,6 +4,7 @@
 // all-reduces and barriers against values it computes itself.
 #include <gtest/gtest.h>
 
+#include "tests/support/temp_dir.h"
 #include "tests/unit/dist/dist_testing.h"
 
 namespace hearth::testing {
@@ -37,6 +38,17 @@ TEST(GlooProcessGroup, ARankThatNeverJoinsFailsTheOthersWithinTheTimeout) {
       << r.output;
   EXPECT_NE(r.output.find("Timed out"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("hearth launch: failed: rank 0"), std::string::npos) << r.output;
+}
+
+TEST(GlooProcessGroup, ATimedOutTrainerNamesTheRankThatDidNotArrive) {
+  HEARTH_SKIP_WITHOUT_GLOO();
+  TempDir dir;
+  // Rank 2 stops answering after step 1; ranks 0 and 1 time out in the next collective.
+  CommandResult r = run_command(launch_command(3, "train_hang " + dir.file("run"), "HEARTH_DIST_TIMEOUT=2"));
+  EXPECT_EQ(r.exit_code, 1) << r.output;
+  EXPECT_NE(r.output.find("ranks that did not arrive: 2"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hearth launch: failed: rank 2 (pid "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("did not arrive at a collective; rank "), std::string::npos) << r.output;
 }
 
 }  // namespace

@@ -1,0 +1,60 @@
+#include "hearth/train/arrival.h"
+
+#include <cctype>
+
+#include "hearth/core/errors.h"
+#include "hearth/dist/tcp_store.h"
+
+namespace hearth::train {
+namespace {
+
+std::string key_of(int rank) { return "hearth/collective_timed_out/" + std::to_string(rank); }
+
+}  // namespace
+
+std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store, int rank, int world_size,
+                                                          std::chrono::milliseconds grace) {
+  using Clock = std::chrono::steady_clock;
+  try {
+    store.set(key_of(rank), std::string("1"));
+    const auto end = Clock::now() + grace;
+    std::vector<int> missing;
+    for (int r = 0; r < world_size; ++r) {
+      if (r == rank) continue;
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now());
+      if (left.count() < 1) left = std::chrono::milliseconds(1);  // still asks: the key may be there
+      try {
+        store.wait({key_of(r)}, left);
+      } catch (const dist::StoreTimeout&) {
+        missing.push_back(r);
+      }
+    }
+    return missing;
+  } catch (const Error&) {
+    return std::nullopt;  // the store went away (rank 0 serves it)
+  }
+}
+
+std::string missing_ranks_text(const std::vector<int>& ranks) {
+  std::string s = kMissingRanksTag;
+  for (size_t i = 0; i < ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(ranks[i]);
+  return s;
+}
+
+std::vector<int> parse_missing_ranks(const std::string& line) {
+  std::vector<int> out;
+  const size_t at = line.find(kMissingRanksTag);
+  if (at == std::string::npos) return out;
+  size_t i = at + std::string(kMissingRanksTag).size();
+  while (i < line.size() && std::isdigit(static_cast<unsigned char>(line[i]))) {
+    size_t j = i;
+    while (j < line.size() && std::isdigit(static_cast<unsigned char>(line[j]))) ++j;
+    if (j - i > 9) break;
+    out.push_back(std::stoi(line.substr(i, j - i)));
+    if (line.compare(j, 2, ", ") != 0) break;
+    i = j + 2;
+  }
+  return out;
+}
+
+}  // namespace hearth::train

@@ -1,0 +1,41 @@
+// Which ranks never reached a collective that timed out: the ranks that did
+// record so in the store, the others are named.
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "hearth/dist/tcp_store.h"
+#include "hearth/train/arrival.h"
+
+namespace hearth::train {
+namespace {
+
+TEST(Arrival, TheRanksThatNeverRecordAreTheOnesThatDidNotArrive) {
+  dist::TcpStoreOptions o;
+  o.port = 0;
+  o.world_size = 3;
+  o.timeout = std::chrono::seconds(20);
+  dist::TcpStore rank0(o);
+  o.port = rank0.port();
+  o.rank = 1;
+  dist::TcpStore rank1(o);
+  // Rank 2 hangs: it never records anything.
+  std::optional<std::vector<int>> seen_by_1;
+  std::thread t([&] { seen_by_1 = ranks_that_did_not_arrive(rank1, 1, 3, std::chrono::milliseconds(500)); });
+  std::optional<std::vector<int>> seen_by_0 = ranks_that_did_not_arrive(rank0, 0, 3, std::chrono::milliseconds(500));
+  t.join();
+  ASSERT_TRUE(seen_by_0 && seen_by_1);
+  EXPECT_EQ(*seen_by_0, std::vector<int>{2});
+  EXPECT_EQ(*seen_by_1, std::vector<int>{2});
+}
+
+TEST(Arrival, TheLineNamesTheRanksAndParsesBack) {
+  EXPECT_EQ(missing_ranks_text({2, 5}), "ranks that did not arrive: 2, 5");
+  EXPECT_EQ(parse_missing_ranks("error: ... The ranks that did not arrive: 2, 5 (they never reached it)"),
+            (std::vector<int>{2, 5}));
+  EXPECT_EQ(parse_missing_ranks("ranks that did not arrive: 3."), std::vector<int>{3});
+  EXPECT_TRUE(parse_missing_ranks("rank 0 exited with status 1").empty());
+}
+
+}  // namespace
+}  // namespace hearth::train
