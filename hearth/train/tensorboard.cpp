@@ -8,6 +8,7 @@
 #include <filesystem>
 
 #include "hearth/core/device_runtime.h"
+#include "hearth/core/errors.h"
 
 namespace hearth::train {
 namespace {
@@ -35,6 +36,12 @@ std::string default_tensorboard_dir(const std::string& output_dir) {
   std::strftime(stamp, sizeof stamp, "%b%d_%H-%M-%S", &local);
   char host[256] = {};
   if (::gethostname(host, sizeof host - 1) != 0 || host[0] == '\0') std::snprintf(host, sizeof host, "localhost");
+  const std::filesystem::path runs = std::filesystem::path(output_dir) / "runs";
+  std::error_code ec;
+  HEARTH_CHECK(!std::filesystem::is_symlink(std::filesystem::symlink_status(runs, ec)), IoError, "[tensorboard] ",
+               runs.string(),
+               ": is a symbolic link; event files are never written through one (remove it, or "
+               "choose another --output_dir)");
   return (std::filesystem::path(output_dir) / "runs" / (std::string(stamp) + "_" + host)).string();
 }
 

@@ -38,6 +38,8 @@ class TensorBoardCallback : public TrainerCallback {
 };
 
 // output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host>, as Hugging Face names it.
+// IoError when output_dir/runs is a symlink: event files are never written
+// through one planted in the output folder.
 std::string default_tensorboard_dir(const std::string& output_dir);
 
 }  // namespace hearth::train

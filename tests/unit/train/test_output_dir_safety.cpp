@@ -261,6 +261,18 @@ TEST(OutputDirSymlinks, MetricsAreNeverWrittenThroughASymlink) {
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious\n");
 }
 
+TEST(OutputDirSymlinks, TensorBoardRefusesARunsDirectoryThatIsASymlink) {
+  TempDir dir;
+  fs::create_directories(dir.file("elsewhere"));
+  fs::create_directories(dir.file("run"));
+  fs::create_symlink(dir.file("elsewhere"), dir.file("run/runs"));
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 1;
+  args.report_to = {"tensorboard"};
+  EXPECT_THROW(Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train(), IoError);
+  EXPECT_TRUE(fs::is_empty(dir.file("elsewhere")));
+}
+
 TEST(OutputDirSymlinks, LogFilesRefuseSymlinksAndWriteRegularFiles) {
   TempDir dir;
   dir.write("victim", "precious");
