@@ -5,7 +5,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
-#include "hearth/dist/gradient_reducer.h"
+#include "hearth/distributed/gradient_reducer.h"
 #include "hearth/nn/models/bert.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/vgg.h"

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "hearth/core/device.h"
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 #include "hearth/train/memory_estimate.h"
 
 namespace hearth::cli {

@@ -11,7 +11,7 @@
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/dispatch/dispatch.h"
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/user_config.h"
 

@@ -19,7 +19,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
-#include "hearth/dist/rendezvous.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"

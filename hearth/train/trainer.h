@@ -40,12 +40,12 @@
 // event files), and training ends by drawing output_dir/curves.svg.
 //
 // Data parallelism: under a launcher (hearth launch, torchrun, srun, mpirun:
-// hearth/dist/rendezvous.h) with more than one process, or given
+// hearth/distributed/rendezvous.h) with more than one process, or given
 // TrainerOptions::process_group, each process trains a replica: the
 // parameters and buffers start as rank 0's, each rank reads its share of
 // every epoch (DistributedSampler), the gradients of the step's last
 // micro-batch are averaged over ranks in buckets while backward runs
-// (hearth/dist/gradient_reducer.h), the logged loss is the mean over ranks,
+// (hearth/distributed/gradient_reducer.h), the logged loss is the mean over ranks,
 // evaluation metrics cover the whole evaluation set (each rank evaluates a
 // share), and only rank 0 prints, writes metrics and saves checkpoints. One
 // optimizer step then consumes per_device_train_batch_size x
@@ -73,7 +73,7 @@
 #include <vector>
 
 #include "hearth/data/dataloader.h"
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 #include "hearth/nn/module.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/optim/grad_scaler.h"

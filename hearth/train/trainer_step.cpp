@@ -8,7 +8,7 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/device_runtime.h"
-#include "hearth/dist/gradient_reducer.h"
+#include "hearth/distributed/gradient_reducer.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/optim/clip_grad.h"

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/tcp_store.h"
 
 using namespace hearth;
 using namespace hearth::dist;

@@ -8,8 +8,8 @@
 #include <chrono>
 #include <string>
 
-#include "hearth/dist/process_group.h"
-#include "hearth/dist/rendezvous.h"
+#include "hearth/distributed/process_group.h"
+#include "hearth/distributed/rendezvous.h"
 
 namespace hearth::dist {
 

@@ -1,4 +1,4 @@
-#include "hearth/dist/nccl/nccl_process_group.h"
+#include "hearth/distributed/nccl/nccl_process_group.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>
@@ -15,8 +15,8 @@
 
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
-#include "hearth/dist/flat_buffer.h"
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/flat_buffer.h"
+#include "hearth/distributed/tcp_store.h"
 
 namespace hearth::dist {
 namespace {

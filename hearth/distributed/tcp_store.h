@@ -1,5 +1,5 @@
 // The rendezvous store every rank talks to: a key-value map served by rank 0
-// (hearth/dist/tcp_store_server.h) at MASTER_ADDR:MASTER_PORT. It carries the
+// (hearth/distributed/tcp_store_server.h) at MASTER_ADDR:MASTER_PORT. It carries the
 // little that ranks must agree on before they can talk directly (the NCCL
 // unique id, Gloo's addresses) and barriers.
 //
@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "hearth/core/errors.h"
-#include "hearth/dist/socket.h"
+#include "hearth/distributed/socket.h"
 
 namespace hearth::dist {
 

@@ -1,4 +1,4 @@
-#include "hearth/dist/socket.h"
+#include "hearth/distributed/socket.h"
 
 #include <netdb.h>
 #include <poll.h>

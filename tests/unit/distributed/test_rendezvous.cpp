@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
-#include "hearth/dist/rendezvous.h"
+#include "hearth/distributed/rendezvous.h"
 
 using namespace hearth;
 using namespace hearth::dist;

@@ -1,9 +1,9 @@
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/tcp_store.h"
 
 #include <sstream>
 
-#include "hearth/dist/store_protocol.h"
-#include "hearth/dist/tcp_store_server.h"
+#include "hearth/distributed/store_protocol.h"
+#include "hearth/distributed/tcp_store_server.h"
 
 namespace hearth::dist {
 namespace {

@@ -1,4 +1,4 @@
-#include "hearth/dist/flat_buffer.h"
+#include "hearth/distributed/flat_buffer.h"
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/memory_format.h"

@@ -4,14 +4,14 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/generator.h"
-#include "hearth/dist/gradient_reducer.h"
-#include "hearth/dist/process_group.h"
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/gradient_reducer.h"
+#include "hearth/distributed/process_group.h"
+#include "hearth/distributed/tcp_store.h"
 #include "hearth/nn/models/mlp.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/view.h"
-#include "tests/unit/dist/dist_testing.h"
+#include "tests/unit/distributed/dist_testing.h"
 
 using namespace hearth;
 using namespace std::chrono_literals;

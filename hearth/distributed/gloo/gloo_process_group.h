@@ -9,7 +9,7 @@
 #include <memory>
 #include <string>
 
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 
 namespace hearth::dist {
 

@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "hearth/core/tensor.h"
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 
 namespace hearth::dist {
 

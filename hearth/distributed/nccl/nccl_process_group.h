@@ -18,7 +18,7 @@
 
 #include <memory>
 
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 
 namespace hearth::dist {
 

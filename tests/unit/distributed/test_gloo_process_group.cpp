@@ -4,7 +4,7 @@
 // all-reduces and barriers against values it computes itself.
 #include <gtest/gtest.h>
 
-#include "tests/unit/dist/dist_testing.h"
+#include "tests/unit/distributed/dist_testing.h"
 
 namespace hearth::testing {
 namespace {

@@ -9,7 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/temp_dir.h"
-#include "tests/unit/dist/dist_testing.h"
+#include "tests/unit/distributed/dist_testing.h"
 
 namespace hearth::testing {
 namespace {

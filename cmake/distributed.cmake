@@ -1,4 +1,4 @@
-# Process group backends of hearth/dist. Appends to HEARTH_DIST_SOURCES and
+# Process group backends of hearth/distributed. Appends to HEARTH_DIST_SOURCES and
 # sets HEARTH_DIST_LIBS and HEARTH_DIST_STATUS.
 #   gloo: CPU tensors over TCP, from Debian's libgloo-dev. Found by header and
 #         library rather than through its GlooConfig.cmake, whose imported
@@ -17,7 +17,7 @@ set(HEARTH_NCCL_ENABLED OFF)
 find_path(GLOO_INCLUDE_DIR gloo/allreduce.h)
 find_library(GLOO_LIBRARY gloo)
 if(GLOO_INCLUDE_DIR AND GLOO_LIBRARY)
-  file(GLOB _gloo_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/dist/gloo/*.cpp)
+  file(GLOB _gloo_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/distributed/gloo/*.cpp)
   list(APPEND HEARTH_DIST_SOURCES ${_gloo_sources})
   list(APPEND HEARTH_DIST_LIBS ${GLOO_LIBRARY})
   set(HEARTH_GLOO_ENABLED ON)
@@ -42,7 +42,7 @@ if(HEARTH_CUDA_ENABLED)
   find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_include_hints})
   find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_nccl_hints})
   if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
-    file(GLOB _nccl_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/dist/nccl/*.cpp)
+    file(GLOB _nccl_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/distributed/nccl/*.cpp)
     list(APPEND HEARTH_DIST_SOURCES ${_nccl_sources})
     list(APPEND HEARTH_DIST_LIBS ${NCCL_LIBRARY})
     set(HEARTH_NCCL_ENABLED ON)

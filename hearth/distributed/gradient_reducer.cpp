@@ -1,9 +1,9 @@
-#include "hearth/dist/gradient_reducer.h"
+#include "hearth/distributed/gradient_reducer.h"
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/autograd/node.h"
 #include "hearth/core/device_runtime.h"
-#include "hearth/dist/flat_buffer.h"
+#include "hearth/distributed/flat_buffer.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/view.h"
 

@@ -1,4 +1,4 @@
-#include "hearth/dist/gloo/gloo_process_group.h"
+#include "hearth/distributed/gloo/gloo_process_group.h"
 
 #include <unistd.h>
 
@@ -23,8 +23,8 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/env.h"
 #include "hearth/core/half.h"
-#include "hearth/dist/flat_buffer.h"
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/flat_buffer.h"
+#include "hearth/distributed/tcp_store.h"
 
 namespace hearth::dist {
 namespace {

@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-#include "hearth/dist/socket.h"
+#include "hearth/distributed/socket.h"
 
 namespace hearth::dist {
 

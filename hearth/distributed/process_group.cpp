@@ -1,9 +1,9 @@
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 
 #include <map>
 #include <mutex>
 
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/tcp_store.h"
 
 namespace hearth::dist {
 namespace {

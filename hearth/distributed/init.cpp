@@ -1,6 +1,6 @@
-#include "hearth/dist/init.h"
+#include "hearth/distributed/init.h"
 
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/tcp_store.h"
 
 namespace hearth::dist {
 

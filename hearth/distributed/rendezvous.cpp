@@ -1,4 +1,4 @@
-#include "hearth/dist/rendezvous.h"
+#include "hearth/distributed/rendezvous.h"
 
 #include <charconv>
 

@@ -1,7 +1,7 @@
 // ProcessGroup: the collectives of data-parallel training, one object per
 // group of processes (ranks), implemented by a backend: Gloo over TCP for CPU
-// tensors (hearth/dist/gloo/gloo_process_group.h), NCCL for CUDA tensors
-// (hearth/dist/nccl/). Backends register a factory by name, so a build
+// tensors (hearth/distributed/gloo/gloo_process_group.h), NCCL for CUDA tensors
+// (hearth/distributed/nccl/). Backends register a factory by name, so a build
 // without NCCL simply does not offer "nccl".
 //
 // Every collective is called by every rank in the same order with tensors of
