@@ -11,7 +11,7 @@
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/dispatch/dispatch.h"
-#include "hearth/distributed/process_group.h"
+#include "hearth/distributed/process_group_registry.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/user_config.h"
 

@@ -1,10 +1,11 @@
 #include "hearth/distributed/init.h"
 
+#include "hearth/distributed/process_group_registry.h"
 #include "hearth/distributed/tcp_store.h"
 
 namespace hearth::dist {
 
-std::string default_backend(Device device) { return device.is_cpu() ? "gloo" : "nccl"; }
+std::string default_backend(Device device) { return process_group_backend_for(device.kind); }
 
 ProcessGroupPtr init_process_group(const Rendezvous& r, const std::string& backend, Device device,
                                    std::chrono::milliseconds timeout) {

@@ -1,8 +1,9 @@
 // ProcessGroup: the collectives of data-parallel training, one object per
 // group of processes (ranks), implemented by a backend: Gloo over TCP for CPU
 // tensors (hearth/distributed/gloo/gloo_process_group.h), NCCL for CUDA tensors
-// (hearth/distributed/nccl/). Backends register a factory by name, so a build
-// without NCCL simply does not offer "nccl".
+// (hearth/backends/cuda/distributed/). Backends register a factory by name and
+// by the device kinds they serve (hearth/distributed/process_group_registry.h),
+// so a build without NCCL simply does not offer "nccl".
 //
 // Every collective is called by every rank in the same order with tensors of
 // the same shapes and dtype; it works in place and returns a Work to wait on.
@@ -14,7 +15,6 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -83,26 +83,12 @@ using ProcessGroupPtr = std::shared_ptr<ProcessGroup>;
 struct ProcessGroupOptions {
   int rank = 0;
   int world_size = 1;
-  Device device;  // where the group's tensors live (cuda:k for NCCL)
+  Device device;  // where the group's tensors live (a device of a kind the backend serves)
   std::chrono::milliseconds timeout = std::chrono::minutes(30);
   // The address rank 0 is reached at (Gloo advertises a loopback address
   // when it is a loopback one, this host's name otherwise).
   std::string master_addr = "127.0.0.1";
 };
-
-using ProcessGroupFactory =
-    std::function<ProcessGroupPtr(const std::shared_ptr<TcpStore>& store, const ProcessGroupOptions& options)>;
-
-// Called from a backend's static initialiser.
-void register_process_group_backend(const std::string& name, ProcessGroupFactory factory);
-bool has_process_group_backend(const std::string& name);
-// "gloo, nccl": the backends this build offers.
-std::string process_group_backends();
-
-// A group of all ranks, connected through `store`; ValueError naming the
-// backend when this build lacks it.
-ProcessGroupPtr new_process_group(const std::string& backend, const std::shared_ptr<TcpStore>& store,
-                                  const ProcessGroupOptions& options);
 
 // Checks shared by the backends: contiguous tensors of one dtype and device.
 void check_collective_tensors(const std::string& what, const std::vector<Tensor>& tensors);

@@ -24,6 +24,7 @@
 #include "hearth/core/env.h"
 #include "hearth/core/half.h"
 #include "hearth/distributed/flat_buffer.h"
+#include "hearth/distributed/process_group_registry.h"
 #include "hearth/distributed/tcp_store.h"
 
 namespace hearth::dist {
@@ -398,7 +399,7 @@ class GlooProcessGroup : public ProcessGroup {
 bool is_loopback(const std::string& addr) { return addr == "localhost" || addr == "::1" || addr.rfind("127.", 0) == 0; }
 
 const bool registered = [] {
-  register_process_group_backend("gloo", new_gloo_process_group);
+  register_process_group_backend("gloo", {kCpu}, new_gloo_process_group);
   return true;
 }();
 

@@ -16,6 +16,7 @@
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
 #include "hearth/distributed/flat_buffer.h"
+#include "hearth/distributed/process_group_registry.h"
 #include "hearth/distributed/tcp_store.h"
 
 namespace hearth::dist {
@@ -472,7 +473,7 @@ class NcclProcessGroup : public ProcessGroup {
 };
 
 const bool registered = [] {
-  register_process_group_backend("nccl", new_nccl_process_group);
+  register_process_group_backend("nccl", {register_device_kind("cuda")}, new_nccl_process_group);
   return true;
 }();
 

@@ -5,7 +5,7 @@
 
 #include "hearth/core/generator.h"
 #include "hearth/distributed/gradient_reducer.h"
-#include "hearth/distributed/process_group.h"
+#include "hearth/distributed/process_group_registry.h"
 #include "hearth/distributed/tcp_store.h"
 #include "hearth/nn/models/mlp.h"
 #include "hearth/ops/factory.h"
@@ -58,17 +58,6 @@ TEST(GradientReducer, BucketsInReverseOrderAndLaunchDuringBackward) {
   EXPECT_GE(reducer.launched_during_backward(), reducer.num_buckets() - 1);
   reducer.finish();
   for (size_t i = 0; i < params.size(); ++i) EXPECT_EQ(params[i].grad().to_vector<float>(), expected[i]) << i;
-}
-
-TEST(ProcessGroup, UnknownBackendNamesWhatTheBuildHas) {
-  auto store = std::make_shared<dist::TcpStore>(
-      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s});
-  try {
-    dist::new_process_group("carrier-pigeon", store, {});
-    FAIL();
-  } catch (const ValueError& e) {
-    EXPECT_NE(std::string(e.what()).find("has no 'carrier-pigeon' process group backend"), std::string::npos);
-  }
 }
 
 // A channels_last parameter's gradient travels in its memory order and comes
