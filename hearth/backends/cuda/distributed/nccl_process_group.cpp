@@ -1,4 +1,4 @@
-#include "hearth/distributed/nccl/nccl_process_group.h"
+#include "hearth/backends/cuda/distributed/nccl_process_group.h"
 
 #include <cuda_runtime.h>
 #include <nccl.h>

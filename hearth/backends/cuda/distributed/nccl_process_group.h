@@ -1,4 +1,7 @@
 // The NCCL backend: collectives between CUDA devices, one process per device.
+// It is the CUDA backend's process group, registered for the "cuda" device
+// kind (hearth/distributed/process_group_registry.h), and built with the CUDA
+// backend where NCCL is found (cmake/cuda.cmake).
 // The ranks agree on NCCL's unique id through the rendezvous store; every
 // collective is enqueued on hearth's stream for the device
 // (hearth/backends/cuda/context.h), so the ops before and after it are
