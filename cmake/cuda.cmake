@@ -47,6 +47,8 @@ if(_want_cuda)
   set(HEARTH_CUDA_ENABLED ON)
 else()
   file(GLOB HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/backends/no_cuda/*.cpp)
+  # Why CUDA cannot be used, in words: plain C++ the stub says too.
+  list(APPEND HEARTH_BACKEND_SOURCES ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/diagnosis.cpp)
   set(HEARTH_CUDA_STATUS "OFF (CPU-only build)")
 endif()
 

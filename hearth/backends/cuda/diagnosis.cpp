@@ -1,8 +1,8 @@
-#include "hearth/core/accelerator_diagnosis.h"
+#include "hearth/backends/cuda/diagnosis.h"
 
 #include <cctype>
 
-namespace hearth {
+namespace hearth::cuda {
 namespace {
 
 std::string trim(const std::string& s) {
@@ -72,4 +72,4 @@ std::string describe_cuda_problem(const CudaProbe& p) {
          "). Check that the NVIDIA driver is installed and `nvidia-smi` works.";
 }
 
-}  // namespace hearth
+}  // namespace hearth::cuda

@@ -1,13 +1,15 @@
-// Why an accelerator cannot be used: one cause per case, each message saying
-// what to do about it. The CUDA runtime (or, in a build without it, the stub
-// that stands in for it) classifies what it found into a CudaProbe; the text
-// lives here, in code every build compiles, so each message is tested on
-// machines without a GPU.
+// Why CUDA cannot be used: one cause per case, each message saying what to do
+// about it. The CUDA runtime (runtime.cu) or, in a build without it, the stub
+// that stands in for it (hearth/backends/no_cuda/) classifies what it found
+// into a CudaProbe and reports the text as DeviceRuntime::unavailable_reason(),
+// which is all the layers above see. This file is plain C++ that every build
+// compiles (cmake/cuda.cmake adds it to the stub's sources), so each message is
+// tested on machines without a GPU or a CUDA toolkit.
 #pragma once
 
 #include <string>
 
-namespace hearth {
+namespace hearth::cuda {
 
 enum class CudaProblem {
   none,                // at least one usable device
@@ -39,4 +41,4 @@ std::string cuda_version_string(int version);
 // The reason, ending with what to do; empty for CudaProblem::none.
 std::string describe_cuda_problem(const CudaProbe& probe);
 
-}  // namespace hearth
+}  // namespace hearth::cuda

@@ -1,9 +1,11 @@
+// Why CUDA cannot be used (hearth/backends/cuda/diagnosis.h): every message,
+// in every build, with or without a GPU or the CUDA toolkit.
 #include <gtest/gtest.h>
 
-#include "hearth/core/accelerator_diagnosis.h"
+#include "hearth/backends/cuda/diagnosis.h"
 #include "hearth/core/device_runtime.h"
 
-namespace hearth {
+namespace hearth::cuda {
 namespace {
 
 std::string message(CudaProblem problem, CudaProbe p = {}) {
@@ -13,14 +15,14 @@ std::string message(CudaProblem problem, CudaProbe p = {}) {
 
 bool has(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
 
-TEST(AcceleratorDiagnosis, VisibleDevicesThatSelectNothing) {
+TEST(CudaDiagnosis, VisibleDevicesThatSelectNothing) {
   for (const char* hidden : {"", " ", "-1", "none", "NoDevFiles", "-1,0", "abc"})
     EXPECT_TRUE(cuda_visible_devices_hides_all(hidden)) << "'" << hidden << "'";
   for (const char* shown : {"0", "1,0", " 2 ,3", "GPU-8932f937-d72c-4106-c12f-20bd9faed9f6", "MIG-1234"})
     EXPECT_FALSE(cuda_visible_devices_hides_all(shown)) << "'" << shown << "'";
 }
 
-TEST(AcceleratorDiagnosis, OneCausePerCaseEachWithWhatToDo) {
+TEST(CudaDiagnosis, OneCausePerCaseEachWithWhatToDo) {
   EXPECT_EQ(message(CudaProblem::none), "");
   std::string built = message(CudaProblem::built_without_cuda);
   EXPECT_TRUE(has(built, "built without CUDA")) << built;
@@ -61,7 +63,7 @@ TEST(AcceleratorDiagnosis, OneCausePerCaseEachWithWhatToDo) {
   EXPECT_TRUE(has(message(CudaProblem::other, other), "(unknown error)"));
 }
 
-TEST(AcceleratorDiagnosis, VersionsReadAsPeopleWriteThem) {
+TEST(CudaDiagnosis, VersionsReadAsPeopleWriteThem) {
   EXPECT_EQ(cuda_version_string(12040), "12.4");
   EXPECT_EQ(cuda_version_string(13000), "13.0");
   EXPECT_EQ(cuda_version_string(0), "unknown");
@@ -69,7 +71,7 @@ TEST(AcceleratorDiagnosis, VersionsReadAsPeopleWriteThem) {
 
 #if !HEARTH_TEST_CUDA_BUILT
 // A CPU-only build says so, and how to get a GPU build.
-TEST(AcceleratorDiagnosis, ACpuOnlyBuildSaysItWasBuiltWithoutCuda) {
+TEST(CudaDiagnosis, ACpuOnlyBuildSaysItWasBuiltWithoutCuda) {
   DeviceRuntime& rt = device_runtime(Device::parse("cuda").kind);
   EXPECT_FALSE(rt.is_available());
   EXPECT_EQ(rt.unavailable_reason(), message(CudaProblem::built_without_cuda));
@@ -77,4 +79,4 @@ TEST(AcceleratorDiagnosis, ACpuOnlyBuildSaysItWasBuiltWithoutCuda) {
 #endif
 
 }  // namespace
-}  // namespace hearth
+}  // namespace hearth::cuda
