@@ -12,7 +12,9 @@ void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>
   for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
     if (std::find(skip.begin(), skip.end(), field.name) != skip.end()) continue;
     std::string& slot = values_[field.name];
-    CLI::Option* opt = app.add_option("--" + field.name, slot, field.help);
+    std::string names = "--" + field.name;
+    for (const std::string& alias : field.aliases) names += ",--" + alias;
+    CLI::Option* opt = app.add_option(names, slot, field.help);
     if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options_[field.name] = opt;

@@ -1,5 +1,5 @@
 // The Trainer's forward and backward as a step graph (TrainingArguments::
-// cuda_graphs; hearth/train/graphed_step.h does the recording).
+// step_graphs; hearth/train/graphed_step.h does the recording).
 //
 // A recorded graph reads and writes the addresses it was recorded with, so:
 // - the batch goes through inputs of the step's own, device tensors made from

@@ -51,8 +51,9 @@
 // optimizer step then consumes per_device_train_batch_size x
 // gradient_accumulation_steps x world_size samples.
 //
-// With args.cuda_graphs, each step's forward and backward is recorded once as
-// a CUDA graph and replayed (hearth/train/graphed_training_step.h): the batch
+// With args.step_graphs, each step's forward and backward is recorded once as
+// a step graph (a CUDA graph on CUDA) and replayed
+// (hearth/train/graphed_training_step.h): the batch
 // is copied into the step's own device tensors, the gradients are zeroed in
 // place inside the step rather than dropped after it, and clipping, the
 // optimizer and the schedule run eagerly after each replay. Where a step
@@ -131,7 +132,7 @@ struct TrainerOptions {
   dist::ProcessGroupPtr process_group;
 };
 
-// How TrainingArguments::cuda_graphs went in the last train().
+// How TrainingArguments::step_graphs went in the last train().
 struct StepGraphReport {
   // Steps whose forward and backward the recorded graph did.
   int64_t replayed_steps = 0;
@@ -198,7 +199,7 @@ class Trainer {
   // The batch a forward pass takes: per_device_train_batch_size, or less once
   // auto_find_batch_size has halved it after running out of memory.
   int64_t micro_batch_size() const { return micro_batch_size_; }
-  // args.cuda_graphs: what was replayed, or why nothing was.
+  // args.step_graphs: what was replayed, or why nothing was.
   const StepGraphReport& step_graph_report() const { return step_graph_report_; }
 
  private:
@@ -218,9 +219,9 @@ class Trainer {
   void after_step(bool epoch_done);
   void end_of_training();
   void record_step_loss(const Tensor& loss);
-  // args.cuda_graphs: what rules recording out before any step runs ("" if nothing).
+  // args.step_graphs: what rules recording out before any step runs ("" if nothing).
   std::string step_graph_obstacles() const;
-  // Sets up the recorded step when args.cuda_graphs asks and nothing rules it out.
+  // Sets up the recorded step when args.step_graphs asks and nothing rules it out.
   void setup_step_graphs();
   // The step's forward and backward, replayed when it can be; returns the step's loss.
   Tensor graphed_forward_backward(const data::Batch& batch);
@@ -256,7 +257,7 @@ class Trainer {
   std::unique_ptr<optim::GradScaler> scaler_;
   std::unique_ptr<data::DataLoader> loader_;
   std::vector<Tensor> params_;
-  // Non-null while steps go through a recorded graph (args.cuda_graphs).
+  // Non-null while steps go through a recorded graph (args.step_graphs).
   std::unique_ptr<GraphedTrainingStep> step_graphs_;
   StepGraphReport step_graph_report_;
 

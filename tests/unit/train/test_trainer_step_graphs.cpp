@@ -1,4 +1,4 @@
-// TrainingArguments::cuda_graphs in the Trainer, without a GPU:
+// TrainingArguments::step_graphs in the Trainer, without a GPU:
 // - on the CPU, which has no step graphs, the run is the eager run and says
 //   why once;
 // - on "graphdev", a host-memory device whose runtime records a step by
@@ -169,7 +169,7 @@ TrainingRun train(const std::string& dir, bool graphs, Device device,
   args.use_cpu = device.is_cpu();
   args.device = device.str();
   args.dataloader_pin_memory = false;
-  args.cuda_graphs = graphs;
+  args.step_graphs = graphs;
   std::ostringstream console;
   TrainerOptions options;
   options.console = &console;
@@ -194,25 +194,25 @@ size_t count_of(const std::string& text, const std::string& part) {
 
 // ---- on the CPU ----------------------------------------------------------------
 
-TEST(TrainerCudaGraphs, OnTheCpuTheRunIsTheEagerRunAndSaysWhyOnce) {
+TEST(TrainerStepGraphs, OnTheCpuTheRunIsTheEagerRunAndSaysWhyOnce) {
   TempDir dir;
   const TrainingRun eager = train(dir.file("eager"), false, Device());
   const TrainingRun graphs = train(dir.file("graphs"), true, Device());
   ASSERT_EQ(eager.losses.size(), 14u);  // 7 batches per epoch, 2 epochs
   EXPECT_EQ(graphs.losses, eager.losses);
   EXPECT_EQ(graphs.weights, eager.weights);
-  EXPECT_EQ(count_of(graphs.said, "cuda_graphs"), 1u) << graphs.said;
-  EXPECT_NE(graphs.said.find("hearth: cuda_graphs is on, but training runs eagerly: cpu has no step graphs"),
+  EXPECT_EQ(count_of(graphs.said, "step_graphs"), 1u) << graphs.said;
+  EXPECT_NE(graphs.said.find("hearth: step_graphs is on, but training runs eagerly: cpu has no step graphs"),
             std::string::npos)
       << graphs.said;
-  EXPECT_EQ(count_of(eager.said, "cuda_graphs"), 0u) << "off by default, and silent when off";
+  EXPECT_EQ(count_of(eager.said, "step_graphs"), 0u) << "off by default, and silent when off";
   EXPECT_EQ(graphs.report.replayed_steps, 0);
   EXPECT_NE(graphs.report.eager_reason.find("cpu has no step graphs"), std::string::npos);
 }
 
 // ---- on a device with step graphs ------------------------------------------------
 
-TEST(TrainerCudaGraphs, RecordedStepsAreReplayedAndTrainAsEagerStepsDo) {
+TEST(TrainerStepGraphs, RecordedStepsAreReplayedAndTrainAsEagerStepsDo) {
   TempDir dir;
   const TrainingRun eager = train(dir.file("eager"), false, graph_device());
   ReplayingRuntime& rt = graph_runtime();
@@ -230,14 +230,14 @@ TEST(TrainerCudaGraphs, RecordedStepsAreReplayedAndTrainAsEagerStepsDo) {
   EXPECT_EQ(rt.replays - replays, 10);
   EXPECT_EQ(graphs.report.other_shape_steps, 2);
   EXPECT_EQ(graphs.report.eager_reason, "");
-  EXPECT_EQ(count_of(graphs.said, "cuda_graphs"), 1u) << graphs.said;
-  EXPECT_NE(graphs.said.find("hearth: cuda_graphs: 10 of 14 steps replayed from the recorded graph; 2 batch(es) of "
+  EXPECT_EQ(count_of(graphs.said, "step_graphs"), 1u) << graphs.said;
+  EXPECT_NE(graphs.said.find("hearth: step_graphs: 10 of 14 steps replayed from the recorded graph; 2 batch(es) of "
                              "other shapes than the recorded ones ran eagerly"),
             std::string::npos)
       << graphs.said;
 }
 
-TEST(TrainerCudaGraphs, SmallerBatchesBetweenTheWarmUpAndTheRecordingRunEagerly) {
+TEST(TrainerStepGraphs, SmallerBatchesBetweenTheWarmUpAndTheRecordingRunEagerly) {
   // Batches of 32 from 52 samples: 32, 20, 32, 20, ...
   TempDir dir;
   auto batch32 = [](TrainingArguments& a, TrainerOptions&) {
@@ -266,7 +266,7 @@ class StopAfterStep6 : public TrainerCallback {
   }
 };
 
-TEST(TrainerCudaGraphs, ARunResumedBeforeTheSmallerLastBatchRecordsTheFullBatches) {
+TEST(TrainerStepGraphs, ARunResumedBeforeTheSmallerLastBatchRecordsTheFullBatches) {
   TempDir dir;
   const TrainingRun eager = train(dir.file("eager"), false, graph_device());
   {
@@ -289,7 +289,7 @@ TEST(TrainerCudaGraphs, ARunResumedBeforeTheSmallerLastBatchRecordsTheFullBatche
   EXPECT_EQ(resumed.report.other_shape_steps, 2);
 }
 
-TEST(TrainerCudaGraphs, AStepThatReadsTheHostRunsEagerlyAndSaysWhyOnce) {
+TEST(TrainerStepGraphs, AStepThatReadsTheHostRunsEagerlyAndSaysWhyOnce) {
   TempDir dir;
   auto reads_host = [](TrainingArguments&, TrainerOptions& o) {
     o.forward = [](nn::Module& model, const data::Batch& batch) {
@@ -307,8 +307,8 @@ TEST(TrainerCudaGraphs, AStepThatReadsTheHostRunsEagerlyAndSaysWhyOnce) {
   EXPECT_EQ(graphs.report.replayed_steps, 0);
   EXPECT_NE(graphs.report.eager_reason.find("copies between host and device"), std::string::npos)
       << graphs.report.eager_reason;
-  EXPECT_EQ(count_of(graphs.said, "cuda_graphs"), 1u) << graphs.said;
-  EXPECT_NE(graphs.said.find("hearth: cuda_graphs: training runs eagerly after step 2: it copies"), std::string::npos)
+  EXPECT_EQ(count_of(graphs.said, "step_graphs"), 1u) << graphs.said;
+  EXPECT_NE(graphs.said.find("hearth: step_graphs: training runs eagerly after step 2: it copies"), std::string::npos)
       << graphs.said;
 }
 
@@ -326,7 +326,7 @@ class DropGradients : public TrainerCallback {
   std::shared_ptr<nn::Module> model_;
 };
 
-TEST(TrainerCudaGraphs, GradientsReplacedAfterRecordingEndTheReplays) {
+TEST(TrainerStepGraphs, GradientsReplacedAfterRecordingEndTheReplays) {
   TempDir dir;
   // The callback needs the model the Trainer trains: build the run by hand.
   auto run = [&](bool graphs) {
@@ -334,7 +334,7 @@ TEST(TrainerCudaGraphs, GradientsReplacedAfterRecordingEndTheReplays) {
     args.use_cpu = false;
     args.device = graph_device().str();
     args.dataloader_pin_memory = false;
-    args.cuda_graphs = graphs;
+    args.step_graphs = graphs;
     std::ostringstream console;
     TrainerOptions options;
     options.console = &console;
@@ -353,18 +353,18 @@ TEST(TrainerCudaGraphs, GradientsReplacedAfterRecordingEndTheReplays) {
   EXPECT_EQ(report.replayed_steps, 3);  // steps 3, 4 and 5
   EXPECT_NE(report.eager_reason.find("gradients were replaced after the step was recorded"), std::string::npos)
       << report.eager_reason;
-  EXPECT_NE(said.find("hearth: cuda_graphs: training runs eagerly after step 6: the parameters or their gradients"),
+  EXPECT_NE(said.find("hearth: step_graphs: training runs eagerly after step 6: the parameters or their gradients"),
             std::string::npos)
       << said;
 }
 
-TEST(TrainerCudaGraphs, ArgumentsThatRuleRecordingOutAreNamed) {
+TEST(TrainerStepGraphs, ArgumentsThatRuleRecordingOutAreNamed) {
   TempDir dir;
   auto accumulate = [](TrainingArguments& a, TrainerOptions&) { a.gradient_accumulation_steps = 2; };
   const TrainingRun eager = train(dir.file("eager"), false, graph_device(), accumulate);
   const TrainingRun graphs = train(dir.file("graphs"), true, graph_device(), accumulate);
   EXPECT_EQ(graphs.losses, eager.losses);
-  EXPECT_EQ(count_of(graphs.said, "cuda_graphs"), 1u) << graphs.said;
+  EXPECT_EQ(count_of(graphs.said, "step_graphs"), 1u) << graphs.said;
   EXPECT_NE(graphs.said.find("training runs eagerly: gradient_accumulation_steps is 2"), std::string::npos)
       << graphs.said;
 

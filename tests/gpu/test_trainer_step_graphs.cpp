@@ -1,4 +1,4 @@
-// The Trainer with TrainingArguments::cuda_graphs on cuda:0: a small CNN with
+// The Trainer with TrainingArguments::step_graphs on cuda:0: a small CNN with
 // batch norm and dropout trained with its steps' forward and backward
 // recorded and replayed gives the logged losses and the final weights of the
 // same run trained eagerly, the smaller last batch of each epoch (run eagerly
@@ -70,7 +70,7 @@ TrainingRun train_on_cuda(const std::string& dir, bool graphs, const std::string
   args.save_strategy = "no";
   args.report_to = {"none"};
   args.precision = precision;
-  args.cuda_graphs = graphs;
+  args.step_graphs = graphs;
   train::TrainerOptions options;
   options.console = nullptr;
   auto losses = std::make_shared<StepLosses>();
@@ -87,9 +87,9 @@ TrainingRun train_on_cuda(const std::string& dir, bool graphs, const std::string
   return r;
 }
 
-class TrainerCudaGraphs : public ::testing::TestWithParam<std::string> {};
+class TrainerStepGraphs : public ::testing::TestWithParam<std::string> {};
 
-TEST_P(TrainerCudaGraphs, ReplayedTrainingEqualsEagerTraining) {
+TEST_P(TrainerStepGraphs, ReplayedTrainingEqualsEagerTraining) {
   HEARTH_REQUIRE_CUDA();
   hearth::testing::TempDir dir;
   const TrainingRun eager = train_on_cuda(dir.file("eager"), false, GetParam());
@@ -116,10 +116,10 @@ TEST_P(TrainerCudaGraphs, ReplayedTrainingEqualsEagerTraining) {
     EXPECT_LT(relative_error(graphed.weights[i], eager.weights[i]), 1e-4) << "parameter or buffer " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(Precision, TrainerCudaGraphs, ::testing::Values("fp32", "bf16-mixed"),
+INSTANTIATE_TEST_SUITE_P(Precision, TrainerStepGraphs, ::testing::Values("fp32", "bf16-mixed"),
                          [](const auto& info) { return info.param == "fp32" ? "fp32" : "bf16_mixed"; });
 
-TEST(TrainerCudaGraphsFallback, Fp16MixedTrainsEagerlyAndSaysWhy) {
+TEST(TrainerStepGraphsFallback, Fp16MixedTrainsEagerlyAndSaysWhy) {
   HEARTH_REQUIRE_CUDA();
   hearth::testing::TempDir dir;
   const TrainingRun r = train_on_cuda(dir.file("fp16"), true, "fp16-mixed");
