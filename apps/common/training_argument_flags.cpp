@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
-#include "hearth/train/user_config.h"
+#include "apps/common/user_config.h"
 
 namespace hearth::cli {
 
@@ -64,8 +64,7 @@ void TrainingArgumentFlags::apply(train::TrainingArguments& args) const {
   if (!precision.empty()) args.precision = precision;
 }
 
-train::LoadedUserConfig TrainingArgumentFlags::apply_user_config(train::TrainingArguments& args,
-                                                                 std::ostream* say) const {
+LoadedUserConfig TrainingArgumentFlags::apply_user_config(train::TrainingArguments& args, std::ostream* say) const {
   return user_config_.apply(args, say);
 }
 

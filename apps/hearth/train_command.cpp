@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "apps/common/training_argument_flags.h"
+#include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
 #include "apps/hearth/launcher.h"
 #include "apps/hearth/tasks.h"
@@ -24,7 +25,6 @@
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
-#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 namespace {

@@ -150,7 +150,7 @@ TEST_F(TrainingArgumentFlagsTest, UserConfigFlagAloneLoadsWithoutApplying) {
   flag.add_to(app);
   parse(app, {"--config_file", path});
   EXPECT_EQ(flag.path(), path);
-  train::LoadedUserConfig user = flag.load(nullptr);
+  cli::LoadedUserConfig user = flag.load(nullptr);
   EXPECT_TRUE(user.found);
   EXPECT_TRUE(user.has("num_processes"));
   EXPECT_FALSE(user.has("device"));

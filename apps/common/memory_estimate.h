@@ -32,7 +32,7 @@
 
 #include "hearth/core/tensor.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 
 // A model's training step, in the pieces the estimator measures separately.
 struct TrainingStepProbe {
@@ -72,4 +72,4 @@ StepMeasurement measure_training_step(const TrainingStepProbe& probe, int64_t ba
 MemoryEstimate estimate_training_memory(const TrainingStepProbe& probe, int64_t batch_size,
                                         const std::string& precision, int64_t small_batch = 2, int64_t large_batch = 4);
 
-}  // namespace hearth::train
+}  // namespace hearth::cli

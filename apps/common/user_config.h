@@ -23,7 +23,7 @@
 
 #include "hearth/train/training_arguments.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 
 struct UserConfig {
   std::string device = "auto";  // auto, cpu, cuda, cuda:N
@@ -88,7 +88,7 @@ void save_user_config(const UserConfig& config, const std::string& path);
 // output_dir) and, when the file turns the CPU fallback on, sets
 // HEARTH_ENABLE_CPU_FALLBACK unless the environment already says otherwise.
 // Call it before the command-line flags are applied, so that they win.
-void apply_user_config(const LoadedUserConfig& loaded, TrainingArguments& args);
+void apply_user_config(const LoadedUserConfig& loaded, train::TrainingArguments& args);
 
 // "device=cuda, precision=bf16-mixed" for the keys the file set; "nothing" for none.
 std::string describe_user_config(const LoadedUserConfig& loaded);
@@ -100,4 +100,4 @@ std::string describe_user_config(const LoadedUserConfig& loaded);
 // apply_user_config may set, is inherited like any variable.)
 std::vector<std::pair<std::string, std::string>> user_config_environment(const LoadedUserConfig& loaded);
 
-}  // namespace hearth::train
+}  // namespace hearth::cli

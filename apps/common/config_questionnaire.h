@@ -5,9 +5,9 @@
 
 #include <iosfwd>
 
-#include "hearth/train/user_config.h"
+#include "apps/common/user_config.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 
 // Asks each question of user_config_settings() on `out`, with the current
 // value in brackets. An empty answer keeps it; an invalid one is explained
@@ -17,4 +17,4 @@ namespace hearth::train {
 // terminal, so the transcript reads as a dialogue.
 UserConfig ask_user_config(std::istream& in, std::ostream& out, const UserConfig& start, bool echo_answers = false);
 
-}  // namespace hearth::train
+}  // namespace hearth::cli

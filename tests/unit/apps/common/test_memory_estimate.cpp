@@ -1,14 +1,14 @@
 #include <gtest/gtest.h>
 
+#include "apps/common/memory_estimate.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/nn/models/mlp.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/optim/adam.h"
-#include "hearth/train/memory_estimate.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 namespace {
 
 // An MLP's training step with AdamW, in the pieces the estimator measures.
@@ -78,4 +78,4 @@ TEST(MemoryEstimate, MixedPrecisionHalvesActivationsAndAddsWeightCopies) {
 }
 
 }  // namespace
-}  // namespace hearth::train
+}  // namespace hearth::cli

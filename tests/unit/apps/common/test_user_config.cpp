@@ -1,22 +1,23 @@
 #include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <utility>
 #include <vector>
-#include <sstream>
 
 #include <gtest/gtest.h>
 
+#include "apps/common/config_questionnaire.h"
+#include "apps/common/user_config.h"
 #include "hearth/core/errors.h"
-#include "hearth/train/config_questionnaire.h"
-#include "hearth/train/user_config.h"
 #include "tests/support/scoped_env.h"
 #include "tests/support/temp_dir.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 namespace {
 
 using hearth::testing::ScopedEnv;
 using hearth::testing::TempDir;
+using hearth::train::TrainingArguments;
 
 // Points XDG_CONFIG_HOME at a temporary directory for one test.
 class ConfigHome {
@@ -227,4 +228,4 @@ TEST(ConfigQuestionnaire, EmptyAnswersAndTheEndOfInputKeepTheShownValues) {
 }
 
 }  // namespace
-}  // namespace hearth::train
+}  // namespace hearth::cli

@@ -1,11 +1,11 @@
-#include "hearth/train/config_questionnaire.h"
+#include "apps/common/config_questionnaire.h"
 
 #include <istream>
 #include <ostream>
 
 #include "hearth/core/errors.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 namespace {
 
 std::string trim(const std::string& s) {
@@ -45,4 +45,4 @@ UserConfig ask_user_config(std::istream& in, std::ostream& out, const UserConfig
   return config;
 }
 
-}  // namespace hearth::train
+}  // namespace hearth::cli

@@ -1,4 +1,4 @@
-#include "hearth/train/user_config.h"
+#include "apps/common/user_config.h"
 
 #include <algorithm>
 #include <cctype>
@@ -13,7 +13,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 namespace {
 
 using json = nlohmann::json;
@@ -210,13 +210,13 @@ bool LoadedUserConfig::has(const std::string& key) const {
   return std::find(keys.begin(), keys.end(), key) != keys.end();
 }
 
-void apply_user_config(const LoadedUserConfig& loaded, TrainingArguments& args) {
+void apply_user_config(const LoadedUserConfig& loaded, train::TrainingArguments& args) {
   auto has = [&](const char* key) { return loaded.has(key); };
   // Through the TrainingArguments field table, so a value the Trainer cannot
   // run (a precision it lacks) is refused with the file's name in the message.
   for (const char* key : {"device", "precision", "output_dir"}) {
     if (!has(key)) continue;
-    const TrainingArgumentField* field = find_training_argument_field(key);
+    const train::TrainingArgumentField* field = train::find_training_argument_field(key);
     json value = key == std::string("device")      ? json(loaded.config.device)
                  : key == std::string("precision") ? json(loaded.config.precision)
                                                    : json(loaded.config.output_dir);
@@ -244,4 +244,4 @@ std::vector<std::pair<std::string, std::string>> user_config_environment(const L
   return {{kUserConfigFileVariable, ec ? loaded.path : absolute.lexically_normal().string()}};
 }
 
-}  // namespace hearth::train
+}  // namespace hearth::cli

@@ -1,4 +1,4 @@
-#include "hearth/train/memory_estimate.h"
+#include "apps/common/memory_estimate.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 
-namespace hearth::train {
+namespace hearth::cli {
 namespace {
 
 DeviceRuntime& cpu() { return device_runtime(kCpu); }
@@ -96,4 +96,4 @@ MemoryEstimate estimate_training_memory(const TrainingStepProbe& probe, int64_t 
   return e;
 }
 
-}  // namespace hearth::train
+}  // namespace hearth::cli
