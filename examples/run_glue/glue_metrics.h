@@ -16,11 +16,12 @@
 #include "hearth/core/tensor.h"
 #include "hearth/train/callbacks.h"
 
-namespace hearth::train {
+namespace run_glue {
 
 // `task` is a GLUE task name ("mnli_mismatched" and "mnli_matched" too), or
 // empty for other data. logits [N, C] (or [N, 1] / [N] for a regression) and
 // labels [N], on any device.
-Metrics glue_metrics(const std::string& task, bool is_regression, const Tensor& logits, const Tensor& labels);
+hearth::train::Metrics glue_metrics(const std::string& task, bool is_regression, const hearth::Tensor& logits,
+                                    const hearth::Tensor& labels);
 
-}  // namespace hearth::train
+}  // namespace run_glue

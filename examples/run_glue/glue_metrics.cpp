@@ -1,9 +1,22 @@
-#include "hearth/train/glue_metrics.h"
+#include "examples/run_glue/glue_metrics.h"
 
 #include "hearth/core/errors.h"
 #include "hearth/train/eval_metrics.h"
 
-namespace hearth::train {
+namespace run_glue {
+
+using hearth::DType;
+using hearth::ShapeError;
+using hearth::Tensor;
+using hearth::ValueError;
+using hearth::train::accuracy;
+using hearth::train::binary_f1;
+using hearth::train::matthews_corrcoef;
+using hearth::train::mean_squared_error;
+using hearth::train::Metrics;
+using hearth::train::pearson;
+using hearth::train::spearman;
+
 namespace {
 
 std::vector<int64_t> argmax_rows(const Tensor& logits) {
@@ -63,4 +76,4 @@ Metrics glue_metrics(const std::string& task, bool is_regression, const Tensor& 
   return m;
 }
 
-}  // namespace hearth::train
+}  // namespace run_glue
