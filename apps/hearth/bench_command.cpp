@@ -28,7 +28,7 @@
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/factory.h"
 #include "hearth/train/device_select.h"
-#include "hearth/train/graphed_step.h"
+#include "hearth/train/step_graph.h"
 
 namespace hearth::cli {
 namespace {

@@ -27,11 +27,11 @@
 #include "hearth/optim/sgd.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/curves_plot.h"
-#include "hearth/train/graphed_training_step.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/signals.h"
+#include "hearth/train/step_graph.h"
 #include "hearth/train/tensorboard.h"
 
 namespace fs = std::filesystem;

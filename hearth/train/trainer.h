@@ -52,13 +52,12 @@
 // gradient_accumulation_steps x world_size samples.
 //
 // With args.step_graphs, each step's forward and backward is recorded once as
-// a step graph (a CUDA graph on CUDA) and replayed
-// (hearth/train/graphed_training_step.h): the batch
-// is copied into the step's own device tensors, the gradients are zeroed in
-// place inside the step rather than dropped after it, and clipping, the
-// optimizer and the schedule run eagerly after each replay. Where a step
-// cannot be recorded, training runs eagerly and says why once;
-// step_graph_report() tells how many steps were replayed.
+// a step graph (a CUDA graph on CUDA) and replayed (hearth/train/step_graph.h,
+// trainer_step_graphs.cpp): the batch is copied into the step's own device
+// tensors, the gradients are zeroed in place inside the step rather than
+// dropped after it, and clipping, the optimizer and the schedule run eagerly
+// after each replay. Where a step cannot be recorded, training runs eagerly
+// and says why once; step_graph_report() tells how many steps were replayed.
 //
 // A SIGINT or SIGTERM makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint

@@ -12,7 +12,7 @@
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/optim/clip_grad.h"
-#include "hearth/train/graphed_training_step.h"
+#include "hearth/train/step_graph.h"
 #include "hearth/train/trainer.h"
 
 namespace hearth::train {

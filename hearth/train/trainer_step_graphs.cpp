@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hearth/core/device_runtime.h"
-#include "hearth/train/graphed_training_step.h"
+#include "hearth/train/step_graph.h"
 #include "hearth/train/trainer.h"
 
 namespace hearth::train {

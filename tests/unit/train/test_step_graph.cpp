@@ -1,6 +1,6 @@
 // GraphedStep where the device has no step graphs (the CPU): every call runs
 // the step eagerly, and the reason is given once the rehearsal would start.
-#include "hearth/train/graphed_step.h"
+#include "hearth/train/step_graph.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,16 @@
-// The Trainer's forward and backward as a step graph (TrainingArguments::
-// step_graphs; hearth/train/graphed_step.h does the recording).
+// Steps run as recorded device graphs where the device can record them
+// (DeviceRuntime::StepGraph; CUDA graphs on CUDA).
 //
-// A recorded graph reads and writes the addresses it was recorded with, so:
+// GraphedStep: a step run as a recorded device graph where it can be: eagerly
+// for the first calls (plans, autotuning and state made on first use), then
+// once eagerly under watch (the rehearsal), then recorded once and replayed at
+// every later call, one launch instead of hundreds. A step that cannot be
+// recorded keeps running eagerly and fallback_reason() says why, so the caller
+// can tell the user once.
+//
+// GraphedTrainingStep: the Trainer's forward and backward as a GraphedStep
+// (TrainingArguments::step_graphs; the Trainer's side is in
+// trainer_step_graphs.cpp). A recorded graph reads and writes the addresses it was recorded with, so:
 // - the batch goes through inputs of the step's own, device tensors made from
 //   a batch; each later batch of the same shapes is copied into them before
 //   the step, outside it (a copy from the host inside a recorded step would
@@ -26,10 +35,29 @@
 #include <vector>
 
 #include "hearth/core/device.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/data/dataset.h"
-#include "hearth/train/graphed_step.h"
 
 namespace hearth::train {
+
+class GraphedStep {
+ public:
+  // `eager_calls`: calls run eagerly before the rehearsal.
+  GraphedStep(Device device, std::function<void()> step, int eager_calls = 1);
+  // Runs the step once: eagerly, rehearsed, or by queuing the recorded graph.
+  void operator()();
+  bool replaying() const { return graph_ != nullptr; }
+  // Why the step runs eagerly for good; empty while it may still be recorded or is.
+  const std::string& fallback_reason() const { return reason_; }
+
+ private:
+  Device device_;
+  std::function<void()> step_;
+  int eager_left_;
+  bool rehearsed_ = false;
+  std::unique_ptr<DeviceRuntime::StepGraph> graph_;
+  std::string reason_;
+};
 
 class GraphedTrainingStep {
  public:
