@@ -338,8 +338,16 @@ class GlooProcessGroup : public ProcessGroup {
   }
 
   void check_cpu(const char* what, const Tensor& t) const {
-    HEARTH_CHECK(t.device().is_cpu(), DeviceError, "[gloo] ", what, " needs CPU tensors, got one on ", t.device().str(),
-                 "; use the nccl backend for CUDA tensors");
+    if (t.device().is_cpu()) return;
+    // The way out: the backend registered for the tensor's device kind.
+    const DeviceKind kind = t.device().kind;
+    std::string way_out;
+    try {
+      way_out = "; use the " + process_group_backend_for(kind) + " backend for " + device_kind_name(kind) + " tensors";
+    } catch (const ValueError&) {
+      way_out = "; this build has no process group backend for " + device_kind_name(kind) + " tensors";
+    }
+    HEARTH_THROW(DeviceError, "[gloo] ", what, " needs CPU tensors, got one on ", t.device().str(), way_out);
   }
 
   WorkPtr submit(const char* name, std::function<void(uint32_t)> run, std::function<void()> finish) {

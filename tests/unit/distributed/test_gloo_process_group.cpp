@@ -4,6 +4,11 @@
 // all-reduces and barriers against values it computes itself.
 #include <gtest/gtest.h>
 
+#include "hearth/core/errors.h"
+#include "hearth/distributed/process_group_registry.h"
+#include "hearth/distributed/tcp_store.h"
+#include "hearth/ops/factory.h"
+#include "tests/support/test_device.h"
 #include "tests/unit/distributed/dist_testing.h"
 
 namespace hearth::testing {
@@ -37,6 +42,28 @@ TEST(GlooProcessGroup, ARankThatNeverJoinsFailsTheOthersWithinTheTimeout) {
       << r.output;
   EXPECT_NE(r.output.find("Timed out"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("hearth launch: failed: rank 0"), std::string::npos) << r.output;
+}
+
+// A tensor of another device kind is refused, naming the backend that kind
+// needs (here none: no backend serves the test device).
+TEST(GlooProcessGroup, ATensorOfAnotherDeviceKindIsRefusedWithTheWayOut) {
+  HEARTH_SKIP_WITHOUT_GLOO();
+  using namespace std::chrono_literals;
+  auto store = std::make_shared<dist::TcpStore>(
+      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s});
+  dist::ProcessGroupOptions o;
+  o.timeout = 5s;
+  dist::ProcessGroupPtr group = dist::new_process_group("gloo", store, o);
+  const Tensor t = zeros({4}).to(test_device());
+  try {
+    group->all_reduce({t}, dist::ReduceOp::sum)->wait();
+    FAIL() << "a testdev tensor went through Gloo";
+  } catch (const DeviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("[gloo] all_reduce needs CPU tensors, got one on testdev:0; this build has "
+                                         "no process group backend for testdev tensors"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace

@@ -49,9 +49,8 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 TEST(ProcessGroupRegistry, TheDefaultBackendIsTheOneRegisteredForTheDevicesKind) {
   const DeviceKind kind = register_device_kind("pgregistrydev");
-  dist::register_process_group_backend("pg_registry_test", {kind}, [](const auto&, const auto& o) {
-    return std::make_shared<NamedGroup>(o, o.device);
-  });
+  dist::register_process_group_backend(
+      "pg_registry_test", {kind}, [](const auto&, const auto& o) { return std::make_shared<NamedGroup>(o, o.device); });
   EXPECT_TRUE(dist::has_process_group_backend("pg_registry_test"));
   EXPECT_TRUE(has(dist::process_group_backends(), "pg_registry_test")) << dist::process_group_backends();
   EXPECT_EQ(dist::process_group_backend_for(kind), "pg_registry_test");
@@ -86,8 +85,9 @@ TEST(ProcessGroupRegistry, AnAcceleratorIsServedByTheBackendItsFolderRegisters) 
 TEST(ProcessGroupRegistry, AKindNoBackendServesIsAnErrorNamingItAndTheRegisteredBackends) {
   const DeviceKind kind = register_device_kind("pgunserveddev");
   const std::string e = value_error([&] { dist::default_backend(Device(kind, 0)); });
-  EXPECT_TRUE(has(e, "[dist] no process group backend serves pgunserveddev devices in this build of hearth "
-                     "(registered: "))
+  EXPECT_TRUE(has(e,
+                  "[dist] no process group backend serves pgunserveddev devices in this build of hearth "
+                  "(registered: "))
       << e;
   if (HEARTH_TEST_GLOO_BUILT) {
     EXPECT_TRUE(has(e, "gloo for cpu")) << e;
