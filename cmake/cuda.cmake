@@ -1,9 +1,17 @@
 # Decides whether the CUDA backend is built. Sets HEARTH_BACKEND_SOURCES,
-# HEARTH_BACKEND_LIBS and HEARTH_CUDA_STATUS. Without CUDA the stub in
-# hearth/backends/no_cuda registers the "cuda" device kind as unavailable, so
-# nothing above hearth/dispatch needs an #ifdef.
+# HEARTH_BACKEND_LIBS, HEARTH_BACKEND_INCLUDE_DIRS, HEARTH_BACKEND_PROCESS_GROUPS
+# and HEARTH_CUDA_STATUS. Without CUDA the stub in hearth/backends/no_cuda
+# registers the "cuda" device kind as unavailable, so nothing above
+# hearth/dispatch needs an #ifdef.
+#
+# The backend's process group (hearth/backends/cuda/distributed/, NCCL) is
+# built with it when nccl.h and libnccl are found: in the CUDA toolkit, or in
+# Python's site-packages (the nvidia-nccl wheel).
 set(HEARTH_BACKEND_SOURCES "")
 set(HEARTH_BACKEND_LIBS "")
+set(HEARTH_BACKEND_INCLUDE_DIRS "")
+set(HEARTH_BACKEND_PROCESS_GROUPS "")
+set(HEARTH_NCCL_ENABLED OFF)
 set(HEARTH_CUDA_ENABLED OFF)
 set(_want_cuda OFF)
 if(HEARTH_CUDA STREQUAL "ON" OR HEARTH_CUDA STREQUAL "AUTO")
@@ -30,6 +38,8 @@ if(_want_cuda)
   set(CMAKE_CUDA_STANDARD 20)
   file(GLOB_RECURSE HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS
     ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cpp ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cu)
+  # The process group needs NCCL: added below when it is found.
+  list(FILTER HEARTH_BACKEND_SOURCES EXCLUDE REGEX "/hearth/backends/cuda/distributed/")
   find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
   # dl: the runtime opens the driver library itself to say why it cannot be loaded.
   set(HEARTH_BACKEND_LIBS CUDA::cudart_static CUDA::cublasLt ${CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
@@ -37,5 +47,34 @@ if(_want_cuda)
   set(HEARTH_CUDA_ENABLED ON)
 else()
   file(GLOB HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/backends/no_cuda/*.cpp)
+  # Why CUDA cannot be used, in words: plain C++ the stub says too.
+  list(APPEND HEARTH_BACKEND_SOURCES ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/diagnosis.cpp)
   set(HEARTH_CUDA_STATUS "OFF (CPU-only build)")
+endif()
+
+if(HEARTH_CUDA_ENABLED)
+  # Site-packages of the Python interpreters present, where pip puts nvidia/nccl.
+  set(_nccl_hints ${CUDAToolkit_LIBRARY_DIR} ${CUDAToolkit_LIBRARY_ROOT}/lib64)
+  set(_nccl_include_hints ${CUDAToolkit_INCLUDE_DIRS})
+  find_program(_python NAMES python3 python)
+  if(_python)
+    execute_process(COMMAND ${_python} -c "import site, sys; print(';'.join(site.getsitepackages() + [site.getusersitepackages()]))"
+                    OUTPUT_VARIABLE _site OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+    foreach(_dir ${_site})
+      list(APPEND _nccl_hints ${_dir}/nvidia/nccl/lib)
+      list(APPEND _nccl_include_hints ${_dir}/nvidia/nccl/include)
+    endforeach()
+  endif()
+  find_path(NCCL_INCLUDE_DIR nccl.h HINTS ${_nccl_include_hints})
+  find_library(NCCL_LIBRARY NAMES nccl libnccl.so.2 HINTS ${_nccl_hints})
+  if(NCCL_INCLUDE_DIR AND NCCL_LIBRARY)
+    file(GLOB _nccl_sources CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/distributed/*.cpp)
+    list(APPEND HEARTH_BACKEND_SOURCES ${_nccl_sources})
+    list(APPEND HEARTH_BACKEND_LIBS ${NCCL_LIBRARY})
+    list(APPEND HEARTH_BACKEND_INCLUDE_DIRS ${NCCL_INCLUDE_DIR})
+    set(HEARTH_NCCL_ENABLED ON)
+    list(APPEND HEARTH_BACKEND_PROCESS_GROUPS "nccl (${NCCL_LIBRARY})")
+  else()
+    message(STATUS "hearth: NCCL not found (nccl.h, libnccl): no GPU data-parallel training")
+  endif()
 endif()

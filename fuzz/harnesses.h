@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "apps/common/user_config.h"
 #include "fuzz/fuzz_support.h"
 #include "hearth/data/csv_reader.h"
 #include "hearth/data/glue.h"
@@ -22,7 +23,6 @@
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/trainer_state.h"
 #include "hearth/train/training_arguments.h"
-#include "hearth/train/user_config.h"
 
 namespace hearth::fuzz {
 
@@ -75,7 +75,7 @@ inline std::string fuzz_training_arguments(const uint8_t* data, size_t size) {
 // HEARTH_ENABLE_CPU_FALLBACK in this process, which the unit tests share.)
 inline std::string fuzz_user_config(const uint8_t* data, size_t size) {
   std::string path = write_input("config.json", data, size);
-  return check_clean_failure(path, [&] { (void)train::describe_user_config(train::load_user_config(path)); });
+  return check_clean_failure(path, [&] { (void)cli::describe_user_config(cli::load_user_config(path)); });
 }
 
 // A checkpoint's trainer_state.json, read the way resuming reads it.

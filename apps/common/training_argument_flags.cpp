@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <ostream>
 
-#include "hearth/train/user_config.h"
+#include "apps/common/user_config.h"
 
 namespace hearth::cli {
 
@@ -12,7 +12,9 @@ void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>
   for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
     if (std::find(skip.begin(), skip.end(), field.name) != skip.end()) continue;
     std::string& slot = values_[field.name];
-    CLI::Option* opt = app.add_option("--" + field.name, slot, field.help);
+    std::string names = "--" + field.name;
+    for (const std::string& alias : field.aliases) names += ",--" + alias;
+    CLI::Option* opt = app.add_option(names, slot, field.help);
     if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options_[field.name] = opt;
@@ -62,8 +64,7 @@ void TrainingArgumentFlags::apply(train::TrainingArguments& args) const {
   if (!precision.empty()) args.precision = precision;
 }
 
-train::LoadedUserConfig TrainingArgumentFlags::apply_user_config(train::TrainingArguments& args,
-                                                                 std::ostream* say) const {
+LoadedUserConfig TrainingArgumentFlags::apply_user_config(train::TrainingArguments& args, std::ostream* say) const {
   return user_config_.apply(args, say);
 }
 

@@ -42,7 +42,7 @@ class TrainingArgumentFlags {
   // Sets what the user's config file (--config_file, else the default path)
   // names, saying so on `say` when a file was read. Call before apply(), so
   // that flags win. IoError or ValueError naming the file when it is unusable.
-  train::LoadedUserConfig apply_user_config(train::TrainingArguments& args, std::ostream* say) const;
+  LoadedUserConfig apply_user_config(train::TrainingArguments& args, std::ostream* say) const;
 
  private:
   // The precision the precision flags select on their own; empty when they

@@ -8,16 +8,16 @@ void UserConfigFlag::add_to(CLI::App& app) {
                  "$XDG_CONFIG_HOME/hearth/config.json); flags override them");
 }
 
-train::LoadedUserConfig UserConfigFlag::load(std::ostream* say) const {
-  train::LoadedUserConfig user = train::load_user_config(path_);
+LoadedUserConfig UserConfigFlag::load(std::ostream* say) const {
+  LoadedUserConfig user = load_user_config(path_);
   if (user.found && say != nullptr)
-    *say << "hearth: config " << user.path << " sets " << train::describe_user_config(user) << "\n";
+    *say << "hearth: config " << user.path << " sets " << describe_user_config(user) << "\n";
   return user;
 }
 
-train::LoadedUserConfig UserConfigFlag::apply(train::TrainingArguments& args, std::ostream* say) const {
-  train::LoadedUserConfig user = load(say);
-  train::apply_user_config(user, args);
+LoadedUserConfig UserConfigFlag::apply(train::TrainingArguments& args, std::ostream* say) const {
+  LoadedUserConfig user = load(say);
+  apply_user_config(user, args);
   return user;
 }
 

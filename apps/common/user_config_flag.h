@@ -1,5 +1,5 @@
 // --config_file, and what every program does with the user's config
-// (hearth/train/user_config.h): read the file that flag names (else
+// (apps/common/user_config.h): read the file that flag names (else
 // $HEARTH_CONFIG_FILE, else $XDG_CONFIG_HOME/hearth/config.json), say which
 // file set what, and set those values before the program's own flags are
 // applied, so that flags win. Shared by `hearth train`, `hearth launch` and
@@ -17,8 +17,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/common/user_config.h"
 #include "hearth/train/training_arguments.h"
-#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 
@@ -36,10 +36,10 @@ class UserConfigFlag {
   // Reads the file, saying on `say` which file it is and what it sets when
   // one was read. IoError (a named file that is missing) or ValueError (bad
   // JSON, an unknown key, a bad value), each naming the file.
-  train::LoadedUserConfig load(std::ostream* say) const;
+  LoadedUserConfig load(std::ostream* say) const;
   // load(), then the TrainingArguments fields the file sets (and the CPU
   // fallback); a value the Trainer cannot run is a ValueError naming the file.
-  train::LoadedUserConfig apply(train::TrainingArguments& args, std::ostream* say) const;
+  LoadedUserConfig apply(train::TrainingArguments& args, std::ostream* say) const;
 
  private:
   std::string path_;

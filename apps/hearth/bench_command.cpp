@@ -22,13 +22,13 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/dispatch/op_profiler.h"
-#include "hearth/dist/init.h"
-#include "hearth/dist/rendezvous.h"
+#include "hearth/distributed/init.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/factory.h"
 #include "hearth/train/device_select.h"
-#include "hearth/train/graphed_step.h"
+#include "hearth/train/step_graph.h"
 
 namespace hearth::cli {
 namespace {

@@ -5,7 +5,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
-#include "hearth/dist/gradient_reducer.h"
+#include "hearth/distributed/gradient_reducer.h"
 #include "hearth/nn/models/bert.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/vgg.h"
@@ -97,7 +97,7 @@ class ImageClassification final : public Workload {
     if (channels_last_) x_ = x_.contiguous(MemoryFormat::channels_last);
     y_ = randint(0, 1000, {n}, DType::int64, device_);
   }
-  train::TrainingStepProbe memory_probe() override {
+  TrainingStepProbe memory_probe() override {
     return {[this](int64_t n) { make_batch(n); },
             [this] {
               x_ = Tensor();
@@ -159,7 +159,7 @@ class SequenceClassification final : public Workload {
     mask_ = ones({n, seq_len_}, DType::int64, device_);
     labels_ = randint(0, 2, {n}, DType::int64, device_);
   }
-  train::TrainingStepProbe memory_probe() override {
+  TrainingStepProbe memory_probe() override {
     return {[this](int64_t n) { make_batch(n); },
             [this] {
               for (Tensor* t : {&ids_, &types_, &mask_, &labels_}) *t = Tensor();

@@ -10,9 +10,9 @@
 #include <utility>
 #include <vector>
 
+#include "apps/common/memory_estimate.h"
 #include "hearth/core/device.h"
-#include "hearth/dist/process_group.h"
-#include "hearth/train/memory_estimate.h"
+#include "hearth/distributed/process_group.h"
 
 namespace hearth::cli {
 
@@ -48,7 +48,7 @@ class Workload {
   virtual void set_training(bool training) = 0;
   virtual int64_t parameters() const = 0;
   // The step in pieces, for `hearth estimate-memory` (valid while the workload lives).
-  virtual train::TrainingStepProbe memory_probe() = 0;
+  virtual TrainingStepProbe memory_probe() = 0;
   // Data parallelism (under `hearth launch`): gradients are averaged over the
   // group in buckets during backward, as the Trainer does.
   virtual void enable_data_parallel(dist::ProcessGroupPtr group) = 0;

@@ -1,15 +1,15 @@
 // `hearth config`: asks for the user's defaults (device, processes, precision,
 // CPU fallback, output directory) and writes them where every hearth program
-// reads them (hearth/train/user_config.h); --default writes them without asking.
+// reads them (apps/common/user_config.h); --default writes them without asking.
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 
+#include "apps/common/config_questionnaire.h"
+#include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
-#include "hearth/train/config_questionnaire.h"
-#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 namespace {
@@ -20,23 +20,23 @@ struct ConfigFlags {
 };
 
 int run_config(const ConfigFlags& f) {
-  const std::string path = train::user_config_path(f.config_file);
-  train::UserConfig config;
+  const std::string path = user_config_path(f.config_file);
+  UserConfig config;
   if (!f.use_defaults) {
     // Answers start from the file being replaced, so running it again changes one thing easily.
     std::error_code ec;
     if (std::filesystem::exists(path, ec)) {
       try {
-        config = train::load_user_config(path).config;
+        config = load_user_config(path).config;
       } catch (const Error& e) {
         std::cout << "hearth config: ignoring the current file: " << e.what() << "\n";
       }
     }
     const bool typed = ::isatty(STDIN_FILENO) == 1;
     if (typed) std::cout << "Press Enter to keep the value in brackets.\n";
-    config = train::ask_user_config(std::cin, std::cout, config, /*echo_answers=*/!typed);
+    config = ask_user_config(std::cin, std::cout, config, /*echo_answers=*/!typed);
   }
-  train::save_user_config(config, path);
+  save_user_config(config, path);
   std::cout << "hearth config: wrote " << path << "\n" << config.to_json().dump(2) << "\n";
   return 0;
 }

@@ -6,14 +6,14 @@
 
 #include <iostream>
 
+#include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/dispatch/dispatch.h"
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group_registry.h"
 #include "hearth/train/device_select.h"
-#include "hearth/train/user_config.h"
 
 #ifndef HEARTH_BUILD_TYPE
 #define HEARTH_BUILD_TYPE "unknown"
@@ -71,13 +71,12 @@ int print_env(const std::string& config_file) {
             << "), " << omp_get_num_procs() << " processors\n";
   // The user's config first: it may turn the CPU fallback on.
   try {
-    train::LoadedUserConfig user = train::load_user_config(config_file);
+    LoadedUserConfig user = load_user_config(config_file);
     std::cout << "config file: " << user.path
-              << (user.found ? " (sets " + train::describe_user_config(user) + ")"
-                             : " (not present: built-in defaults)")
+              << (user.found ? " (sets " + describe_user_config(user) + ")" : " (not present: built-in defaults)")
               << "\n";
     train::TrainingArguments args;
-    train::apply_user_config(user, args);
+    apply_user_config(user, args);
   } catch (const Error& e) {
     std::cout << "config file: hearth train would refuse it: " << e.what() << "\n";
   }

@@ -1,17 +1,17 @@
 // `hearth estimate-memory`: the device memory a reference model's training
 // step needs at a batch size and precision, from a measured step on the CPU
-// scaled by batch (hearth/train/memory_estimate.h says how). Compare with the
+// scaled by batch (apps/common/memory_estimate.h says how). Compare with the
 // "peak mem" column of `hearth bench` on the accelerator.
 #include <algorithm>
 #include <cstdio>
 #include <iostream>
 
+#include "apps/common/memory_estimate.h"
+#include "apps/common/user_config.h"
 #include "apps/hearth/bench_workloads.h"
 #include "apps/hearth/commands.h"
 #include "apps/hearth/tasks.h"
 #include "hearth/core/errors.h"
-#include "hearth/train/memory_estimate.h"
-#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 namespace {
@@ -40,7 +40,7 @@ int run_estimate(const EstimateOptions& o) {
   const auto& models = bench_model_names();
   if (std::find(models.begin(), models.end(), o.model) == models.end())
     throw UsageError("--model: expected " + quoted_choices(models) + ", got \"" + o.model + "\"");
-  const auto& precisions = train::user_config_precisions();
+  const auto& precisions = user_config_precisions();
   if (std::find(precisions.begin(), precisions.end(), o.precision) == precisions.end())
     throw UsageError("--precision: expected " + quoted_choices(precisions) + ", got \"" + o.precision + "\"");
   const int64_t batch = o.batch_size > 0 ? o.batch_size : reference_batch_size(o.model);
@@ -49,7 +49,7 @@ int run_estimate(const EstimateOptions& o) {
   std::cout.flush();
   std::unique_ptr<Workload> w = make_workload(o.model, {2, o.image_size, o.seq_len}, Device(), "fp32");
   w->set_training(true);
-  train::MemoryEstimate e = train::estimate_training_memory(w->memory_probe(), batch, o.precision);
+  MemoryEstimate e = estimate_training_memory(w->memory_probe(), batch, o.precision);
 
   const bool bert = o.model == "bert-base";
   std::printf("%s, batch %lld, %s, %s%s\n", o.model.c_str(), static_cast<long long>(batch), o.precision.c_str(),

@@ -32,15 +32,15 @@ int run_launch(LaunchFlags& f, CLI::App* sub) {
     throw UsageError("expected a program to run after the options (hearth launch --nproc_per_node N PROGRAM ARGS...)");
   LaunchOptions o = f.options;
   try {
-    train::LoadedUserConfig user = f.user_config.load(&std::cout);
+    LoadedUserConfig user = f.user_config.load(&std::cout);
     // Every value the ranks will apply, checked here once: a bad file is one
     // message before any process starts, not one per rank. It also sets
     // HEARTH_ENABLE_CPU_FALLBACK when the file asks, which the ranks inherit.
     train::TrainingArguments checked;
-    train::apply_user_config(user, checked);
+    apply_user_config(user, checked);
     if (sub->count("--nproc_per_node") == 0 && user.has("num_processes"))
       o.nproc_per_node = static_cast<int>(user.config.num_processes);
-    for (const auto& kv : train::user_config_environment(user)) o.environment.push_back(kv);
+    for (const auto& kv : user_config_environment(user)) o.environment.push_back(kv);
   } catch (const Error& e) {
     throw UsageError(e.what());
   }

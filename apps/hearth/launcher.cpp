@@ -16,7 +16,7 @@
 #include <sys/wait.h>
 
 #include "hearth/core/errors.h"
-#include "hearth/dist/socket.h"
+#include "hearth/distributed/socket.h"
 #include "hearth/train/arrival.h"
 
 namespace hearth::cli {

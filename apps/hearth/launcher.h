@@ -1,6 +1,6 @@
 // The process supervisor behind `hearth launch` and `hearth train --devices`:
 // starts one process per rank with the rendezvous variables set
-// (hearth/dist/rendezvous.h), prefixes each line they print with "[rank K]",
+// (hearth/distributed/rendezvous.h), prefixes each line they print with "[rank K]",
 // forwards SIGINT, SIGTERM and SIGHUP to them, and, when one fails, stops the
 // others (SIGTERM, then SIGKILL after a grace period) and reports which rank
 // failed: when it timed out waiting for ranks that never reached a collective

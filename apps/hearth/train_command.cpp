@@ -13,18 +13,18 @@
 #include <memory>
 
 #include "apps/common/training_argument_flags.h"
+#include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
 #include "apps/hearth/launcher.h"
 #include "apps/hearth/tasks.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
-#include "hearth/dist/rendezvous.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
-#include "hearth/train/user_config.h"
 
 namespace hearth::cli {
 namespace {

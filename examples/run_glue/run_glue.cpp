@@ -22,6 +22,7 @@
 #include "apps/common/training_argument_flags.h"
 #include "examples/run_glue/glue_arguments.h"
 #include "examples/run_glue/glue_data.h"
+#include "examples/run_glue/glue_metrics.h"
 #include "examples/run_glue/model_loading.h"
 #include "examples/run_glue/predict.h"
 #include "examples/run_glue/results.h"
@@ -30,7 +31,6 @@
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/train/device_select.h"
-#include "hearth/train/glue_metrics.h"
 #include "hearth/train/trainer.h"
 
 namespace run_glue {
@@ -140,7 +140,7 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
   const std::string metric_task = data.task ? data.task->name : "";
   const bool regression = data.labels.is_regression;
   opts.compute_metrics = [metric_task, regression](const hearth::Tensor& logits, const hearth::Tensor& labels) {
-    return hearth::train::glue_metrics(metric_task, regression, logits, labels);
+    return glue_metrics(metric_task, regression, logits, labels);
   };
   opts.collate = hearth::data::padding_collate(tokenizer.pad_token_id());
   // Each checkpoint is a model folder Hugging Face can load too.

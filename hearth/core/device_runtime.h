@@ -27,7 +27,9 @@ class DeviceRuntime {
   virtual ~DeviceRuntime() = default;
 
   // Discovery. A runtime can be registered yet unavailable (built without the
-  // toolkit, no driver, no device): unavailable_reason() then says why and what to do.
+  // toolkit, no driver, no device): unavailable_reason() then says why and what
+  // to do, in words the backend composes (its own diagnosis stays in its
+  // folder), and is all that the layers above see of it.
   virtual bool is_available() const = 0;
   virtual std::string unavailable_reason() const { return {}; }
   virtual int device_count() const = 0;

@@ -3,7 +3,7 @@
 #include <cctype>
 
 #include "hearth/core/errors.h"
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/tcp_store.h"
 
 namespace hearth::train {
 namespace {

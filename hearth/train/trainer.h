@@ -40,24 +40,24 @@
 // event files), and training ends by drawing output_dir/curves.svg.
 //
 // Data parallelism: under a launcher (hearth launch, torchrun, srun, mpirun:
-// hearth/dist/rendezvous.h) with more than one process, or given
+// hearth/distributed/rendezvous.h) with more than one process, or given
 // TrainerOptions::process_group, each process trains a replica: the
 // parameters and buffers start as rank 0's, each rank reads its share of
 // every epoch (DistributedSampler), the gradients of the step's last
 // micro-batch are averaged over ranks in buckets while backward runs
-// (hearth/dist/gradient_reducer.h), the logged loss is the mean over ranks,
+// (hearth/distributed/gradient_reducer.h), the logged loss is the mean over ranks,
 // evaluation metrics cover the whole evaluation set (each rank evaluates a
 // share), and only rank 0 prints, writes metrics and saves checkpoints. One
 // optimizer step then consumes per_device_train_batch_size x
 // gradient_accumulation_steps x world_size samples.
 //
-// With args.cuda_graphs, each step's forward and backward is recorded once as
-// a CUDA graph and replayed (hearth/train/graphed_training_step.h): the batch
-// is copied into the step's own device tensors, the gradients are zeroed in
-// place inside the step rather than dropped after it, and clipping, the
-// optimizer and the schedule run eagerly after each replay. Where a step
-// cannot be recorded, training runs eagerly and says why once;
-// step_graph_report() tells how many steps were replayed.
+// With args.step_graphs, each step's forward and backward is recorded once as
+// a step graph (a CUDA graph on CUDA) and replayed (hearth/train/step_graph.h,
+// trainer_step_graphs.cpp): the batch is copied into the step's own device
+// tensors, the gradients are zeroed in place inside the step rather than
+// dropped after it, and clipping, the optimizer and the schedule run eagerly
+// after each replay. Where a step cannot be recorded, training runs eagerly
+// and says why once; step_graph_report() tells how many steps were replayed.
 //
 // A SIGINT, SIGTERM or SIGHUP makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
@@ -73,7 +73,7 @@
 #include <vector>
 
 #include "hearth/data/dataloader.h"
-#include "hearth/dist/process_group.h"
+#include "hearth/distributed/process_group.h"
 #include "hearth/nn/module.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/optim/grad_scaler.h"
@@ -131,7 +131,7 @@ struct TrainerOptions {
   dist::ProcessGroupPtr process_group;
 };
 
-// How TrainingArguments::cuda_graphs went in the last train().
+// How TrainingArguments::step_graphs went in the last train().
 struct StepGraphReport {
   // Steps whose forward and backward the recorded graph did.
   int64_t replayed_steps = 0;
@@ -198,7 +198,7 @@ class Trainer {
   // The batch a forward pass takes: per_device_train_batch_size, or less once
   // auto_find_batch_size has halved it after running out of memory.
   int64_t micro_batch_size() const { return micro_batch_size_; }
-  // args.cuda_graphs: what was replayed, or why nothing was.
+  // args.step_graphs: what was replayed, or why nothing was.
   const StepGraphReport& step_graph_report() const { return step_graph_report_; }
 
  private:
@@ -226,9 +226,9 @@ class Trainer {
   // load_best_model_at_end, refusing a checkpoint that is not this run's best.
   void load_best_model();
   void record_step_loss(const Tensor& loss);
-  // args.cuda_graphs: what rules recording out before any step runs ("" if nothing).
+  // args.step_graphs: what rules recording out before any step runs ("" if nothing).
   std::string step_graph_obstacles() const;
-  // Sets up the recorded step when args.cuda_graphs asks and nothing rules it out.
+  // Sets up the recorded step when args.step_graphs asks and nothing rules it out.
   void setup_step_graphs();
   // The step's forward and backward, replayed when it can be; returns the step's loss.
   Tensor graphed_forward_backward(const data::Batch& batch);
@@ -264,7 +264,7 @@ class Trainer {
   std::unique_ptr<optim::GradScaler> scaler_;
   std::unique_ptr<data::DataLoader> loader_;
   std::vector<Tensor> params_;
-  // Non-null while steps go through a recorded graph (args.cuda_graphs).
+  // Non-null while steps go through a recorded graph (args.step_graphs).
   std::unique_ptr<GraphedTrainingStep> step_graphs_;
   StepGraphReport step_graph_report_;
 

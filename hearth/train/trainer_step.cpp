@@ -8,11 +8,11 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/device_runtime.h"
-#include "hearth/dist/gradient_reducer.h"
+#include "hearth/distributed/gradient_reducer.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/optim/clip_grad.h"
-#include "hearth/train/graphed_training_step.h"
+#include "hearth/train/step_graph.h"
 #include "hearth/train/trainer.h"
 
 namespace hearth::train {

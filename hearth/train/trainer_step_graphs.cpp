@@ -1,11 +1,11 @@
-// The Trainer's steps as recorded graphs (TrainingArguments::cuda_graphs):
+// The Trainer's steps as recorded graphs (TrainingArguments::step_graphs):
 // what rules recording out, the forward and backward that is recorded, and
 // the return to eager steps when the graph cannot be used.
 #include <sstream>
 #include <vector>
 
 #include "hearth/core/device_runtime.h"
-#include "hearth/train/graphed_training_step.h"
+#include "hearth/train/step_graph.h"
 #include "hearth/train/trainer.h"
 
 namespace hearth::train {
@@ -29,11 +29,11 @@ std::string Trainer::step_graph_obstacles() const {
 void Trainer::setup_step_graphs() {
   step_graphs_.reset();
   step_graph_report_ = StepGraphReport{};
-  if (!args_.cuda_graphs) return;
+  if (!args_.step_graphs) return;
   const std::string obstacles = step_graph_obstacles();
   if (!obstacles.empty()) {
     step_graph_report_.eager_reason = obstacles;
-    say("hearth: cuda_graphs is on, but training runs eagerly: " + obstacles);
+    say("hearth: step_graphs is on, but training runs eagerly: " + obstacles);
     return;
   }
   // The eager step's forward and backward, with the gradients zeroed in place
@@ -69,14 +69,14 @@ void Trainer::stop_step_graphs(std::string reason) {
   // Eager steps start without gradients (optimizer_step drops them again from now on).
   optimizer_->zero_grad();
   std::ostringstream os;
-  os << "hearth: cuda_graphs: training runs eagerly after step " << state_.global_step << ": " << reason;
+  os << "hearth: step_graphs: training runs eagerly after step " << state_.global_step << ": " << reason;
   say(os.str());
 }
 
 void Trainer::finish_step_graphs() {
   if (!step_graphs_) return;
   std::ostringstream os;
-  os << "hearth: cuda_graphs: " << step_graph_report_.replayed_steps << " of " << state_.global_step - start_step_
+  os << "hearth: step_graphs: " << step_graph_report_.replayed_steps << " of " << state_.global_step - start_step_
      << " steps replayed from the recorded graph";
   if (step_graph_report_.other_shape_steps > 0)
     os << "; " << step_graph_report_.other_shape_steps

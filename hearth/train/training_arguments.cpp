@@ -165,6 +165,12 @@ Field optional_boolean(const char* name, std::optional<bool> TrainingArguments::
           }};
 }
 
+// `f`, also read by `aliases` (former names).
+Field also_named(Field f, std::vector<std::string> aliases) {
+  f.aliases = std::move(aliases);
+  return f;
+}
+
 // Canonical names first, then the other spellings Lightning accepts for them.
 const std::vector<std::pair<std::string, std::string>> kPrecisionNames = {
     {"fp32", "fp32"},    {"bf16-mixed", "bf16-mixed"}, {"fp16-mixed", "fp16-mixed"}, {"32", "fp32"},
@@ -295,9 +301,10 @@ std::vector<Field> make_fields() {
       report_to(),
       boolean("auto_find_batch_size", &A::auto_find_batch_size,
               "on out-of-memory, halve the batch and raise gradient accumulation (same samples per step)"),
-      boolean("cuda_graphs", &A::cuda_graphs,
-              "record each training step's forward and backward as a CUDA graph and replay it (eager where it "
-              "cannot be recorded, saying why)"),
+      also_named(boolean("step_graphs", &A::step_graphs,
+                         "record each training step's forward and backward as a step graph (a CUDA graph on CUDA) "
+                         "and replay it (eager where it cannot be recorded, saying why)"),
+                 {"cuda_graphs"}),
       boolean("gradient_checkpointing", &A::gradient_checkpointing,
               "keep only each block's input in training and recompute the rest in backward (less memory, more "
               "compute)"),
@@ -381,7 +388,7 @@ const std::vector<TrainingArgumentField>& training_argument_fields() {
 
 const TrainingArgumentField* find_training_argument_field(const std::string& name) {
   for (const Field& f : training_argument_fields())
-    if (f.name == name) return &f;
+    if (f.name == name || std::find(f.aliases.begin(), f.aliases.end(), name) != f.aliases.end()) return &f;
   return nullptr;
 }
 

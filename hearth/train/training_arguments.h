@@ -101,14 +101,15 @@ struct TrainingArguments {
   // retry the step, raising gradient accumulation so that each optimizer step
   // still sees the same samples.
   bool auto_find_batch_size = false;
-  // Record each training step's forward and backward as a CUDA graph and
-  // replay it (one launch instead of hundreds; the optimizer update runs
-  // eagerly after each replay). Off by default, as in PyTorch. Where a step
-  // cannot be recorded (the CPU, fp16-mixed, data parallelism, gradient
-  // accumulation, ...) training runs eagerly and says why, once; a batch of
-  // other shapes than the recorded ones (an epoch's smaller last batch) runs
-  // eagerly for that step.
-  bool cuda_graphs = false;
+  // Record each training step's forward and backward as a step graph (on
+  // CUDA, a CUDA graph: DeviceRuntime::StepGraph) and replay it (one launch
+  // instead of hundreds; the optimizer update runs eagerly after each
+  // replay). Off by default, as in PyTorch. Where a step cannot be recorded
+  // (the CPU, fp16-mixed, data parallelism, gradient accumulation, ...)
+  // training runs eagerly and says why, once; a batch of other shapes than
+  // the recorded ones (an epoch's smaller last batch) runs eagerly for that
+  // step. Also read as "cuda_graphs" (--cuda_graphs), its former name.
+  bool step_graphs = false;
   // Activation checkpointing (Hugging Face's gradient_checkpointing): the
   // model's blocks keep only their inputs and recompute the rest in backward,
   // about a third more compute for much less activation memory (larger
@@ -157,10 +158,13 @@ struct TrainingArgumentField {
   // Throws ValueError "[trainer] <context>: expected ..., got ...", where
   // context names the source and the field ("a.json: field 'seed'", "--seed").
   std::function<void(TrainingArguments&, const nlohmann::json&, const std::string& context)> set;
+  // Other names the field is read by (former names kept for old files and
+  // command lines); to_json() writes `name` only.
+  std::vector<std::string> aliases = {};
 };
 
 const std::vector<TrainingArgumentField>& training_argument_fields();
-// The field named `name`, or nullptr.
+// The field named `name` (or by one of its aliases), or nullptr.
 const TrainingArgumentField* find_training_argument_field(const std::string& name);
 
 // Sets one field from command-line text (booleans take true/false/1/0/yes/no;

@@ -19,7 +19,7 @@
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/reduction.h"
 #include "hearth/optim/adam.h"
-#include "hearth/train/graphed_step.h"
+#include "hearth/train/step_graph.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace hearth::gpu_testing {

@@ -10,9 +10,9 @@
 #include "hearth/backends/cuda/allocator.h"
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/diagnosis.h"
 #include "hearth/backends/cuda/host_allocator.h"
 #include "hearth/backends/cuda/step_graph.h"
-#include "hearth/core/accelerator_diagnosis.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 
@@ -115,7 +115,7 @@ class CudaRuntime final : public DeviceRuntime {
     std::call_once(once_, [this] { const_cast<CudaRuntime*>(this)->probe(); });
     return *this;
   }
-  // One cause per case, each with what to do about it (hearth/core/accelerator_diagnosis.h).
+  // One cause per case, each with what to do about it (hearth/backends/cuda/diagnosis.h).
   void probe() {
     count_ = 0;
     CudaProbe p;

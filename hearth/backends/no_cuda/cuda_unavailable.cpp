@@ -1,6 +1,6 @@
 // Registers the "cuda" device kind in a build without the CUDA backend, so that
 // asking for it gives a clear reason instead of "unknown device".
-#include "hearth/core/accelerator_diagnosis.h"
+#include "hearth/backends/cuda/diagnosis.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 
@@ -11,9 +11,9 @@ class CudaUnavailableRuntime final : public DeviceRuntime {
  public:
   bool is_available() const override { return false; }
   std::string unavailable_reason() const override {
-    CudaProbe probe;
-    probe.problem = CudaProblem::built_without_cuda;
-    return describe_cuda_problem(probe);
+    cuda::CudaProbe probe;
+    probe.problem = cuda::CudaProblem::built_without_cuda;
+    return cuda::describe_cuda_problem(probe);
   }
   int device_count() const override { return 0; }
   std::string device_name(int) const override { return "none"; }

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hearth/dist/tcp_store.h"
+#include "hearth/distributed/tcp_store.h"
 #include "hearth/train/arrival.h"
 
 namespace hearth::train {

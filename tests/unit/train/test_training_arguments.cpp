@@ -77,19 +77,34 @@ TEST(TrainingArguments, GradientCheckpointingIsOptInAndRoundTrips) {
   EXPECT_TRUE(TrainingArguments::from_json(a.to_json()).gradient_checkpointing);
 }
 
-TEST(TrainingArguments, CudaGraphsIsOptInAndRoundTrips) {
-  EXPECT_FALSE(TrainingArguments().cuda_graphs);
-  EXPECT_EQ(TrainingArguments().to_json()["cuda_graphs"], false);
-  TrainingArguments a = TrainingArguments::from_json(json{{"cuda_graphs", true}}, "cfg.json");
-  EXPECT_TRUE(a.cuda_graphs);
-  EXPECT_EQ(a.to_json()["cuda_graphs"], true);
-  EXPECT_TRUE(TrainingArguments::from_json(a.to_json()).cuda_graphs);
+TEST(TrainingArguments, StepGraphsIsOptInAndRoundTrips) {
+  EXPECT_FALSE(TrainingArguments().step_graphs);
+  EXPECT_EQ(TrainingArguments().to_json()["step_graphs"], false);
+  TrainingArguments a = TrainingArguments::from_json(json{{"step_graphs", true}}, "cfg.json");
+  EXPECT_TRUE(a.step_graphs);
+  EXPECT_EQ(a.to_json()["step_graphs"], true);
+  EXPECT_TRUE(TrainingArguments::from_json(a.to_json()).step_graphs);
   // A file written before the field existed keeps the default.
   json old = a.to_json();
-  old.erase("cuda_graphs");
-  EXPECT_FALSE(TrainingArguments::from_json(old).cuda_graphs);
+  old.erase("step_graphs");
+  EXPECT_FALSE(TrainingArguments::from_json(old).step_graphs);
+  set_training_argument(a, "step_graphs", "false", "--step_graphs");
+  EXPECT_FALSE(a.step_graphs);
+  const std::string bad = value_error([] { TrainingArguments::from_json(json{{"step_graphs", "on"}}, "cfg.json"); });
+  EXPECT_EQ(bad, "[trainer] cfg.json: field 'step_graphs': expected true or false, got \"on\"");
+}
+
+// The field's former name, cuda_graphs, is still read (files and checkpoints
+// written before the rename), and messages name the key the file used; only
+// the new name is written.
+TEST(TrainingArguments, CudaGraphsIsReadAsStepGraphs) {
+  TrainingArguments a = TrainingArguments::from_json(json{{"cuda_graphs", true}}, "cfg.json");
+  EXPECT_TRUE(a.step_graphs);
+  EXPECT_EQ(a.to_json()["step_graphs"], true);
+  EXPECT_FALSE(a.to_json().contains("cuda_graphs"));
   set_training_argument(a, "cuda_graphs", "false", "--cuda_graphs");
-  EXPECT_FALSE(a.cuda_graphs);
+  EXPECT_FALSE(a.step_graphs);
+  EXPECT_EQ(find_training_argument_field("cuda_graphs"), find_training_argument_field("step_graphs"));
   const std::string bad = value_error([] { TrainingArguments::from_json(json{{"cuda_graphs", "on"}}, "cfg.json"); });
   EXPECT_EQ(bad, "[trainer] cfg.json: field 'cuda_graphs': expected true or false, got \"on\"");
 }

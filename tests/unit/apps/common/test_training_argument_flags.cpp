@@ -80,10 +80,20 @@ TEST_F(TrainingArgumentFlagsTest, TheConfigSetsWhatNoFlagGives) {
   EXPECT_EQ(r.args.output_dir, "from-config");
 }
 
-TEST_F(TrainingArgumentFlagsTest, CudaGraphsIsAFlagAndAConfigKey) {
-  EXPECT_FALSE(resolve({}).args.cuda_graphs);
-  EXPECT_TRUE(resolve({"--cuda_graphs"}).args.cuda_graphs);
-  EXPECT_FALSE(resolve({"--cuda_graphs", "false"}).args.cuda_graphs);
+TEST_F(TrainingArgumentFlagsTest, StepGraphsIsAFlagAndNotAUserConfigKey) {
+  EXPECT_FALSE(resolve({}).args.step_graphs);
+  EXPECT_TRUE(resolve({"--step_graphs"}).args.step_graphs);
+  EXPECT_FALSE(resolve({"--step_graphs", "false"}).args.step_graphs);
+  std::string path = dir_.write("c.json", R"({"step_graphs": true})");
+  EXPECT_NE(error_of({"--config_file", path}).find("step_graphs"), std::string::npos)
+      << "the user config holds machine settings, not training arguments";
+}
+
+// --cuda_graphs, the former name, sets the same field, as bare flag or with a value.
+TEST_F(TrainingArgumentFlagsTest, CudaGraphsIsStillAcceptedAsAFlag) {
+  EXPECT_TRUE(resolve({"--cuda_graphs"}).args.step_graphs);
+  EXPECT_FALSE(resolve({"--cuda_graphs", "false"}).args.step_graphs);
+  EXPECT_FALSE(resolve({"--cuda_graphs", "--step_graphs", "false"}).args.step_graphs) << "the last one given wins";
   std::string path = dir_.write("c.json", R"({"cuda_graphs": true})");
   EXPECT_NE(error_of({"--config_file", path}).find("cuda_graphs"), std::string::npos)
       << "the user config holds machine settings, not training arguments";
@@ -140,7 +150,7 @@ TEST_F(TrainingArgumentFlagsTest, UserConfigFlagAloneLoadsWithoutApplying) {
   flag.add_to(app);
   parse(app, {"--config_file", path});
   EXPECT_EQ(flag.path(), path);
-  train::LoadedUserConfig user = flag.load(nullptr);
+  cli::LoadedUserConfig user = flag.load(nullptr);
   EXPECT_TRUE(user.found);
   EXPECT_TRUE(user.has("num_processes"));
   EXPECT_FALSE(user.has("device"));

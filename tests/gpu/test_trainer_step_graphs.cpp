@@ -1,0 +1,132 @@
+// The Trainer with TrainingArguments::step_graphs on cuda:0: a small CNN with
+// batch norm and dropout trained with its steps' forward and backward
+// recorded and replayed gives the logged losses and the final weights of the
+// same run trained eagerly, the smaller last batch of each epoch (run eagerly
+// between replays) included. Another dropout mask or a stale input would move
+// them by far more than the tolerance, which is for cuDNN's weight-gradient
+// algorithms: they may sum in a different order from run to run.
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "hearth/core/generator.h"
+#include "hearth/data/dataset.h"
+#include "hearth/nn/nn.h"
+#include "hearth/ops/factory.h"
+#include "hearth/train/callbacks.h"
+#include "hearth/train/trainer.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/support/temp_dir.h"
+
+namespace hearth::gpu_testing {
+namespace {
+
+using train::TrainingArguments;
+
+// 52 images in 5 classes: batches of 8 leave a last batch of 4 per epoch.
+std::shared_ptr<const data::Dataset> images() {
+  manual_seed(21);
+  const int64_t n = 52;
+  Tensor x = randn({n, 3, 8, 8});
+  Tensor y = randint(0, 5, {n});
+  return std::make_shared<data::TensorDataset>(
+      data::Example::Map{{data::field::kPixelValues, x}, {data::field::kLabels, y}});
+}
+
+std::shared_ptr<nn::Module> small_cnn() {
+  manual_seed(5);
+  return std::make_shared<nn::Sequential>(
+      std::make_shared<nn::Conv2d>(3, 8, 3, 1, 1, 1, 1, /*bias=*/false), std::make_shared<nn::BatchNorm2d>(8), std::make_shared<nn::ReLU>(),
+      std::make_shared<nn::Flatten>(), std::make_shared<nn::Dropout>(0.3), std::make_shared<nn::Linear>(8 * 8 * 8, 5));
+}
+
+// Every step's loss, read after the step (outside anything recorded).
+class StepLosses : public train::TrainerCallback {
+ public:
+  std::string name() const override { return "StepLosses"; }
+  void on_step_end(const TrainingArguments&, train::TrainerState& state, train::TrainerControl&) override {
+    losses.push_back(state.step_loss.item<double>());
+  }
+  std::vector<double> losses;
+};
+
+struct TrainingRun {
+  std::vector<double> step_losses, logged_losses;
+  std::vector<Tensor> weights;  // parameters and buffers, on the CPU
+  train::StepGraphReport report;
+};
+
+TrainingRun train_on_cuda(const std::string& dir, bool graphs, const std::string& precision) {
+  TrainingArguments args;
+  args.output_dir = dir;
+  args.device = cuda0().str();
+  args.per_device_train_batch_size = 8;
+  args.num_train_epochs = 2;
+  args.learning_rate = 1e-2;
+  args.logging_steps = 1;
+  args.save_strategy = "no";
+  args.report_to = {"none"};
+  args.precision = precision;
+  args.step_graphs = graphs;
+  train::TrainerOptions options;
+  options.console = nullptr;
+  auto losses = std::make_shared<StepLosses>();
+  auto model = small_cnn();
+  train::Trainer trainer(model, args, images(), nullptr, {losses}, options);
+  trainer.train();
+  TrainingRun r;
+  r.step_losses = losses->losses;
+  for (const auto& entry : trainer.state().log_history)
+    if (entry.contains("loss")) r.logged_losses.push_back(entry["loss"].get<double>());
+  for (const Tensor& p : model->parameters()) r.weights.push_back(p.cpu());
+  for (const Tensor& b : model->buffers()) r.weights.push_back(b.cpu());
+  r.report = trainer.step_graph_report();
+  return r;
+}
+
+class TrainerStepGraphs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TrainerStepGraphs, ReplayedTrainingEqualsEagerTraining) {
+  HEARTH_REQUIRE_CUDA();
+  hearth::testing::TempDir dir;
+  const TrainingRun eager = train_on_cuda(dir.file("eager"), false, GetParam());
+  const TrainingRun graphed = train_on_cuda(dir.file("graphed"), true, GetParam());
+
+  // 7 steps per epoch, 2 epochs: step 1 warms up, step 2 is rehearsed, the
+  // rest are replayed but for each epoch's last batch of 4.
+  EXPECT_EQ(graphed.report.eager_reason, "");
+  EXPECT_EQ(graphed.report.replayed_steps, 10);
+  EXPECT_EQ(graphed.report.other_shape_steps, 2);
+  EXPECT_EQ(eager.report.replayed_steps, 0);
+
+  ASSERT_EQ(eager.step_losses.size(), 14u);
+  ASSERT_EQ(graphed.step_losses.size(), 14u);
+  for (size_t i = 0; i < 14; ++i)
+    EXPECT_NEAR(graphed.step_losses[i], eager.step_losses[i], 1e-5 * std::abs(eager.step_losses[i])) << "step " << i;
+  ASSERT_EQ(eager.logged_losses.size(), 14u);
+  ASSERT_EQ(graphed.logged_losses.size(), 14u);
+  for (size_t i = 0; i < 14; ++i)
+    EXPECT_NEAR(graphed.logged_losses[i], eager.logged_losses[i], 1e-5 * std::abs(eager.logged_losses[i]));
+  EXPECT_NE(eager.step_losses.front(), eager.step_losses.back()) << "the model did not train";
+  ASSERT_EQ(graphed.weights.size(), eager.weights.size());
+  for (size_t i = 0; i < eager.weights.size(); ++i)
+    EXPECT_LT(relative_error(graphed.weights[i], eager.weights[i]), 1e-4) << "parameter or buffer " << i;
+}
+
+INSTANTIATE_TEST_SUITE_P(Precision, TrainerStepGraphs, ::testing::Values("fp32", "bf16-mixed"),
+                         [](const auto& info) { return info.param == "fp32" ? "fp32" : "bf16_mixed"; });
+
+TEST(TrainerStepGraphsFallback, Fp16MixedTrainsEagerlyAndSaysWhy) {
+  HEARTH_REQUIRE_CUDA();
+  hearth::testing::TempDir dir;
+  const TrainingRun r = train_on_cuda(dir.file("fp16"), true, "fp16-mixed");
+  EXPECT_EQ(r.report.replayed_steps, 0);
+  EXPECT_NE(r.report.eager_reason.find("fp16-mixed"), std::string::npos) << r.report.eager_reason;
+  EXPECT_EQ(r.step_losses.size(), 14u);
+}
+
+}  // namespace
+}  // namespace hearth::gpu_testing

@@ -1,0 +1,77 @@
+// `hearth launch` as a supervisor: output prefixed by rank, a failing or
+// killed rank stops the others and makes the launcher exit non-zero naming
+// it, and no process is left behind.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+#include "tests/unit/distributed/dist_testing.h"
+
+namespace hearth::testing {
+namespace {
+
+int read_pid(const std::string& path) {
+  int pid = 0;
+  std::ifstream(path) >> pid;
+  return pid;
+}
+
+bool process_exists(int pid) { return pid > 0 && ::kill(pid, 0) == 0; }
+
+TEST(Launch, AFailingRankStopsTheOthersAndNamesIt) {
+  TempDir dir;
+  const std::string pids = dir.path() + "/pid";
+  CommandResult r = run_command(launch_command(3, "die " + pids));
+  EXPECT_EQ(r.exit_code, 3) << r.output;
+  EXPECT_NE(r.output.find("[rank 2] rank 2 exits with status 3 on purpose"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("hearth launch: rank 2 (pid "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("exited with status 3; stopping the other ranks"), std::string::npos) << r.output;
+  for (int rank : {0, 1}) {
+    const int pid = read_pid(pids + "." + std::to_string(rank));
+    EXPECT_GT(pid, 0) << "rank " << rank << " wrote no pid";
+    EXPECT_FALSE(process_exists(pid)) << "rank " << rank << " (pid " << pid << ") outlived the launcher";
+  }
+}
+
+TEST(Launch, KillingOneRankStopsTheOthers) {
+  TempDir dir;
+  const std::string pids = dir.path() + "/pid";
+  std::thread killer([&] {
+    // Once rank 1 is up, kill it as an out-of-memory killer would.
+    for (int i = 0; i < 200 && read_pid(pids + ".1") == 0; ++i)
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    ::kill(read_pid(pids + ".1"), SIGKILL);
+  });
+  CommandResult r = run_command(launch_command(2, "wait " + pids));
+  killer.join();
+  EXPECT_EQ(r.exit_code, 128 + SIGKILL) << r.output;
+  EXPECT_NE(r.output.find("hearth launch: rank 1 (pid "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("was killed by signal 9"), std::string::npos) << r.output;
+  EXPECT_FALSE(process_exists(read_pid(pids + ".0"))) << "rank 0 outlived the launcher";
+}
+
+TEST(Launch, PrefixesEveryLineWithTheRankAndSetsTheRendezvousVariables) {
+  CommandResult r =
+      run_command(kHearth +
+                  " launch --nproc_per_node 2 sh -c 'echo \"$RANK/$WORLD_SIZE/$LOCAL_RANK/$LOCAL_WORLD_SIZE "
+                  "$MASTER_ADDR $NCCL_NVLS_ENABLE\"; echo second line >&2'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] 0/2/0/2 127.0.0.1 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[rank 1] 1/2/1/2 127.0.0.1 0\n"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[rank 1] second line\n"), std::string::npos) << r.output;
+}
+
+TEST(Launch, AProgramThatCannotStartFails) {
+  CommandResult r = run_command(kHearth + " launch --nproc_per_node 2 /no/such/program");
+  EXPECT_EQ(r.exit_code, 127) << r.output;
+  EXPECT_NE(r.output.find("cannot run '/no/such/program'"), std::string::npos) << r.output;
+}
+
+}  // namespace
+}  // namespace hearth::testing
