@@ -7,6 +7,13 @@
 
 namespace hearth::cli {
 
+namespace {
+
+// Boolean fields that are on by default, so that a --no_ flag is how to say off.
+const std::vector<std::string> kOnByDefault = {"step_graphs"};
+
+}  // namespace
+
 void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>& skip) {
   user_config_.add_to(app);
   for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
@@ -18,12 +25,15 @@ void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>
     if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options_[field.name] = opt;
+    if (std::find(kOnByDefault.begin(), kOnByDefault.end(), field.name) != kOnByDefault.end())
+      negations_[field.name] = app.add_flag("--no_" + field.name)->description("--" + field.name + " false");
   }
 }
 
 bool TrainingArgumentFlags::given(const std::string& name) const {
   auto it = options_.find(name);
-  return it != options_.end() && it->second->count() > 0;
+  auto no = negations_.find(name);
+  return (it != options_.end() && it->second->count() > 0) || (no != negations_.end() && no->second->count() > 0);
 }
 
 namespace {
@@ -38,6 +48,8 @@ bool is_precision_flag(const std::string& name) {
 
 void TrainingArgumentFlags::set_given(train::TrainingArguments& args, const train::TrainingArgumentField& field) const {
   std::string text = values_.at(field.name);
+  auto no = negations_.find(field.name);
+  if (no != negations_.end() && no->second->count() > 0) text = "false";  // --no_<name> wins
   // A bare boolean flag (--use_cpu) means true.
   if (text.empty() && field.kind == train::TrainingArgumentField::Kind::boolean) text = "true";
   train::set_training_argument(args, field.name, text, "--" + field.name);

@@ -54,6 +54,9 @@ class TrainingArgumentFlags {
   UserConfigFlag user_config_;
   std::map<std::string, std::string> values_;
   std::map<std::string, CLI::Option*> options_;
+  // --no_<name> for the boolean fields that default to on (argparse's
+  // BooleanOptionalAction): given, it sets the field to false.
+  std::map<std::string, CLI::Option*> negations_;
 };
 
 }  // namespace hearth::cli

@@ -73,7 +73,7 @@ struct Options {
   int64_t num_workers = 2;
   int64_t logging_steps = 10;
   double train_fraction = 0.8;
-  bool step_graphs = false;
+  bool step_graphs = false, no_step_graphs = false;  // neither: the Trainer's default (on where available)
   // The flags given on the command line (of those the user's config also sets).
   std::set<std::string> given;
   hearth::cli::UserConfigFlag user_config;
@@ -135,7 +135,10 @@ train::TrainingArguments training_arguments(const Options& o) {
   args.eval_strategy = "epoch";
   args.logging_steps = o.logging_steps;
   args.report_to = {o.with_tracking ? "jsonl" : "none"};
-  args.step_graphs = o.step_graphs;
+  if (o.no_step_graphs)
+    args.step_graphs = false;
+  else if (o.step_graphs)
+    args.step_graphs = true;
   if (o.checkpointing_steps.empty()) {
     args.save_strategy = "no";
   } else if (o.checkpointing_steps == "epoch") {
@@ -286,7 +289,8 @@ int main(int argc, char** argv) {
   app.add_flag("--train_all_layers", o.train_all_layers, "with --model_path, train every layer, not only fc");
   app.add_flag("--step_graphs,--cuda_graphs", o.step_graphs,
                "record each training step's forward and backward as a step graph (a CUDA graph on the GPU) and "
-               "replay it");
+               "replay it (the default where the device has step graphs)");
+  app.add_flag("--no_step_graphs", o.no_step_graphs, "run every training step eagerly");
   app.add_option("--num_epochs", o.num_epochs, "epochs to train")->check(CLI::PositiveNumber);
   app.add_option("--batch_size", o.batch_size, "images per batch")->check(CLI::PositiveNumber);
   app.add_option("--learning_rate", o.learning_rate, "peak learning rate")->check(CLI::PositiveNumber);

@@ -21,6 +21,8 @@ std::string Trainer::step_graph_obstacles() const {
     why.push_back("gradient_accumulation_steps is " + std::to_string(args_.gradient_accumulation_steps) +
                   " (a step of several forward and backward passes)");
   if (args_.detect_anomaly) why.push_back("detect_anomaly reads every op's outputs on the host");
+  if (args_.auto_find_batch_size)
+    why.push_back("auto_find_batch_size retries a step that ran out of memory, which a recording cannot");
   std::string out;
   for (const std::string& w : why) out += (out.empty() ? "" : "; ") + w;
   return out;
@@ -29,11 +31,19 @@ std::string Trainer::step_graph_obstacles() const {
 void Trainer::setup_step_graphs() {
   step_graphs_.reset();
   step_graph_report_ = StepGraphReport{};
-  if (!args_.step_graphs) return;
+  if (!args_.step_graphs.value_or(true)) return;
   const std::string obstacles = step_graph_obstacles();
   if (!obstacles.empty()) {
     step_graph_report_.eager_reason = obstacles;
-    say("hearth: step_graphs is on, but training runs eagerly: " + obstacles);
+    // By default a device without step graphs (the CPU) trains eagerly without
+    // a word; anything else that rules recording out is said once.
+    const Device d = device_.device;
+    const bool device_has_them = !d.is_cpu() && device_runtime(d.kind).supports_step_graphs();
+    if (args_.step_graphs.has_value())
+      say("hearth: step_graphs is on, but training runs eagerly: " + obstacles);
+    else if (device_has_them)
+      say("hearth: step_graphs (on by default on " + d.str() + "): training runs eagerly: " + obstacles +
+          " (--no_step_graphs turns them off)");
     return;
   }
   // The eager step's forward and backward, with the gradients zeroed in place

@@ -102,14 +102,17 @@ struct TrainingArguments {
   // still sees the same samples.
   bool auto_find_batch_size = false;
   // Record each training step's forward and backward as a step graph (on
-  // CUDA, a CUDA graph: DeviceRuntime::StepGraph) and replay it (one launch
-  // instead of hundreds; the optimizer update runs eagerly after each
-  // replay). Off by default, as in PyTorch. Where a step cannot be recorded
-  // (the CPU, fp16-mixed, data parallelism, gradient accumulation, ...)
-  // training runs eagerly and says why, once; a batch of other shapes than
-  // the recorded ones (an epoch's smaller last batch) runs eagerly for that
-  // step. Also read as "cuda_graphs" (--cuda_graphs), its former name.
-  bool step_graphs = false;
+  // CUDA, a CUDA graph: DeviceRuntime::StepGraph) and replay it: one launch
+  // instead of hundreds, the optimizer update eagerly after each replay.
+  // Unset (the default): on wherever the device records step graphs, silently
+  // off where it has none (the CPU), and where something else rules recording
+  // out (fp16-mixed, data parallelism, gradient accumulation, ...) eager with
+  // the reason said once. true: the same, but also says why on a device
+  // without step graphs. false (--no_step_graphs): always eager. A batch of
+  // other shapes than the recorded ones (an epoch's smaller last batch) runs
+  // eagerly for that step. Also read as "cuda_graphs" (--cuda_graphs), its
+  // former name.
+  std::optional<bool> step_graphs;
   // Activation checkpointing (Hugging Face's gradient_checkpointing): the
   // model's blocks keep only their inputs and recompute the rest in backward,
   // about a third more compute for much less activation memory (larger

@@ -205,9 +205,46 @@ TEST(TrainerStepGraphs, OnTheCpuTheRunIsTheEagerRunAndSaysWhyOnce) {
   EXPECT_NE(graphs.said.find("hearth: step_graphs is on, but training runs eagerly: cpu has no step graphs"),
             std::string::npos)
       << graphs.said;
-  EXPECT_EQ(count_of(eager.said, "step_graphs"), 0u) << "off by default, and silent when off";
+  EXPECT_EQ(count_of(eager.said, "step_graphs"), 0u) << "silent when off";
   EXPECT_EQ(graphs.report.replayed_steps, 0);
   EXPECT_NE(graphs.report.eager_reason.find("cpu has no step graphs"), std::string::npos);
+}
+
+// By default the CPU, which has no step graphs, trains eagerly without a word.
+TEST(TrainerStepGraphs, ByDefaultTheCpuTrainsEagerlyAndSaysNothing) {
+  TempDir dir;
+  const TrainingRun eager = train(dir.file("eager"), false, Device());
+  const TrainingRun dflt = train(dir.file("default"), false, Device(),
+                                 [](TrainingArguments& a, TrainerOptions&) { a.step_graphs.reset(); });
+  EXPECT_EQ(dflt.losses, eager.losses);
+  EXPECT_EQ(dflt.weights, eager.weights);
+  EXPECT_EQ(count_of(dflt.said, "step_graphs"), 0u) << dflt.said;
+  EXPECT_EQ(dflt.report.replayed_steps, 0);
+}
+
+// By default a device with step graphs records and replays, as --step_graphs does.
+TEST(TrainerStepGraphs, ByDefaultADeviceWithStepGraphsReplaysThem) {
+  TempDir dir;
+  const TrainingRun eager = train(dir.file("eager"), false, graph_device());
+  const TrainingRun dflt = train(dir.file("default"), false, graph_device(),
+                                 [](TrainingArguments& a, TrainerOptions&) { a.step_graphs.reset(); });
+  EXPECT_EQ(dflt.losses, eager.losses);
+  EXPECT_EQ(dflt.weights, eager.weights);
+  EXPECT_EQ(dflt.report.replayed_steps, 10);
+  EXPECT_EQ(dflt.report.eager_reason, "");
+}
+
+// By default, what rules recording out on a device that has step graphs is said once.
+TEST(TrainerStepGraphs, ByDefaultWhatRulesThemOutIsSaidOnce) {
+  TempDir dir;
+  const TrainingRun dflt = train(dir.file("default"), false, graph_device(), [](TrainingArguments& a, TrainerOptions&) {
+    a.step_graphs.reset();
+    a.gradient_accumulation_steps = 2;
+  });
+  EXPECT_EQ(dflt.report.replayed_steps, 0);
+  EXPECT_EQ(count_of(dflt.said, "step_graphs"), 2u) << dflt.said;  // the flag's name, then how to turn them off
+  EXPECT_NE(dflt.said.find("training runs eagerly: gradient_accumulation_steps is 2"), std::string::npos) << dflt.said;
+  EXPECT_NE(dflt.said.find("--no_step_graphs turns them off"), std::string::npos) << dflt.said;
 }
 
 // ---- on a device with step graphs ------------------------------------------------

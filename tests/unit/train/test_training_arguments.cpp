@@ -77,19 +77,23 @@ TEST(TrainingArguments, GradientCheckpointingIsOptInAndRoundTrips) {
   EXPECT_TRUE(TrainingArguments::from_json(a.to_json()).gradient_checkpointing);
 }
 
-TEST(TrainingArguments, StepGraphsIsOptInAndRoundTrips) {
-  EXPECT_FALSE(TrainingArguments().step_graphs);
-  EXPECT_EQ(TrainingArguments().to_json()["step_graphs"], false);
+TEST(TrainingArguments, StepGraphsIsOnByDefaultAndRoundTrips) {
+  // Unset means on wherever the device records step graphs.
+  EXPECT_FALSE(TrainingArguments().step_graphs.has_value());
+  EXPECT_TRUE(TrainingArguments().to_json()["step_graphs"].is_null());
   TrainingArguments a = TrainingArguments::from_json(json{{"step_graphs", true}}, "cfg.json");
-  EXPECT_TRUE(a.step_graphs);
+  EXPECT_EQ(a.step_graphs, true);
   EXPECT_EQ(a.to_json()["step_graphs"], true);
-  EXPECT_TRUE(TrainingArguments::from_json(a.to_json()).step_graphs);
+  EXPECT_EQ(TrainingArguments::from_json(a.to_json()).step_graphs, true);
   // A file written before the field existed keeps the default.
   json old = a.to_json();
   old.erase("step_graphs");
-  EXPECT_FALSE(TrainingArguments::from_json(old).step_graphs);
+  EXPECT_FALSE(TrainingArguments::from_json(old).step_graphs.has_value());
   set_training_argument(a, "step_graphs", "false", "--step_graphs");
-  EXPECT_FALSE(a.step_graphs);
+  EXPECT_EQ(a.step_graphs, false);
+  EXPECT_EQ(TrainingArguments::from_json(a.to_json()).step_graphs, false);
+  set_training_argument(a, "step_graphs", "none", "--step_graphs");
+  EXPECT_FALSE(a.step_graphs.has_value());
   const std::string bad = value_error([] { TrainingArguments::from_json(json{{"step_graphs", "on"}}, "cfg.json"); });
   EXPECT_EQ(bad, "[trainer] cfg.json: field 'step_graphs': expected true or false, got \"on\"");
 }
@@ -99,11 +103,11 @@ TEST(TrainingArguments, StepGraphsIsOptInAndRoundTrips) {
 // the new name is written.
 TEST(TrainingArguments, CudaGraphsIsReadAsStepGraphs) {
   TrainingArguments a = TrainingArguments::from_json(json{{"cuda_graphs", true}}, "cfg.json");
-  EXPECT_TRUE(a.step_graphs);
+  EXPECT_EQ(a.step_graphs, true);
   EXPECT_EQ(a.to_json()["step_graphs"], true);
   EXPECT_FALSE(a.to_json().contains("cuda_graphs"));
   set_training_argument(a, "cuda_graphs", "false", "--cuda_graphs");
-  EXPECT_FALSE(a.step_graphs);
+  EXPECT_EQ(a.step_graphs, false);
   EXPECT_EQ(find_training_argument_field("cuda_graphs"), find_training_argument_field("step_graphs"));
   const std::string bad = value_error([] { TrainingArguments::from_json(json{{"cuda_graphs", "on"}}, "cfg.json"); });
   EXPECT_EQ(bad, "[trainer] cfg.json: field 'cuda_graphs': expected true or false, got \"on\"");

@@ -81,9 +81,11 @@ TEST_F(TrainingArgumentFlagsTest, TheConfigSetsWhatNoFlagGives) {
 }
 
 TEST_F(TrainingArgumentFlagsTest, StepGraphsIsAFlagAndNotAUserConfigKey) {
-  EXPECT_FALSE(resolve({}).args.step_graphs);
-  EXPECT_TRUE(resolve({"--step_graphs"}).args.step_graphs);
-  EXPECT_FALSE(resolve({"--step_graphs", "false"}).args.step_graphs);
+  EXPECT_FALSE(resolve({}).args.step_graphs.has_value()) << "unset: on where the device has step graphs";
+  EXPECT_EQ(resolve({"--step_graphs"}).args.step_graphs, true);
+  EXPECT_EQ(resolve({"--step_graphs", "false"}).args.step_graphs, false);
+  EXPECT_EQ(resolve({"--no_step_graphs"}).args.step_graphs, false);
+  EXPECT_EQ(resolve({"--step_graphs", "--no_step_graphs"}).args.step_graphs, false);
   std::string path = dir_.write("c.json", R"({"step_graphs": true})");
   EXPECT_NE(error_of({"--config_file", path}).find("step_graphs"), std::string::npos)
       << "the user config holds machine settings, not training arguments";
@@ -91,9 +93,9 @@ TEST_F(TrainingArgumentFlagsTest, StepGraphsIsAFlagAndNotAUserConfigKey) {
 
 // --cuda_graphs, the former name, sets the same field, as bare flag or with a value.
 TEST_F(TrainingArgumentFlagsTest, CudaGraphsIsStillAcceptedAsAFlag) {
-  EXPECT_TRUE(resolve({"--cuda_graphs"}).args.step_graphs);
-  EXPECT_FALSE(resolve({"--cuda_graphs", "false"}).args.step_graphs);
-  EXPECT_FALSE(resolve({"--cuda_graphs", "--step_graphs", "false"}).args.step_graphs) << "the last one given wins";
+  EXPECT_EQ(resolve({"--cuda_graphs"}).args.step_graphs, true);
+  EXPECT_EQ(resolve({"--cuda_graphs", "false"}).args.step_graphs, false);
+  EXPECT_EQ(resolve({"--cuda_graphs", "--step_graphs", "false"}).args.step_graphs, false) << "the last one given wins";
   std::string path = dir_.write("c.json", R"({"cuda_graphs": true})");
   EXPECT_NE(error_of({"--config_file", path}).find("cuda_graphs"), std::string::npos)
       << "the user config holds machine settings, not training arguments";
