@@ -93,7 +93,15 @@ inline std::string fuzz_trainer_state(const uint8_t* data, size_t size) {
 // A BERT model folder's config.json (Hugging Face's fields, id2label, ...).
 inline std::string fuzz_bert_config(const uint8_t* data, size_t size) {
   std::string path = write_input("config.json", data, size);
-  return check_clean_failure(path, [&] { (void)nn::models::BertConfig::from_json_file(path).to_json_string(); });
+  bool too_big = false;
+  std::string problem = check_clean_failure(path, [&] {
+    const auto config = nn::models::BertConfig::from_json_file(path);
+    (void)config.to_json_string();
+    // An accepted config must describe a model whose byte count cannot wrap.
+    too_big = !(config.parameter_count() * 4.0 < 9.2e18);
+  });
+  if (problem.empty() && too_big) problem = "an accepted config has more parameter bytes than fit in int64";
+  return problem;
 }
 
 // An encoded image (JPEG or PNG through libjpeg/libpng, anything else

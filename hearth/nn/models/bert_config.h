@@ -59,6 +59,14 @@ struct BertConfig {
   // first bad field (sizes not positive, hidden_size not a multiple of
   // num_attention_heads, probabilities outside [0, 1), unknown activation, ...).
   void validate(const std::string& where = "config") const;
+  // Bounds validate() puts on sizes: each size at most kMaxSize (2^31 - 1),
+  // the layer count at most kMaxLayers, the label count at most kMaxLabels.
+  static constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
+  static constexpr int64_t kMaxLayers = 4096;
+  static constexpr int64_t kMaxLabels = int64_t{1} << 24;
+  // Parameters of BertForSequenceClassification built from this config (as a
+  // double: the count of a hostile config need not fit in an integer).
+  double parameter_count() const;
 
   // Sets num_labels; label names are reset to the defaults when the count changes.
   void set_num_labels(int64_t n);

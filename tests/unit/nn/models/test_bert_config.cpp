@@ -117,7 +117,19 @@ TEST(NnBertConfig, ErrorsNameTheFileAndTheField) {
   expect_error(R"({"pad_token_id": 40000})", "pad_token_id", "vocab_size");
   expect_error(R"({"problem_type": "ranking"})", "problem_type", "ranking");
   EXPECT_TRUE(testing::contains(error_of("{not json"), "models/x/config.json: not valid JSON"));
+  // Sizes whose products wrap a tensor's byte count (2^57 + 1, 2^58) are refused by name.
+  for (const char* field : {"vocab_size", "max_position_embeddings", "type_vocab_size", "hidden_size",
+                            "intermediate_size", "num_hidden_layers", "num_attention_heads"}) {
+    for (const char* value : {"144115188075855873", "288230376151711744"})
+      expect_error(std::string("{\"") + field + "\": " + value + "}", field, std::string("got ") + value);
+  }
+  expect_error(R"({"num_labels": 100000000})", "num_labels", "expected at most");
   EXPECT_THROW(BertConfig::from_json_file("/no/such/config.json"), IoError);
+}
+
+TEST(NnBertConfig, ParameterCountOfBertBase) {
+  // bert-base-uncased with a 2-label classifier: 109,483,778 parameters.
+  EXPECT_DOUBLE_EQ(BertConfig{}.parameter_count(), 109483778.0);
 }
 
 }  // namespace
