@@ -11,6 +11,7 @@
 #include "hearth/data/transforms.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/json_integer.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/nn/models/mlp.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/small_cnn.h"
@@ -209,7 +210,7 @@ TaskConfig load_task_config(const std::string& dir) {
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[eval] ", dir, ": no readable ", kTaskConfigFile,
                " (the model description `hearth train` writes into every checkpoint)");
-  json j = json::parse(in, nullptr, false);
+  json j = json::parse(hearth::io::read_json_text(in, "[eval] " + path), nullptr, false);
   HEARTH_CHECK(!j.is_discarded(), ValueError, "[eval] ", path, ": not valid JSON");
   return TaskConfig::from_json(j, path);
 }

@@ -20,6 +20,7 @@
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/dist/rendezvous.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
@@ -79,7 +80,13 @@ TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task)
   if (!f.config.empty()) {
     std::ifstream in(f.config);
     if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    std::string text;
+    try {
+      text = hearth::io::read_json_text(in, "--config: '" + f.config + "'");
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded()) throw UsageError("--config: '" + f.config + "' is not valid JSON");
     try {
       args = TrainingArguments::from_json(j, f.config, args);

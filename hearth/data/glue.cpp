@@ -10,6 +10,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/csv_reader.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::data {
 namespace {
@@ -127,6 +128,7 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
   std::vector<std::pair<ordered_json, int64_t>> objects;
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
+    io::check_json_limits(text, "[glue] " + path, text.size());
     ordered_json all = ordered_json::parse(text, nullptr, false);
     HEARTH_CHECK(!all.is_discarded(), ValueError, "[glue] ", path, ": not valid JSON");
     for (ordered_json& o : all) objects.emplace_back(std::move(o), 0);
@@ -139,6 +141,7 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
       ++line_no;
       std::string_view line(text.data() + start, end - start);
       if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
+        io::check_json_limits(line, "[glue] " + path + ":" + std::to_string(line_no), line.size());
         ordered_json o = ordered_json::parse(line, nullptr, false);
         HEARTH_CHECK(!o.is_discarded(), ValueError, "[glue] ", path, ":", line_no, ": not a valid JSON line");
         objects.emplace_back(std::move(o), line_no);

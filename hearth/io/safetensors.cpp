@@ -16,6 +16,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::io {
 
@@ -42,6 +43,7 @@ std::string supported_dtype_list() {
 }
 
 constexpr size_t kLengthBytes = 8;
+constexpr size_t kMaxHeaderBytes = 100'000'000;
 
 }  // namespace
 
@@ -117,6 +119,9 @@ class HeaderParser {
       }
       return true;
     };
+    // The format caps headers at 100 MB; nesting bounds what parsing can cost.
+    const std::string too_much = json_limits_problem(std::string_view(header_, header_len_), kMaxHeaderBytes);
+    if (!too_much.empty()) fail("header: ", too_much);
     json root;
     try {
       root = json::parse(header_, header_ + header_len_, watch);

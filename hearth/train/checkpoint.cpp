@@ -1,3 +1,4 @@
+#include "hearth/io/json_limits.h"
 #include "hearth/train/checkpoint.h"
 
 #include <algorithm>
@@ -14,6 +15,9 @@ namespace hearth::train {
 namespace {
 
 using json = nlohmann::json;
+
+// trainer_state.json and the grad scaler's state: a log of metrics, never near this.
+constexpr size_t kMaxStateJsonBytes = size_t{64} << 20;
 
 std::string join(const std::string& dir, const char* file) { return (fs::path(dir) / file).string(); }
 
@@ -85,6 +89,7 @@ void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, o
     auto it = file.metadata().find(key);
     HEARTH_CHECK(it != file.metadata().end(), IoError, "[checkpoint] ", path, ": the metadata has no '", key,
                  "' entry");
+    io::check_json_limits(it->second, "[checkpoint] " + path + ": the '" + key + "' metadata");
     json j = json::parse(it->second, nullptr, false);
     HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": the '", key, "' metadata is not valid JSON");
     return j;
@@ -102,7 +107,7 @@ void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler) {
   const std::string path = join(dir, kGradScalerFile);
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kGradScalerFile);
-  json j = json::parse(in, nullptr, false);
+  json j = json::parse(io::read_json_text(in, "[checkpoint] " + path, kMaxStateJsonBytes), nullptr, false);
   HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": not valid JSON");
   try {
     scaler.load_state_dict(j);
@@ -115,7 +120,7 @@ json read_trainer_state(const std::string& dir) {
   std::string path = join(dir, kTrainerStateFile);
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kTrainerStateFile);
-  json j = json::parse(in, nullptr, false);
+  json j = json::parse(io::read_json_text(in, "[checkpoint] " + path, kMaxStateJsonBytes), nullptr, false);
   HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": not valid JSON");
   return j;
 }

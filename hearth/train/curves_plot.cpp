@@ -1,3 +1,4 @@
+#include "hearth/io/json_limits.h"
 #include "hearth/train/curves_plot.h"
 
 #include <algorithm>
@@ -144,6 +145,7 @@ std::vector<json> read_metrics_jsonl(const std::string& path) {
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    io::check_json_limits(line, "[plot] " + path + ": line " + std::to_string(n));
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
     // A run killed mid-write leaves a partial last line; any other bad line is an error.
     if (j.is_discarded() && in.peek() == std::char_traits<char>::eof()) break;

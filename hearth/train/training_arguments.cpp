@@ -1,3 +1,4 @@
+#include "hearth/io/json_limits.h"
 #include "hearth/train/training_arguments.h"
 
 #include <algorithm>
@@ -471,7 +472,7 @@ TrainingArguments TrainingArguments::load(const std::string& path) { return load
 TrainingArguments TrainingArguments::load(const std::string& path, const TrainingArguments& base) {
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[trainer] ", path, ": cannot open the training arguments file");
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(io::read_json_text(in, "[trainer] " + path), nullptr, /*allow_exceptions=*/false);
   HEARTH_CHECK(!j.is_discarded(), ValueError, "[trainer] ", path, ": not valid JSON");
   TrainingArguments args = from_json(j, path, base);
   args.validate(path);

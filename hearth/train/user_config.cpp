@@ -1,3 +1,4 @@
+#include "hearth/io/json_limits.h"
 #include "hearth/train/user_config.h"
 
 #include <algorithm>
@@ -186,7 +187,7 @@ LoadedUserConfig load_user_config(const std::string& explicit_path) {
   HEARTH_CHECK(in.good(), IoError, "[config] ", path, ": cannot be read");
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(io::read_json_text(in, "[config] " + path));
   } catch (const json::parse_error& e) {
     HEARTH_THROW(ValueError, "[config] ", path, ": is not valid JSON (", parse_error_detail(e),
                  "); rewrite it with `hearth config` or fix it by hand");

@@ -8,6 +8,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::nn::models {
 namespace {
@@ -200,13 +201,11 @@ std::string BertConfig::label_name(int64_t id) const {
 BertConfig BertConfig::from_json_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[BertConfig] cannot open ", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  HEARTH_CHECK(!in.bad(), IoError, "[BertConfig] cannot read ", path);
-  return from_json_string(text.str(), path);
+  return from_json_string(io::read_json_text(in, "[BertConfig] " + path, kMaxConfigBytes), path);
 }
 
 BertConfig BertConfig::from_json_string(const std::string& text, const std::string& where) {
+  io::check_json_limits(text, "[BertConfig] " + where, kMaxConfigBytes);
   json j;
   try {
     j = json::parse(text);
@@ -276,8 +275,17 @@ BertConfig BertConfig::from_json_string(const std::string& text, const std::stri
     c.num_labels = *num_labels_field;
   }
 
-  for (const auto& [key, value] : j.items())
-    if (!interpreted_fields().count(key)) c.extra_fields[key] = value.dump();
+  // Unknown fields are written back, re-indented: keep only shallow ones up to a
+  // total size, so that a crafted field cannot grow every saved config.json.
+  size_t kept_bytes = 0;
+  for (const auto& [key, value] : j.items()) {
+    if (interpreted_fields().count(key)) continue;
+    std::string text = value.dump();
+    if (io::json_nesting_depth(text) > kMaxExtraFieldDepth || kept_bytes + key.size() + text.size() > kMaxExtraBytes)
+      continue;
+    kept_bytes += key.size() + text.size();
+    c.extra_fields[key] = std::move(text);
+  }
   c.validate(where);
   return c;
 }

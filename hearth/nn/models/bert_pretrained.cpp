@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/nn/init.h"
 #include "hearth/nn/models/bert.h"
@@ -101,7 +102,7 @@ Checkpoint read_checkpoint(const fs::path& dir) {
     nlohmann::json index;
     try {
       std::ifstream in(index_path);
-      index = nlohmann::json::parse(in);
+      index = nlohmann::json::parse(io::read_json_text(in, "[bert] " + index_path));
     } catch (const nlohmann::json::exception& e) {
       HEARTH_THROW(IoError, "[bert] ", index_path, ": not valid JSON: ", e.what());
     }

@@ -270,6 +270,9 @@ std::vector<BadFile> bad_files() {
            "ab"),
        "duplicate tensor name 'a'"},
       {"metadata_not_object", craft(R"({"__metadata__":[1]})", ""), "__metadata__ must be an object"},
+      // Nested arrays: parsing 100 MB of them exhausted memory.
+      {"deeply_nested", craft(R"({"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}", ""),
+       "header: arrays and objects nested 100001 levels deep"},
       {"metadata_not_string", craft(R"({"__metadata__":{"epoch":3}})", ""), "must be a string"},
   };
 }

@@ -127,6 +127,21 @@ TEST(NnBertConfig, ErrorsNameTheFileAndTheField) {
   EXPECT_THROW(BertConfig::from_json_file("/no/such/config.json"), IoError);
 }
 
+TEST(NnBertConfig, NestingAndUnknownFieldsAreBounded) {
+  // Depth 100,000 overflowed the stack; a 60 KB field nested 100 deep became
+  // a 1.8 GB config.json once re-indented.
+  const std::string deep = R"({"junk": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_TRUE(testing::contains(error_of(deep), "models/x/config.json: arrays and objects nested 100001 levels deep"))
+      << error_of(deep);
+  const std::string nested = std::string(100, '[') + std::string(100, ']');
+  const BertConfig c = BertConfig::from_json_string(R"({"junk": )" + nested + R"(, "kept": {"a": [1, 2]}, "big": ")" +
+                                                    std::string(BertConfig::kMaxExtraBytes, 'x') + R"("})");
+  EXPECT_EQ(c.extra_fields.count("junk"), 0u);
+  EXPECT_EQ(c.extra_fields.count("big"), 0u);
+  EXPECT_EQ(c.extra_fields.at("kept"), R"({"a":[1,2]})");
+  EXPECT_LT(c.to_json_string().size(), 4096u);
+}
+
 TEST(NnBertConfig, ParameterCountOfBertBase) {
   // bert-base-uncased with a 2-label classifier: 109,483,778 parameters.
   EXPECT_DOUBLE_EQ(BertConfig{}.parameter_count(), 109483778.0);
