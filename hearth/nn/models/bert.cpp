@@ -34,8 +34,8 @@ void check_fits_in_memory(const BertConfig& config, const char* model) {
     os << std::fixed << std::setprecision(0) << "[" << model << "] the model's " << config.parameter_count()
        << " parameters (vocab_size " << config.vocab_size << ", hidden_size " << config.hidden_size
        << ", num_hidden_layers " << config.num_hidden_layers << ", intermediate_size " << config.intermediate_size
-       << ", max_position_embeddings " << config.max_position_embeddings << ") would take " << std::setprecision(1) << bytes / kGiB
-       << " GiB as float32, more than this machine's " << available / kGiB << " GiB of memory";
+       << ", max_position_embeddings " << config.max_position_embeddings << ") would take " << std::setprecision(1)
+       << bytes / kGiB << " GiB as float32, more than this machine's " << available / kGiB << " GiB of memory";
     throw OutOfMemoryError(os.str());
   }
 }

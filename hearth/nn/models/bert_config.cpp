@@ -120,8 +120,7 @@ void BertConfig::validate(const std::string& where) const {
   // Every size becomes a tensor dimension: beyond these, products of sizes
   // wrap and allocations are absurd (as the checkpoint reader bounds shapes).
   auto at_most = [&](const char* name, int64_t v, int64_t limit) {
-    if (v > limit)
-      bad_field(where, name, "expected at most " + std::to_string(limit) + ", got " + std::to_string(v));
+    if (v > limit) bad_field(where, name, "expected at most " + std::to_string(limit) + ", got " + std::to_string(v));
   };
   positive("vocab_size", vocab_size);
   positive("hidden_size", hidden_size);

@@ -1,12 +1,11 @@
 // The nesting and size limits every JSON reader applies.
-#include "hearth/io/json_limits.h"
-
-#include <gtest/gtest.h>
-
 #include <sstream>
 #include <string>
 
+#include <gtest/gtest.h>
+
 #include "hearth/core/errors.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::io {
 namespace {
