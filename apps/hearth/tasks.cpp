@@ -176,7 +176,7 @@ std::shared_ptr<nn::Module> build_model(const TaskConfig& task) {
 std::shared_ptr<const data::Dataset> load_split(const TaskConfig& task, bool train, const std::string& data_dir,
                                                 int64_t max_samples, std::string* directory) {
   using Split = data::FashionMnist::Split;
-  auto raw = std::make_shared<data::FashionMnist>(train ? Split::train : Split::test, data_dir);
+  auto raw = std::make_shared<data::FashionMnist>(train ? Split::train : Split::test, data_dir, max_samples);
   if (directory != nullptr) *directory = raw->directory();
   std::shared_ptr<const data::Dataset> ds = raw;
   ds = std::make_shared<data::TransformDataset>(

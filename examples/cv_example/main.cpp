@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/user_config_flag.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
@@ -120,6 +121,9 @@ void load_backbone(nn::Module& model, const std::string& path, const std::string
 
 // This example's defaults, then the user's config, then the flags given.
 train::TrainingArguments training_arguments(const Options& o) {
+  if (o.num_workers > data::max_num_workers())
+    throw UsageError("--num_workers: expected at most " + std::to_string(data::max_num_workers()) +
+                     " (4 per CPU core), got " + std::to_string(o.num_workers));
   train::TrainingArguments args;
   args.output_dir = o.output_dir;
   args.per_device_train_batch_size = o.batch_size;
@@ -312,8 +316,8 @@ int main(int argc, char** argv) {
   } catch (const hearth::DeviceError& e) {
     std::cerr << "cv_example: error: " << e.what() << "\n";
     return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "cv_example: error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "cv_example: error: " << describe_current_exception() << "\n";
     return 1;
   }
 }

@@ -26,6 +26,7 @@
 #include "examples/run_glue/predict.h"
 #include "examples/run_glue/results.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/core/generator.h"
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
@@ -215,6 +216,9 @@ int main(int argc, char** argv) {
     return run_glue::kUsageExitCode;
   } catch (const hearth::Error& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "run_glue: error: " << hearth::describe_current_exception() << "\n";
     return 1;
   }
 }

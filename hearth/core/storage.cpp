@@ -4,6 +4,7 @@
 
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/core/oom_injection.h"
 
 namespace hearth {
@@ -32,6 +33,7 @@ bool oom_injection_armed() { return g_allocations_before_oom.load() >= 0; }
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   maybe_inject_oom(nbytes, device);
+  note_allocation_request(nbytes);
   DeviceRuntime& rt = device_runtime(device.kind);
   void* p = rt.allocate(nbytes, device.index);
   int index = device.index;

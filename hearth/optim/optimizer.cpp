@@ -4,6 +4,7 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
+#include "hearth/io/json_integer.h"
 
 namespace hearth::optim {
 
@@ -98,6 +99,11 @@ OptimizerStateDict Optimizer::state_dict() const {
   return sd;
 }
 
+namespace {
+// More optimizer steps than any run takes (10^12): a larger count is corrupt.
+constexpr int64_t kMaxLoadedStep = 1'000'000'000'000;
+}  // namespace
+
 void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
   const nlohmann::json& meta = sd.meta;
   HEARTH_CHECK(meta.is_object() && meta.contains("param_groups") && meta["param_groups"].is_array(), ValueError, "[",
@@ -143,7 +149,16 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
                    name_, "] load_state_dict: state entry \"", it.key(), "\" names no parameter (there are ",
                    params.size(), ")");
       ParamState st;
-      if (it.value().contains("step")) st.step = it.value()["step"].get<int64_t>();
+      HEARTH_CHECK(it.value().is_object(), ValueError, "[", name_, "] load_state_dict: state entry \"", it.key(),
+                   "\" is not an object");
+      if (it.value().contains("step")) {
+        const nlohmann::json& step = it.value()["step"];
+        HEARTH_CHECK(
+            io::json_integer_fits<int64_t>(step) && step.get<int64_t>() >= 0 && step.get<int64_t>() <= kMaxLoadedStep,
+            ValueError, "[", name_, "] load_state_dict: field \"state.", it.key(),
+            ".step\": expected an integer in [0, ", kMaxLoadedStep, "], got ", step.dump());
+        st.step = step.get<int64_t>();
+      }
       loaded[params[index].impl().get()] = st;
     }
   }

@@ -97,8 +97,21 @@ void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, o
   optim::OptimizerStateDict state;
   state.meta = meta_json("optimizer");
   for (const std::string& name : file.names()) state.tensors[name] = file.get(name);
-  optimizer.load_state_dict(state);
-  if (scheduler != nullptr) scheduler->load_state_dict(meta_json("scheduler"));
+  // The loaders check what they read; their errors (and any JSON type error
+  // they missed) are reported naming this file.
+  try {
+    optimizer.load_state_dict(state);
+    if (scheduler != nullptr) scheduler->load_state_dict(meta_json("scheduler"));
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+  } catch (const json::exception& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path,
+                 ": the optimizer or scheduler metadata has a field of the wrong "
+                 "type: ",
+                 e.what());
+  }
 }
 
 bool has_grad_scaler_state(const std::string& dir) { return fs::exists(join(dir, kGradScalerFile)); }
@@ -113,6 +126,8 @@ void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler) {
     scaler.load_state_dict(j);
   } catch (const ValueError& e) {
     HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+  } catch (const json::exception& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": a field has the wrong type: ", e.what());
   }
 }
 
