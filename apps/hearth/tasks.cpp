@@ -10,6 +10,7 @@
 #include "hearth/data/fashion_mnist.h"
 #include "hearth/data/transforms.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_integer.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/nn/models/mlp.h"
@@ -207,6 +208,7 @@ void save_task_config(const TaskConfig& task, const std::string& dir) {
 
 TaskConfig load_task_config(const std::string& dir) {
   std::string path = (std::filesystem::path(dir) / kTaskConfigFile).string();
+  io::check_regular_file(path, "[eval]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[eval] ", dir, ": no readable ", kTaskConfigFile,
                " (the model description `hearth train` writes into every checkpoint)");

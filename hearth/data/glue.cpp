@@ -10,6 +10,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/csv_reader.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 
 namespace hearth::data {
@@ -121,6 +122,7 @@ LabeledTexts from_table(const CsvTable& table, const GlueTask* task, bool labels
 std::string json_text(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
+  io::check_regular_file(path, "[glue]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[glue] cannot read '", path, "'");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());

@@ -16,6 +16,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 
 namespace hearth::io {
@@ -222,6 +223,7 @@ class HeaderParser {
 // ---- reading --------------------------------------------------------------------
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path), mapping_(std::make_shared<Mapping>()) {
+  check_regular_file(path, "[safetensors]");
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) HEARTH_THROW(IoError, "[safetensors] ", path, ": cannot open: ", std::strerror(errno));
   struct stat st {};

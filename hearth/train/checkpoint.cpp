@@ -1,4 +1,3 @@
-#include "hearth/io/json_limits.h"
 #include "hearth/train/checkpoint.h"
 
 #include <algorithm>
@@ -7,6 +6,8 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
 
 namespace fs = std::filesystem;
@@ -118,6 +119,7 @@ bool has_grad_scaler_state(const std::string& dir) { return fs::exists(join(dir,
 
 void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler) {
   const std::string path = join(dir, kGradScalerFile);
+  io::check_regular_file(path, "[checkpoint]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kGradScalerFile);
   json j = json::parse(io::read_json_text(in, "[checkpoint] " + path, kMaxStateJsonBytes), nullptr, false);
@@ -133,6 +135,7 @@ void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler) {
 
 json read_trainer_state(const std::string& dir) {
   std::string path = join(dir, kTrainerStateFile);
+  io::check_regular_file(path, "[checkpoint]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kTrainerStateFile);
   json j = json::parse(io::read_json_text(in, "[checkpoint] " + path, kMaxStateJsonBytes), nullptr, false);

@@ -1,4 +1,3 @@
-#include "hearth/io/json_limits.h"
 #include "hearth/train/curves_plot.h"
 
 #include <algorithm>
@@ -11,6 +10,8 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::train {
 namespace {
@@ -139,6 +140,7 @@ std::string training_curves_svg(const std::vector<json>& entries, const std::str
 }
 
 std::vector<json> read_metrics_jsonl(const std::string& path) {
+  io::check_regular_file(path, "[plot]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[plot] ", path, ": cannot be read (train with report_to jsonl or all to write it)");
   std::vector<json> entries;

@@ -1,4 +1,3 @@
-#include "hearth/io/json_limits.h"
 #include "hearth/train/training_arguments.h"
 
 #include <algorithm>
@@ -9,7 +8,10 @@
 #include <sstream>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/dataloader.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::train {
 namespace {
@@ -470,6 +472,7 @@ TrainingArguments TrainingArguments::from_json(const nlohmann::json& j, const st
 TrainingArguments TrainingArguments::load(const std::string& path) { return load(path, TrainingArguments()); }
 
 TrainingArguments TrainingArguments::load(const std::string& path, const TrainingArguments& base) {
+  io::check_regular_file(path, "[trainer]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[trainer] ", path, ": cannot open the training arguments file");
   json j = json::parse(io::read_json_text(in, "[trainer] " + path), nullptr, /*allow_exceptions=*/false);

@@ -1,4 +1,3 @@
-#include "hearth/io/json_limits.h"
 #include "hearth/train/user_config.h"
 
 #include <algorithm>
@@ -13,6 +12,8 @@
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::train {
 namespace {
@@ -183,6 +184,7 @@ LoadedUserConfig load_user_config(const std::string& explicit_path) {
     none.path = path;
     return none;
   }
+  io::check_regular_file(path, "[config]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[config] ", path, ": cannot be read");
   json j;

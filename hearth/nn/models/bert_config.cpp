@@ -8,6 +8,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 
 namespace hearth::nn::models {
@@ -198,6 +199,7 @@ std::string BertConfig::label_name(int64_t id) const {
 }
 
 BertConfig BertConfig::from_json_file(const std::string& path) {
+  io::check_regular_file(path, "[BertConfig]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[BertConfig] cannot open ", path);
   return from_json_string(io::read_json_text(in, "[BertConfig] " + path, kMaxConfigBytes), path);

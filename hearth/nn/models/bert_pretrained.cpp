@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/nn/init.h"
@@ -101,6 +102,7 @@ Checkpoint read_checkpoint(const fs::path& dir) {
     ckpt.description = index_path;
     nlohmann::json index;
     try {
+      io::check_regular_file(index_path, "[bert]");
       std::ifstream in(index_path);
       index = nlohmann::json::parse(io::read_json_text(in, "[bert] " + index_path));
     } catch (const nlohmann::json::exception& e) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/safetensors.h"
@@ -290,6 +291,18 @@ TEST(Safetensors, EveryMalformedFileIsAnIoErrorNamingPathAndProblem) {
       EXPECT_EQ(msg.rfind("[safetensors] " + path + ": ", 0), 0u) << msg;
       EXPECT_NE(msg.find(bad.expected), std::string::npos) << msg;
     }
+  }
+}
+
+TEST(Safetensors, AFifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.file("model.safetensors");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    SafetensorsFile file(fifo);
+    FAIL() << "the FIFO was opened";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "[safetensors] " + fifo + ": is a FIFO (named pipe), expected a regular file");
   }
 }
 
