@@ -103,7 +103,14 @@ void load_backbone(nn::Module& model, const std::string& path, const std::string
   nn::StateDict state;
   for (const std::string& name : file.names())
     if (name.rfind("fc.", 0) != 0) state[name] = file.get(name);
-  nn::LoadStateDictResult r = model.load_state_dict(state, /*strict=*/false);
+  nn::LoadStateDictResult r;
+  try {
+    r = model.load_state_dict(state, /*strict=*/false);
+  } catch (const ShapeError& e) {
+    throw UsageError("--model_path: " + path + ": " + e.what());
+  } catch (const TypeError& e) {
+    throw UsageError("--model_path: " + path + ": " + e.what());
+  }
   std::vector<std::string> missing;
   for (const std::string& k : r.missing_keys)
     if (k.rfind("fc.", 0) != 0) missing.push_back(k);

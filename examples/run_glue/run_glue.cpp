@@ -101,6 +101,10 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
   hearth::manual_seed(static_cast<uint64_t>(args.seed));
   std::shared_ptr<BertForSequenceClassification> model =
       load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes);
+  // Token ids at or beyond vocab_size would index past the word embeddings.
+  HEARTH_CHECK(tokenizer.vocab().size() <= model->config.vocab_size, hearth::ValueError, "[run_glue] ", tokenizer_dir,
+               ": the tokenizer's vocabulary has ", tokenizer.vocab().size(), " tokens, more than the vocab_size ",
+               model->config.vocab_size, " of ", a.model_name_or_path, "/config.json");
 
   int64_t max_length = a.max_seq_length;
   if (max_length > model->config.max_position_embeddings) {

@@ -210,6 +210,12 @@ class HeaderParser {
         fail("tensors '", prev.name, "' [", prev.begin, ", ", prev.end, ") and '", cur.name, "' [", cur.begin, ", ",
              cur.end, ") overlap");
     }
+    // Bytes after the last tensor belong to nothing: a corrupt or appended-to file.
+    uint64_t last_end = 0;
+    for (const auto& [name, e] : entries) last_end = std::max<uint64_t>(last_end, e.end);
+    if (last_end < data_len_)
+      fail(data_len_ - last_end, " trailing bytes after the last tensor's data (which ends at ", last_end,
+           " of the data region's ", data_len_, " bytes)");
   }
 
   const std::string& path_;

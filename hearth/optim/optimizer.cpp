@@ -117,6 +117,7 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
                groups.size(), " parameter groups, the optimizer has ", groups_.size());
   // Check everything before changing anything.
   std::vector<Tensor> params;
+  std::vector<size_t> group_of;  // the group of each of params
   std::vector<Options> options(groups_.size());
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const nlohmann::json& g = groups[gi];
@@ -133,7 +134,10 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
       options[gi][it.key()] = it.value().is_boolean() ? (it.value().get<bool>() ? 1.0 : 0.0) : it.value().get<double>();
     }
     validate(options[gi]);
-    for (const Tensor& p : groups_[gi].params) params.push_back(p);
+    for (const Tensor& p : groups_[gi].params) {
+      params.push_back(p);
+      group_of.push_back(gi);
+    }
   }
   std::unordered_map<const TensorImpl*, ParamState> loaded;
   if (meta.contains("state")) {
@@ -180,7 +184,13 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
     HEARTH_CHECK(t.defined() && t.shape() == p.shape(), ShapeError, "[", name_, "] load_state_dict: \"", key,
                  "\" has shape ", t.defined() ? t.shape_string() : "undefined", " but parameter ", index, " has shape ",
                  p.shape_string());
+    HEARTH_CHECK(is_floating(t.dtype()) == is_floating(p.dtype()), TypeError, "[", name_, "] load_state_dict: \"", key,
+                 "\" is ", dtype_name(t.dtype()), " but parameter ", index, " is ", dtype_name(p.dtype()));
     loaded[p.impl().get()].tensors[name] = t;
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto it = loaded.find(params[i].impl().get());
+    if (it != loaded.end()) validate_loaded_state(it->second, i, options[group_of[i]]);
   }
   // Own copies, in the parameter's dtype and on its device, so that updates
   // never write into the caller's tensors (or a mapped file).

@@ -79,7 +79,13 @@ void load_model_weights(const std::string& dir, nn::Module& model) {
   std::string path = join(dir, kModelFile);
   HEARTH_CHECK(fs::exists(path), IoError, "[checkpoint] ", dir, ": no ", kModelFile, " in this directory");
   std::map<std::string, Tensor> tensors = io::load_safetensors(path);
-  model.load_state_dict(nn::StateDict(tensors.begin(), tensors.end()), /*strict=*/true);
+  try {
+    model.load_state_dict(nn::StateDict(tensors.begin(), tensors.end()), /*strict=*/true);
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+  }
 }
 
 void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, optim::LRScheduler* scheduler) {

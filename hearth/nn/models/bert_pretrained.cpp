@@ -198,7 +198,13 @@ std::vector<std::string> load_checkpoint(Module& model, const std::string& model
   HEARTH_CHECK(missing.empty(), ValueError, "[bert] ", ckpt.description, " lacks weights of ", model_name, ": ",
                join(missing), ". The checkpoint does not match ", (dir / kConfigFile).string(), ".");
 
-  model.load_state_dict(matched, /*strict=*/false);
+  try {
+    model.load_state_dict(matched, /*strict=*/false);
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[bert] ", ckpt.description, ": ", e.what());
+  }
   if (log && !heads_ignored.empty())
     *log << "[bert] " << ckpt.description << ": ignored " << heads_ignored.size() << " weights of heads " << model_name
          << " does not have (" << join(heads_ignored, 4) << ")\n";

@@ -271,6 +271,8 @@ std::vector<BadFile> bad_files() {
            "ab"),
        "duplicate tensor name 'a'"},
       {"metadata_not_object", craft(R"({"__metadata__":[1]})", ""), "__metadata__ must be an object"},
+      {"trailing_bytes", craft(one(R"({"dtype":"U8","shape":[1],"data_offsets":[0,1]})"), "ab"),
+       "1 trailing bytes after the last tensor's data"},
       // Nested arrays: parsing 100 MB of them exhausted memory.
       {"deeply_nested", craft(R"({"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}", ""),
        "header: arrays and objects nested 100001 levels deep"},
