@@ -14,7 +14,7 @@ namespace hearth {
 std::string describe_current_exception();
 
 // Records the size of an allocation about to be attempted, for the message
-// of a std::bad_alloc it throws.
+// of a std::bad_alloc it throws; 0 once it succeeded.
 void note_allocation_request(size_t bytes);
 
 // Runs `body` and returns its exit status; an exception escaping it prints

@@ -30,6 +30,9 @@ TEST(ExceptionReport, EveryKindOfExceptionBecomesOneLine) {
   EXPECT_EQ(described([] { throw 42; }), "unknown exception");
   note_allocation_request(123456);
   EXPECT_EQ(described([] { throw std::bad_alloc(); }), "out of memory (std::bad_alloc) while allocating 123456 bytes");
+  // A tensor allocated since clears it: the size named is never a stale one.
+  (void)Tensor::empty({16});
+  EXPECT_EQ(described([] { throw std::bad_alloc(); }), "out of memory (std::bad_alloc)");
 }
 
 TEST(ExceptionReport, RunReportingExceptionsReturnsOneOnAnyException) {
