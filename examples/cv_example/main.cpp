@@ -297,21 +297,30 @@ int main(int argc, char** argv) {
   app.add_flag("--train_all_layers", o.train_all_layers, "with --model_path, train every layer, not only fc");
   app.add_flag("--cuda_graphs", o.cuda_graphs,
                "record each training step's forward and backward as a CUDA graph and replay it (GPU)");
-  app.add_option("--num_epochs", o.num_epochs, "epochs to train")->check(CLI::PositiveNumber);
-  app.add_option("--batch_size", o.batch_size, "images per batch")->check(CLI::PositiveNumber);
-  app.add_option("--learning_rate", o.learning_rate, "peak learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--image_size", o.image_size, "side of the square images the model sees")->check(CLI::PositiveNumber);
+  // Every number has a range: beyond it a value is a typing mistake (1e19 epochs, 10^5-pixel images).
+  app.add_option("--num_epochs", o.num_epochs, "epochs to train (at most 10^6)")
+      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+  app.add_option("--batch_size", o.batch_size, "images per batch (at most 2^24)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  app.add_option("--learning_rate", o.learning_rate, "peak learning rate")
+      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+  app.add_option("--image_size", o.image_size, "side of the square images the model sees (at most 8192)")
+      ->check(CLI::Range(int64_t{1}, int64_t{8192}));
   app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation");
   app.add_option("--num_workers", o.num_workers, "threads that decode and augment images")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")->check(CLI::PositiveNumber);
+  app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
   app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")
       ->check(CLI::Range(0.0, 1.0));
   o.user_config.add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // A bad flag or value: one line naming the flag, exit code 2.
+    std::cerr << "cv_example: error: " << e.what() << "\n";
+    return 2;
   }
   for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})
     if (app.count(flag) > 0) o.given.insert(flag);
