@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
@@ -179,7 +180,13 @@ Options parse(int argc, char** argv) {
 
 }  // namespace
 
+static int run(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  return hearth::run_reporting_exceptions("bench_cpu_ops", [&] { return run(argc, argv); });
+}
+
+static int run(int argc, char** argv) {
   const Options opt = parse(argc, argv);
   // hearth threads everything, GEMMs included, through OpenMP (hearth/backends/cpu/gemm.h).
   omp_set_num_threads(opt.threads);

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "bench/synthetic_jpegs.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/data/dataloader.h"
 #include "hearth/data/image_folder.h"
 #include "hearth/data/image_io.h"
@@ -24,7 +25,13 @@
 
 using namespace hearth;
 
+static int run(int argc, char** argv);
+
 int main(int argc, char** argv) {
+  return hearth::run_reporting_exceptions("bench_image_loader", [&] { return run(argc, argv); });
+}
+
+static int run(int argc, char** argv) {
   if (argc >= 4 && std::string(argv[1]) == "--synthesize") {
     // ImageNet's photographs average about 500x375.
     const int64_t n = std::atoll(argv[2]);

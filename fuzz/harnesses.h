@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "apps/common/user_config.h"
 #include "fuzz/fuzz_support.h"
@@ -20,6 +21,9 @@
 #include "hearth/data/tokenizer/bert_tokenizer.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/nn/models/bert_config.h"
+#include "hearth/ops/factory.h"
+#include "hearth/optim/adam.h"
+#include "hearth/optim/lr_scheduler.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/trainer_state.h"
 #include "hearth/train/training_arguments.h"
@@ -37,6 +41,21 @@ inline std::string fuzz_safetensors(const uint8_t* data, size_t size) {
       (void)file.view(name).numel();
       (void)file.get(name).numel();
     }
+  });
+}
+
+// optimizer.safetensors of a checkpoint: the optimizer's and the scheduler's
+// JSON metadata and the state tensors, loaded into AdamW with a linear
+// schedule over two parameters of shapes [3] and [2, 2], as resuming does.
+inline std::string fuzz_optimizer_state(const uint8_t* data, size_t size) {
+  const std::string path = write_input("optimizer.safetensors", data, size);
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  return check_clean_failure(path, [&] {
+    std::vector<Tensor> params = {zeros({3}), zeros({2, 2})};
+    for (const Tensor& p : params) p.requires_grad_(true);
+    optim::AdamW optimizer(params, {.lr = 0.1});
+    auto scheduler = optim::get_linear_schedule_with_warmup(optimizer, 1, 10);
+    train::load_optimizer_state(dir, optimizer, scheduler.get());
   });
 }
 
@@ -93,7 +112,15 @@ inline std::string fuzz_trainer_state(const uint8_t* data, size_t size) {
 // A BERT model folder's config.json (Hugging Face's fields, id2label, ...).
 inline std::string fuzz_bert_config(const uint8_t* data, size_t size) {
   std::string path = write_input("config.json", data, size);
-  return check_clean_failure(path, [&] { (void)nn::models::BertConfig::from_json_file(path).to_json_string(); });
+  bool too_big = false;
+  std::string problem = check_clean_failure(path, [&] {
+    const auto config = nn::models::BertConfig::from_json_file(path);
+    (void)config.to_json_string();
+    // An accepted config must describe a model whose byte count cannot wrap.
+    too_big = !(config.parameter_count() * 4.0 < 9.2e18);
+  });
+  if (problem.empty() && too_big) problem = "an accepted config has more parameter bytes than fit in int64";
+  return problem;
 }
 
 // An encoded image (JPEG or PNG through libjpeg/libpng, anything else

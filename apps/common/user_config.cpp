@@ -12,6 +12,8 @@
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::cli {
 namespace {
@@ -182,11 +184,12 @@ LoadedUserConfig load_user_config(const std::string& explicit_path) {
     none.path = path;
     return none;
   }
+  io::check_regular_file(path, "[config]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[config] ", path, ": cannot be read");
   json j;
   try {
-    j = json::parse(in);
+    j = json::parse(io::read_json_text(in, "[config] " + path));
   } catch (const json::parse_error& e) {
     HEARTH_THROW(ValueError, "[config] ", path, ": is not valid JSON (", parse_error_detail(e),
                  "); rewrite it with `hearth config` or fix it by hand");

@@ -304,7 +304,7 @@ void add_bench_command(CLI::App& app) {
       ->capture_default_str();
   sub->add_option("--batch-size,--batch_size", o->batch_size,
                   "samples per step (default: the reference benchmark's, 128 for resnet50, 64 otherwise)")
-      ->check(CLI::PositiveNumber);
+      ->check(CLI::Range(1, 1 << 16));
   sub->add_option("--precision", o->precision, "fp32, bf16-mixed or fp16-mixed (autocast; float16 with loss scaling)")
       ->check(CLI::IsMember({"fp32", "bf16-mixed", "fp16-mixed"}))
       ->capture_default_str();
@@ -317,16 +317,16 @@ void add_bench_command(CLI::App& app) {
   sub->add_flag("--cpu", o->cpu, "run on the CPU even where an accelerator is present");
   sub->add_option("--device", o->device, "auto, cpu or an accelerator such as cuda:0")->capture_default_str();
   sub->add_option("--iters", o->iters, "timed steps on an accelerator")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   sub->add_option("--warmup", o->warmup, "untimed steps first (the first builds plans)")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   sub->add_option("--cpu-iters", o->cpu_iters, "timed steps on the CPU")
-      ->check(CLI::PositiveNumber)
+      ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
   sub->add_option("--cpu-warmup", o->cpu_warmup, "untimed steps on the CPU")
-      ->check(CLI::NonNegativeNumber)
+      ->check(CLI::Range(0, 1000000))
       ->capture_default_str();
   sub->add_flag("--no-step-graphs,--no-cuda-graphs", o->no_graphs,
                 "run every step eagerly (default: each step is recorded once as a step graph and replayed where safe)");

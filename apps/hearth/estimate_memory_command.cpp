@@ -89,11 +89,15 @@ void add_estimate_memory_command(CLI::App& app) {
                                  "Estimate the memory a training step of resnet50, vgg16 or bert-base needs");
   auto o = std::make_shared<EstimateOptions>();
   sub->add_option("--model", o->model, "resnet50, vgg16 or bert-base")->required();
-  sub->add_option("--batch-size,--batch_size", o->batch_size,
-                  "per-device batch (default: the model's reference batch)");
+  sub->add_option("--batch-size,--batch_size", o->batch_size, "per-device batch (default: the model's reference batch)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   sub->add_option("--precision", o->precision, "fp32, bf16-mixed or fp16-mixed")->capture_default_str();
-  sub->add_option("--image-size", o->image_size, "image side for the CNNs")->capture_default_str();
-  sub->add_option("--seq-len", o->seq_len, "tokens per sequence for BERT")->capture_default_str();
+  sub->add_option("--image-size", o->image_size, "image side for the CNNs")
+      ->check(CLI::Range(int64_t{32}, int64_t{4096}))
+      ->capture_default_str();
+  sub->add_option("--seq-len", o->seq_len, "tokens per sequence for BERT")
+      ->check(CLI::Range(int64_t{1}, int64_t{512}))
+      ->capture_default_str();
   on_run(sub, [o] { return run_estimate(*o); });
 }
 

@@ -30,8 +30,10 @@ struct EvalFlags {
 int64_t parse_int(const std::string& flag, const std::string& text, int64_t min) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < min)
-    throw UsageError(flag + ": expected an integer >= " + std::to_string(min) + ", got \"" + text + "\"");
+  constexpr int64_t kMax = 1'000'000'000'000;  // counts beyond any data set
+  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > kMax)
+    throw UsageError(flag + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(kMax) +
+                     "], got \"" + text + "\"");
   return v;
 }
 

@@ -6,6 +6,7 @@
 
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/exception_report.h"
 
 namespace {
 
@@ -56,6 +57,10 @@ int main(int argc, char** argv) {
     return hearth::cli::kUsageExitCode;
   } catch (const hearth::Error& e) {
     std::cerr << "error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    // Anything else (out of memory, a filesystem or system error) is one line too.
+    std::cerr << "hearth" << selected_name(app) << ": error: " << hearth::describe_current_exception() << "\n";
     return 1;
   }
 }

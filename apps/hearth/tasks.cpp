@@ -10,7 +10,9 @@
 #include "hearth/data/fashion_mnist.h"
 #include "hearth/data/transforms.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_integer.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/nn/models/mlp.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/nn/models/small_cnn.h"
@@ -175,7 +177,7 @@ std::shared_ptr<nn::Module> build_model(const TaskConfig& task) {
 std::shared_ptr<const data::Dataset> load_split(const TaskConfig& task, bool train, const std::string& data_dir,
                                                 int64_t max_samples, std::string* directory) {
   using Split = data::FashionMnist::Split;
-  auto raw = std::make_shared<data::FashionMnist>(train ? Split::train : Split::test, data_dir);
+  auto raw = std::make_shared<data::FashionMnist>(train ? Split::train : Split::test, data_dir, max_samples);
   if (directory != nullptr) *directory = raw->directory();
   std::shared_ptr<const data::Dataset> ds = raw;
   ds = std::make_shared<data::TransformDataset>(
@@ -206,10 +208,11 @@ void save_task_config(const TaskConfig& task, const std::string& dir) {
 
 TaskConfig load_task_config(const std::string& dir) {
   std::string path = (std::filesystem::path(dir) / kTaskConfigFile).string();
+  io::check_regular_file(path, "[eval]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[eval] ", dir, ": no readable ", kTaskConfigFile,
                " (the model description `hearth train` writes into every checkpoint)");
-  json j = json::parse(in, nullptr, false);
+  json j = json::parse(hearth::io::read_json_text(in, "[eval] " + path), nullptr, false);
   HEARTH_CHECK(!j.is_discarded(), ValueError, "[eval] ", path, ": not valid JSON");
   return TaskConfig::from_json(j, path);
 }

@@ -21,6 +21,7 @@
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/distributed/rendezvous.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
@@ -51,19 +52,24 @@ void check_choice(const std::string& flag, const std::string& value, const std::
     throw UsageError(flag + ": expected " + quoted_choices(allowed) + ", got \"" + value + "\"");
 }
 
+// Counts (samples, patience) beyond 10^12 are typing mistakes.
+constexpr int64_t kMaxFlagCount = 1'000'000'000'000;
+
 int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < min)
-    throw UsageError(flag + ": expected an integer >= " + std::to_string(min) + ", got \"" + text + "\"");
+  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > kMaxFlagCount)
+    throw UsageError(flag + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(kMaxFlagCount) +
+                     "], got \"" + text + "\"");
   return v;
 }
 
+// A finite number in [0, 10^12] (nan and inf are refused).
 double parse_number_flag(const std::string& flag, const std::string& text) {
   char* end = nullptr;
   double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !(v >= 0))
-    throw UsageError(flag + ": expected a number >= 0, got \"" + text + "\"");
+  if (text.empty() || end != text.c_str() + text.size() || !(v >= 0 && v <= 1e12))
+    throw UsageError(flag + ": expected a finite number in [0, 1e12], got \"" + text + "\"");
   return v;
 }
 
@@ -79,7 +85,13 @@ TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task)
   if (!f.config.empty()) {
     std::ifstream in(f.config);
     if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
-    nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
+    std::string text;
+    try {
+      text = hearth::io::read_json_text(in, "--config: '" + f.config + "'");
+    } catch (const Error& e) {
+      throw UsageError(e.what());
+    }
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded()) throw UsageError("--config: '" + f.config + "' is not valid JSON");
     try {
       args = TrainingArguments::from_json(j, f.config, args);
@@ -156,9 +168,9 @@ int run_train(const TrainFlags& f) {
   const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
   const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);
   std::vector<train::CallbackPtr> callbacks;
+  const double threshold = parse_number_flag("--early_stopping_threshold", f.early_stopping_threshold);
   if (!f.early_stopping_patience.empty()) {
     int64_t patience = parse_int_flag("--early_stopping_patience", f.early_stopping_patience, 1);
-    double threshold = parse_number_flag("--early_stopping_threshold", f.early_stopping_threshold);
     if (args.eval_strategy == "no")
       throw UsageError(
           "--early_stopping_patience: early stopping needs evaluations; set --eval_strategy steps or epoch");

@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/user_config_flag.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
@@ -102,7 +103,14 @@ void load_backbone(nn::Module& model, const std::string& path, const std::string
   nn::StateDict state;
   for (const std::string& name : file.names())
     if (name.rfind("fc.", 0) != 0) state[name] = file.get(name);
-  nn::LoadStateDictResult r = model.load_state_dict(state, /*strict=*/false);
+  nn::LoadStateDictResult r;
+  try {
+    r = model.load_state_dict(state, /*strict=*/false);
+  } catch (const ShapeError& e) {
+    throw UsageError("--model_path: " + path + ": " + e.what());
+  } catch (const TypeError& e) {
+    throw UsageError("--model_path: " + path + ": " + e.what());
+  }
   std::vector<std::string> missing;
   for (const std::string& k : r.missing_keys)
     if (k.rfind("fc.", 0) != 0) missing.push_back(k);
@@ -120,6 +128,9 @@ void load_backbone(nn::Module& model, const std::string& path, const std::string
 
 // This example's defaults, then the user's config, then the flags given.
 train::TrainingArguments training_arguments(const Options& o) {
+  if (o.num_workers > data::max_num_workers())
+    throw UsageError("--num_workers: expected at most " + std::to_string(data::max_num_workers()) +
+                     " (4 per CPU core), got " + std::to_string(o.num_workers));
   train::TrainingArguments args;
   args.output_dir = o.output_dir;
   args.per_device_train_batch_size = o.batch_size;
@@ -291,21 +302,30 @@ int main(int argc, char** argv) {
                "record each training step's forward and backward as a step graph (a CUDA graph on the GPU) and "
                "replay it (the default where the device has step graphs)");
   app.add_flag("--no_step_graphs", o.no_step_graphs, "run every training step eagerly");
-  app.add_option("--num_epochs", o.num_epochs, "epochs to train")->check(CLI::PositiveNumber);
-  app.add_option("--batch_size", o.batch_size, "images per batch")->check(CLI::PositiveNumber);
-  app.add_option("--learning_rate", o.learning_rate, "peak learning rate")->check(CLI::PositiveNumber);
-  app.add_option("--image_size", o.image_size, "side of the square images the model sees")->check(CLI::PositiveNumber);
+  // Every number has a range: beyond it a value is a typing mistake (1e19 epochs, 10^5-pixel images).
+  app.add_option("--num_epochs", o.num_epochs, "epochs to train (at most 10^6)")
+      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+  app.add_option("--batch_size", o.batch_size, "images per batch (at most 2^24)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
+  app.add_option("--learning_rate", o.learning_rate, "peak learning rate")
+      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+  app.add_option("--image_size", o.image_size, "side of the square images the model sees (at most 8192)")
+      ->check(CLI::Range(int64_t{1}, int64_t{8192}));
   app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation");
   app.add_option("--num_workers", o.num_workers, "threads that decode and augment images")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")->check(CLI::PositiveNumber);
+  app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")
+      ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
   app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")
       ->check(CLI::Range(0.0, 1.0));
   o.user_config.add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    // A bad flag or value: one line naming the flag, exit code 2.
+    std::cerr << "cv_example: error: " << e.what() << "\n";
+    return 2;
   }
   for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})
     if (app.count(flag) > 0) o.given.insert(flag);
@@ -317,8 +337,8 @@ int main(int argc, char** argv) {
   } catch (const hearth::DeviceError& e) {
     std::cerr << "cv_example: error: " << e.what() << "\n";
     return 2;
-  } catch (const std::exception& e) {
-    std::cerr << "cv_example: error: " << e.what() << "\n";
+  } catch (...) {
+    std::cerr << "cv_example: error: " << describe_current_exception() << "\n";
     return 1;
   }
 }

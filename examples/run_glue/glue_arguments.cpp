@@ -36,9 +36,11 @@ void add_glue_flags(CLI::App& app, GlueArguments& a) {
       ->check(CLI::Range(int64_t{3}, int64_t{1} << 20));
   add_bool(app, "pad_to_max_length", a.pad_to_max_length,
            "pad every sample to max_seq_length (default true); false pads each batch to its longest");
-  app.add_option("--max_train_samples", a.max_train_samples, "train on the first N samples only");
-  app.add_option("--max_eval_samples", a.max_eval_samples, "evaluate on the first N samples only");
-  app.add_option("--max_predict_samples", a.max_predict_samples, "predict on the first N samples only");
+  const auto sample_count = CLI::Range(int64_t{-1}, int64_t{1'000'000'000'000});
+  app.add_option("--max_train_samples", a.max_train_samples, "train on the first N samples only")->check(sample_count);
+  app.add_option("--max_eval_samples", a.max_eval_samples, "evaluate on the first N samples only")->check(sample_count);
+  app.add_option("--max_predict_samples", a.max_predict_samples, "predict on the first N samples only")
+      ->check(sample_count);
   add_bool(app, "do_train", a.do_train, "train");
   add_bool(app, "do_eval", a.do_eval, "evaluate on the validation data");
   add_bool(app, "do_predict", a.do_predict,

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/json_limits.h"
 
 namespace run_glue {
 namespace {
@@ -35,7 +36,8 @@ void save_metrics(const std::string& output_dir, const std::string& split, const
   json combined = json::object();
   if (fs::exists(all)) {
     std::ifstream in(all);
-    combined = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    combined = json::parse(hearth::io::read_json_text(in, "[run_glue] " + all.string()), nullptr,
+                           /*allow_exceptions=*/false);
     if (!combined.is_object()) combined = json::object();
   }
   combined.update(j);

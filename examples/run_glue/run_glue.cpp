@@ -27,6 +27,7 @@
 #include "examples/run_glue/predict.h"
 #include "examples/run_glue/results.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/core/generator.h"
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
@@ -100,6 +101,10 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
   hearth::manual_seed(static_cast<uint64_t>(args.seed));
   std::shared_ptr<BertForSequenceClassification> model =
       load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes);
+  // Token ids at or beyond vocab_size would index past the word embeddings.
+  HEARTH_CHECK(tokenizer.vocab().size() <= model->config.vocab_size, hearth::ValueError, "[run_glue] ", tokenizer_dir,
+               ": the tokenizer's vocabulary has ", tokenizer.vocab().size(), " tokens, more than the vocab_size ",
+               model->config.vocab_size, " of ", a.model_name_or_path, "/config.json");
 
   int64_t max_length = a.max_seq_length;
   if (max_length > model->config.max_position_embeddings) {
@@ -215,6 +220,9 @@ int main(int argc, char** argv) {
     return run_glue::kUsageExitCode;
   } catch (const hearth::Error& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
+    return 1;
+  } catch (...) {
+    std::cerr << "run_glue: error: " << hearth::describe_current_exception() << "\n";
     return 1;
   }
 }

@@ -2,14 +2,26 @@
 
 #include <sstream>
 
+#include "hearth/core/checked_size.h"
 #include "hearth/core/errors.h"
 
 namespace hearth {
 
 int64_t numel_of(const Shape& shape) {
   int64_t n = 1;
-  for (int64_t s : shape) n *= s;
+  for (int64_t s : shape)
+    if (__builtin_mul_overflow(n, s, &n))
+      HEARTH_THROW(ShapeError, "[tensor] shape ", shape_str(shape), " has more elements than fit in int64");
   return n;
+}
+
+size_t checked_nbytes(const Shape& shape, size_t element_size) {
+  for (int64_t s : shape) HEARTH_CHECK(s >= 0, ShapeError, "[tensor] negative dimension in shape ", shape_str(shape));
+  const int64_t n = numel_of(shape);
+  int64_t bytes = 0;
+  HEARTH_CHECK(!__builtin_mul_overflow(n, static_cast<int64_t>(element_size), &bytes), ShapeError, "[tensor] shape ",
+               shape_str(shape), " of ", n, " elements of ", element_size, " bytes has more bytes than fit in int64");
+  return static_cast<size_t>(bytes);
 }
 
 Strides contiguous_strides(const Shape& shape) {

@@ -4,6 +4,7 @@
 
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/exception_report.h"
 #include "hearth/core/oom_injection.h"
 
 namespace hearth {
@@ -32,8 +33,11 @@ bool oom_injection_armed() { return g_allocations_before_oom.load() >= 0; }
 
 std::shared_ptr<Storage> Storage::allocate(size_t nbytes, Device device) {
   maybe_inject_oom(nbytes, device);
+  // Kept only while the allocation runs: a std::bad_alloc from it says its size.
+  note_allocation_request(nbytes);
   DeviceRuntime& rt = device_runtime(device.kind);
   void* p = rt.allocate(nbytes, device.index);
+  note_allocation_request(0);
   int index = device.index;
   return std::make_shared<Storage>(p, nbytes, device, [&rt, index](void* ptr) { rt.deallocate(ptr, index); });
 }

@@ -1,5 +1,6 @@
 #include "hearth/core/tensor.h"
 
+#include "hearth/core/checked_size.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/storage.h"
 
@@ -23,7 +24,9 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, DType dtype, Shape
       int64_t span = (t.shape()[i] - 1) * t.strides()[i];
       (span >= 0 ? hi : lo) += span;
     }
-    HEARTH_CHECK(lo >= 0 && static_cast<size_t>(hi + 1) * itemsize(dtype) <= t.storage()->nbytes(), ShapeError,
+    int64_t end_bytes = 0;
+    const bool wrapped = __builtin_mul_overflow(hi + 1, static_cast<int64_t>(itemsize(dtype)), &end_bytes);
+    HEARTH_CHECK(lo >= 0 && !wrapped && static_cast<size_t>(end_bytes) <= t.storage()->nbytes(), ShapeError,
                  "[tensor] view of shape ", shape_str(t.shape()), " with strides ", shape_str(t.strides()),
                  " at offset ", offset, " reaches outside its storage of ", t.storage()->nbytes(), " bytes");
   }
@@ -32,7 +35,7 @@ Tensor Tensor::from_storage(std::shared_ptr<Storage> storage, DType dtype, Shape
 
 Tensor Tensor::empty(const Shape& shape, DType dtype, Device device) {
   for (int64_t s : shape) HEARTH_CHECK(s >= 0, ShapeError, "[empty] negative dimension in shape ", shape_str(shape));
-  size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+  const size_t nbytes = checked_nbytes(shape, itemsize(dtype));
   auto storage = Storage::allocate(nbytes, device);
   return from_storage(std::move(storage), dtype, shape, contiguous_strides(shape), 0);
 }

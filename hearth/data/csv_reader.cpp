@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 
 namespace hearth::data {
 
@@ -124,6 +125,7 @@ CsvTable parse_csv(std::string_view text, const CsvOptions& options, const std::
 }
 
 CsvTable read_csv(const std::string& path, const CsvOptions& options) {
+  io::check_regular_file(path, "[csv]");
   std::ifstream in(path, std::ios::binary);
   if (!in) HEARTH_THROW(IoError, "[csv] ", path, ": cannot open: ", std::strerror(errno));
   std::ostringstream buf;

@@ -5,6 +5,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <system_error>
 #include <thread>
 
 #include "hearth/core/errors.h"
@@ -25,16 +26,27 @@ class DataLoader::Prefetcher {
         end_(end),
         window_(window) {
     threads_.reserve(static_cast<size_t>(workers));
-    for (int64_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+    try {
+      for (int64_t i = 0; i < workers; ++i) threads_.emplace_back([this] { work(); });
+    } catch (const std::system_error& e) {
+      // The system refused a thread: stop the ones started, then report.
+      const size_t started = threads_.size();
+      stop_and_join();
+      HEARTH_THROW(ValueError, "[dataloader] could not start worker thread ", started + 1, " of ", workers, ": ",
+                   e.what(), " (use fewer workers)");
+    }
   }
 
-  ~Prefetcher() {
+  ~Prefetcher() { stop_and_join(); }
+
+  void stop_and_join() {
     {
       std::lock_guard<std::mutex> lock(mu_);
       stop_ = true;
     }
     work_cv_.notify_all();
     for (std::thread& t : threads_) t.join();
+    threads_.clear();
   }
 
   int64_t epoch() const { return epoch_; }
@@ -98,11 +110,17 @@ class DataLoader::Prefetcher {
   std::vector<std::thread> threads_;
 };
 
+int64_t max_num_workers() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return 4 * static_cast<int64_t>(cores > 0 ? cores : 1);
+}
+
 DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions options)
     : dataset_(std::move(dataset)), options_(std::move(options)) {
   HEARTH_CHECK(dataset_ != nullptr, ValueError, "[dataloader] dataset is null");
   HEARTH_CHECK(options_.batch_size >= 1, ValueError, "[dataloader] batch_size must be >= 1, got ", options_.batch_size);
-  HEARTH_CHECK(options_.num_workers >= 0, ValueError, "[dataloader] num_workers must be >= 0, got ",
+  HEARTH_CHECK(options_.num_workers >= 0 && options_.num_workers <= max_num_workers(), ValueError,
+               "[dataloader] num_workers must be in [0, ", max_num_workers(), "] (4 per CPU core), got ",
                options_.num_workers);
   HEARTH_CHECK(options_.prefetch_factor >= 1, ValueError, "[dataloader] prefetch_factor must be >= 1, got ",
                options_.prefetch_factor);

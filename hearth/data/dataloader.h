@@ -30,6 +30,10 @@
 
 namespace hearth::data {
 
+// The most loader threads allowed: 4 per CPU core. More only contend, and
+// thousands exhaust what the system lets a process start.
+int64_t max_num_workers();
+
 struct DataLoaderOptions {
   int64_t batch_size = 1;
   bool shuffle = false;

@@ -30,7 +30,7 @@ const std::vector<std::string>& FashionMnist::class_names() {
 
 std::vector<std::string> FashionMnist::default_dirs() { return {"/usr/share/datasets/fashion-mnist"}; }
 
-FashionMnist::FashionMnist(Split split, const std::string& data_dir) {
+FashionMnist::FashionMnist(Split split, const std::string& data_dir, int64_t max_samples) {
   const std::string prefix = split == Split::train ? "train" : "t10k";
   const std::string image_stem = prefix + "-images-idx3-ubyte";
   const std::string label_stem = prefix + "-labels-idx1-ubyte";
@@ -60,8 +60,8 @@ FashionMnist::FashionMnist(Split split, const std::string& data_dir) {
                  "--data_dir <directory>");
   }
 
-  Tensor images = read_idx(image_path);
-  Tensor labels = read_idx(label_path);
+  Tensor images = read_idx(image_path, max_samples);
+  Tensor labels = read_idx(label_path, max_samples);
   HEARTH_CHECK(images.dtype() == DType::uint8 && images.dim() == 3 && images.size(1) == 28 && images.size(2) == 28,
                IoError, "[FashionMnist] ", image_path, ": expected unsigned-byte images of shape [N, 28, 28], found ",
                dtype_name(images.dtype()), " ", images.shape_string());

@@ -18,8 +18,9 @@ class FashionMnist : public Dataset {
   // directories. The files may be gzipped or not: train-images-idx3-ubyte(.gz),
   // train-labels-idx1-ubyte(.gz), t10k-images-idx3-ubyte(.gz),
   // t10k-labels-idx1-ubyte(.gz). Missing files raise IoError naming the
-  // directories searched and how to get the data.
-  explicit FashionMnist(Split split, const std::string& data_dir = "");
+  // directories searched and how to get the data. With max_samples >= 0 only
+  // the first max_samples images and labels are read (and decompressed).
+  explicit FashionMnist(Split split, const std::string& data_dir = "", int64_t max_samples = -1);
 
   int64_t size() const override { return labels_.size(0); }
   // {"pixel_values": float32 [1, 28, 28] in [0, 1], "labels": int64 []}.

@@ -10,6 +10,8 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/csv_reader.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::data {
 namespace {
@@ -120,6 +122,7 @@ LabeledTexts from_table(const CsvTable& table, const GlueTask* task, bool labels
 std::string json_text(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
+  io::check_regular_file(path, "[glue]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[glue] cannot read '", path, "'");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -127,6 +130,7 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
   std::vector<std::pair<ordered_json, int64_t>> objects;
   const size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '[') {
+    io::check_json_limits(text, "[glue] " + path, text.size());
     ordered_json all = ordered_json::parse(text, nullptr, false);
     HEARTH_CHECK(!all.is_discarded(), ValueError, "[glue] ", path, ": not valid JSON");
     for (ordered_json& o : all) objects.emplace_back(std::move(o), 0);
@@ -139,6 +143,7 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
       ++line_no;
       std::string_view line(text.data() + start, end - start);
       if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
+        io::check_json_limits(line, "[glue] " + path + ":" + std::to_string(line_no), line.size());
         ordered_json o = ordered_json::parse(line, nullptr, false);
         HEARTH_CHECK(!o.is_discarded(), ValueError, "[glue] ", path, ":", line_no, ": not a valid JSON line");
         objects.emplace_back(std::move(o), line_no);

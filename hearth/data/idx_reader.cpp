@@ -6,9 +6,11 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <limits>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 
 namespace hearth::data {
 namespace {
@@ -73,17 +75,20 @@ void decode(const IdxType& type, const uint8_t* src, int64_t n, void* out) {
 
 }  // namespace
 
-std::vector<uint8_t> read_maybe_gzipped(const std::string& path) {
+std::vector<uint8_t> read_maybe_gzipped(const std::string& path) { return read_maybe_gzipped(path, SIZE_MAX); }
+
+std::vector<uint8_t> read_maybe_gzipped(const std::string& path, size_t limit) {
+  io::check_regular_file(path, "[idx]");
   // gzread passes bytes through unchanged when the file is not gzipped.
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f) HEARTH_THROW(IoError, "[idx] ", path, ": cannot open: ", std::strerror(errno ? errno : ENOMEM));
   gzbuffer(f, 1 << 17);
   std::vector<uint8_t> bytes;
   constexpr size_t kChunk = 1 << 20;
-  for (;;) {
-    size_t old = bytes.size();
-    bytes.resize(old + kChunk);
-    int n = gzread(f, bytes.data() + old, static_cast<unsigned>(kChunk));
+  while (bytes.size() < limit) {
+    const size_t old = bytes.size(), want = std::min(kChunk, limit - old);
+    bytes.resize(old + want);
+    int n = gzread(f, bytes.data() + old, static_cast<unsigned>(want));
     if (n < 0) {
       int code = 0;
       std::string msg = gzerror(f, &code);
@@ -91,7 +96,7 @@ std::vector<uint8_t> read_maybe_gzipped(const std::string& path) {
       HEARTH_THROW(IoError, "[idx] ", path, ": cannot decompress: ", msg);
     }
     bytes.resize(old + static_cast<size_t>(n));
-    if (static_cast<size_t>(n) < kChunk) break;
+    if (static_cast<size_t>(n) < want) break;
   }
   int code = Z_OK;
   std::string msg = gzerror(f, &code);
@@ -146,8 +151,73 @@ Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source) {
   return out;
 }
 
-Tensor read_idx(const std::string& path) {
-  std::vector<uint8_t> bytes = read_maybe_gzipped(path);
+Tensor read_idx(const std::string& path, int64_t max_items) {
+  // The header first: 4 bytes, then 4 per dimension.
+  std::vector<uint8_t> head = read_maybe_gzipped(path, 4);
+  if (head.size() < 4 || head[0] != 0 || head[1] != 0) return parse_idx(head.data(), head.size(), path);
+  const size_t header = 4 + 4 * size_t{head[3]};
+  head = read_maybe_gzipped(path, header);
+  const IdxType* type = nullptr;
+  for (const IdxType& t : kTypes)
+    if (t.code == head[2]) type = &t;
+  if (head.size() < header || !type || head[3] == 0) return parse_idx(head.data(), head.size(), path);
+
+  // Bytes of one item (the dimensions after the first) and of the whole file.
+  uint64_t item = type->bytes, total = 0;
+  bool overflow = false;
+  for (size_t d = 1; d < head[3]; ++d)
+    overflow |= __builtin_mul_overflow(item, uint64_t{load_be32(head.data() + 4 + 4 * d)}, &item);
+  const uint64_t items = load_be32(head.data() + 4);
+  overflow |= __builtin_mul_overflow(item, items, &total);
+  overflow |= __builtin_add_overflow(total, uint64_t{header}, &total);
+
+  // The file must be able to hold what the header claims before any of it is
+  // decompressed: deflate shrinks data at most 1032-fold, and a gzip file's
+  // last 4 bytes are its uncompressed length modulo 2^32.
+  std::error_code ec;
+  const uint64_t file_size = std::filesystem::file_size(path, ec);
+  bool gzipped = false;
+  if (std::FILE* raw = std::fopen(path.c_str(), "rb")) {
+    uint8_t magic[2] = {0, 0}, trailer[4] = {0, 0, 0, 0};
+    gzipped = std::fread(magic, 1, 2, raw) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+    const bool trailer_read = !ec && file_size >= 18 && std::fseek(raw, -4, SEEK_END) == 0 &&
+                              std::fread(trailer, 1, 4, raw) == 4;
+    std::fclose(raw);
+    if (gzipped && trailer_read) {
+      const uint32_t isize = uint32_t{trailer[0]} | uint32_t{trailer[1]} << 8 | uint32_t{trailer[2]} << 16 |
+                             uint32_t{trailer[3]} << 24;
+      if (overflow || total / 1032 > file_size)
+        HEARTH_THROW(IoError, "[idx] ", path, ": the header claims ", items, " items of ", item,
+                     " bytes, more than a gzip file of ", file_size, " bytes can hold");
+      if (static_cast<uint32_t>(total) != isize)
+        HEARTH_THROW(IoError, "[idx] ", path, ": the header claims ", total,
+                     " bytes uncompressed, but the gzip trailer says ", isize, " (modulo 2^32; truncated?)");
+    }
+  }
+  if (overflow) return parse_idx(head.data(), head.size(), path);
+  if (!ec && !gzipped && file_size > total) {
+    // A plain file longer than its header claims: say so without reading it.
+    Shape shape(head[3]);
+    for (size_t d = 0; d < shape.size(); ++d) shape[d] = load_be32(head.data() + 4 + 4 * d);
+    HEARTH_THROW(IoError, "[idx] ", path, ": shape ", shape_str(shape), " of ", type->name, " needs ", total, " bytes (",
+                 header, " header + ", total - header, " data), but the file has ", file_size, " (trailing bytes)");
+  }
+  if (max_items < 0 || static_cast<uint64_t>(max_items) >= items) {
+    // Everything: one byte more than the header claims shows trailing bytes.
+    std::vector<uint8_t> bytes = read_maybe_gzipped(path, total + 1);
+    return parse_idx(bytes.data(), bytes.size(), path);
+  }
+  // The first max_items items only, parsed as a file that holds just those.
+  const uint64_t wanted = header + item * static_cast<uint64_t>(max_items);
+  std::vector<uint8_t> bytes = read_maybe_gzipped(path, wanted);
+  if (bytes.size() < wanted)
+    HEARTH_THROW(IoError, "[idx] ", path, ": ends after ", bytes.size(), " bytes, but the header claims ", total,
+                 " (truncated?)");
+  const auto n = static_cast<uint32_t>(max_items);
+  bytes[4] = static_cast<uint8_t>(n >> 24);
+  bytes[5] = static_cast<uint8_t>(n >> 16);
+  bytes[6] = static_cast<uint8_t>(n >> 8);
+  bytes[7] = static_cast<uint8_t>(n);
   return parse_idx(bytes.data(), bytes.size(), path);
 }
 

@@ -17,12 +17,17 @@ namespace hearth::data {
 // no int8/int16), 0x0D -> float32, 0x0E -> float64. Throws IoError
 // "[idx] <path>: <problem>" naming what was expected: a bad magic number,
 // unknown type code, or a size that does not match the file's length.
-Tensor read_idx(const std::string& path);
+// With max_items >= 0, only the first max_items entries along the first
+// dimension are read (and decompressed). Before reading the data, the size the
+// header claims is checked against the file (a gzip file's length and trailer).
+Tensor read_idx(const std::string& path, int64_t max_items = -1);
 
 // Parses IDX bytes already in memory; `source` names them in errors.
 Tensor parse_idx(const uint8_t* data, size_t size, const std::string& source);
 
 // The file's bytes, gunzipped when they start with the gzip magic.
 std::vector<uint8_t> read_maybe_gzipped(const std::string& path);
+// At most `limit` bytes of them.
+std::vector<uint8_t> read_maybe_gzipped(const std::string& path, size_t limit);
 
 }  // namespace hearth::data

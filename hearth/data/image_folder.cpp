@@ -7,6 +7,8 @@
 #include <mutex>
 #include <set>
 
+#include <sys/stat.h>
+
 #include "hearth/core/errors.h"
 #include "hearth/data/image_io.h"
 #include "hearth/data/sampler.h"
@@ -86,8 +88,12 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions options)
   HEARTH_CHECK(fs::is_directory(root, ec), IoError, "[ImageFolder] ", root,
                ": not a directory (expected a folder of class sub-folders, or of images named <label>_<n>.jpg)");
   std::vector<fs::path> subdirs;
-  for (const fs::directory_entry& e : fs::directory_iterator(root))
-    if (e.is_directory()) subdirs.push_back(e.path());
+  for (const fs::directory_entry& e : fs::directory_iterator(root)) {
+    std::error_code entry_ec;
+    if (e.is_directory(entry_ec)) subdirs.push_back(e.path());
+    if (entry_ec && entry_ec != std::errc::no_such_file_or_directory)
+      bad_->report(e.path().string(), "cannot be read: " + entry_ec.message());  // e.g. a symlink loop
+  }
   std::sort(subdirs.begin(), subdirs.end());
   flat_ = subdirs.empty();
 
@@ -95,7 +101,8 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions options)
   std::vector<std::pair<std::string, std::string>> found;
   if (flat_) {
     for (const fs::directory_entry& e : fs::directory_iterator(root)) {
-      if (!e.is_regular_file() || !has_extension(e.path(), options.extensions)) continue;
+      std::error_code entry_ec;
+      if (!e.is_regular_file(entry_ec) || !has_extension(e.path(), options.extensions)) continue;
       std::string label = label_from_file_name(e.path().filename().string());
       if (label.empty())
         bad_->report(e.path().string(), "its name is not <label>_<number>.<extension>, so it has no label");
@@ -105,10 +112,36 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions options)
   } else {
     for (const fs::path& dir : subdirs) {
       classes_.push_back(dir.filename().string());
-      for (const fs::directory_entry& e :
-           fs::recursive_directory_iterator(dir, fs::directory_options::follow_directory_symlink))
-        if (e.is_regular_file() && has_extension(e.path(), options.extensions))
+      // Symlinked folders are followed, each real folder once: a symlink loop
+      // is skipped with a message, like a corrupt image.
+      std::set<std::pair<dev_t, ino_t>> entered;
+      auto first_visit = [&](const fs::path& p) {
+        struct stat st {};
+        return ::stat(p.c_str(), &st) != 0 || entered.insert({st.st_dev, st.st_ino}).second;
+      };
+      first_visit(dir);
+      std::error_code walk_ec;
+      fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, walk_ec), end;
+      for (; !walk_ec && it != end; it.increment(walk_ec)) {
+        const fs::directory_entry& e = *it;
+        std::error_code entry_ec;
+        const bool is_dir = e.is_directory(entry_ec);
+        if (entry_ec) {
+          if (entry_ec != std::errc::no_such_file_or_directory)
+            bad_->report(e.path().string(), "cannot be read: " + entry_ec.message());
+          continue;
+        }
+        if (is_dir) {
+          if (!first_visit(e.path())) {
+            it.disable_recursion_pending();
+            bad_->report(e.path().string(), "a symlink loop back to a folder already read");
+          }
+          continue;
+        }
+        if (e.is_regular_file(entry_ec) && has_extension(e.path(), options.extensions))
           found.emplace_back(e.path().string(), classes_.back());
+      }
+      if (walk_ec) bad_->report(dir.string(), "cannot be read completely: " + walk_ec.message());
     }
   }
   std::sort(found.begin(), found.end());

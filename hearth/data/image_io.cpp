@@ -5,6 +5,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/image_decoders.h"
+#include "hearth/io/file_checks.h"
 
 namespace hearth::data {
 namespace {
@@ -63,6 +64,7 @@ Tensor decode_image(const std::vector<uint8_t>& bytes, const std::string& name) 
 }
 
 std::vector<uint8_t> read_file_bytes(const std::string& path) {
+  io::check_regular_file(path, "[image]");
   std::ifstream in(path, std::ios::binary | std::ios::ate);
   HEARTH_CHECK(in.good(), IoError, "[image] ", path, ": cannot open the file for reading");
   std::streamoff size = in.tellg();
@@ -77,6 +79,7 @@ std::vector<uint8_t> read_file_bytes(const std::string& path) {
 Tensor read_image(const std::string& path) { return decode_image(read_file_bytes(path), path); }
 
 ImageFormat probe_image_file(const std::string& path) {
+  io::check_regular_file(path, "[image]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[image] ", path, ": cannot open the file for reading");
   uint8_t head[16] = {};

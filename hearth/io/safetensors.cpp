@@ -16,6 +16,8 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::io {
 
@@ -42,6 +44,7 @@ std::string supported_dtype_list() {
 }
 
 constexpr size_t kLengthBytes = 8;
+constexpr size_t kMaxHeaderBytes = 100'000'000;
 
 }  // namespace
 
@@ -117,6 +120,9 @@ class HeaderParser {
       }
       return true;
     };
+    // The format caps headers at 100 MB; nesting bounds what parsing can cost.
+    const std::string too_much = json_limits_problem(std::string_view(header_, header_len_), kMaxHeaderBytes);
+    if (!too_much.empty()) fail("header: ", too_much);
     json root;
     try {
       root = json::parse(header_, header_ + header_len_, watch);
@@ -204,6 +210,12 @@ class HeaderParser {
         fail("tensors '", prev.name, "' [", prev.begin, ", ", prev.end, ") and '", cur.name, "' [", cur.begin, ", ",
              cur.end, ") overlap");
     }
+    // Bytes after the last tensor belong to nothing: a corrupt or appended-to file.
+    uint64_t last_end = 0;
+    for (const auto& [name, e] : entries) last_end = std::max<uint64_t>(last_end, e.end);
+    if (last_end < data_len_)
+      fail(data_len_ - last_end, " trailing bytes after the last tensor's data (which ends at ", last_end,
+           " of the data region's ", data_len_, " bytes)");
   }
 
   const std::string& path_;
@@ -217,6 +229,7 @@ class HeaderParser {
 // ---- reading --------------------------------------------------------------------
 
 SafetensorsFile::SafetensorsFile(const std::string& path) : path_(path), mapping_(std::make_shared<Mapping>()) {
+  check_regular_file(path, "[safetensors]");
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) HEARTH_THROW(IoError, "[safetensors] ", path, ": cannot open: ", std::strerror(errno));
   struct stat st {};

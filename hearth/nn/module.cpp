@@ -317,6 +317,9 @@ LoadStateDictResult Module::load_state_dict(const StateDict& state, bool strict)
     HEARTH_CHECK(it->second.defined(), ValueError, "[load_state_dict] entry \"", name, "\" is an undefined tensor");
     HEARTH_CHECK(it->second.shape() == t.shape(), ShapeError, "[load_state_dict] size mismatch for \"", name,
                  "\": the checkpoint has shape ", it->second.shape_string(), ", the module expects ", t.shape_string());
+    HEARTH_CHECK(is_floating(it->second.dtype()) == is_floating(t.dtype()), TypeError,
+                 "[load_state_dict] dtype mismatch for \"", name, "\": the state holds ",
+                 dtype_name(it->second.dtype()), ", the module's tensor is ", dtype_name(t.dtype()));
   }
   for (const auto& [name, t] : state)
     if (!own_names.count(name)) result.unexpected_keys.push_back(name);

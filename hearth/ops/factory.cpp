@@ -1,5 +1,6 @@
 #include "hearth/ops/factory.h"
 
+#include "hearth/core/checked_size.h"
 #include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
@@ -25,8 +26,8 @@ Tensor scalar_tensor(const Scalar& value, DType dtype, Device device) { return f
 
 Tensor from_buffer(const void* data, const Shape& shape, DType dtype, Device device) {
   Tensor host = Tensor::from_storage(
-      std::make_shared<Storage>(const_cast<void*>(data), numel_of(shape) * itemsize(dtype), Device(), nullptr), dtype,
-      shape, contiguous_strides(shape), 0);
+      std::make_shared<Storage>(const_cast<void*>(data), checked_nbytes(shape, itemsize(dtype)), Device(), nullptr),
+      dtype, shape, contiguous_strides(shape), 0);
   Tensor out = Tensor::empty(shape, dtype, device);
   if (out.numel() > 0) copy_into(out, host);  // an empty vector's data() may be null
   return out;

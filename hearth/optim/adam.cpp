@@ -36,6 +36,18 @@ Adam::Adam(const char* name, std::vector<ParamGroup> groups, Options defaults, b
   init_groups(std::move(groups));
 }
 
+void Adam::validate_loaded_state(const ParamState& st, size_t index, const Options& o) const {
+  const char* n = name().c_str();
+  // Adam's bias correction divides by 1 - beta^step: a state has step >= 1.
+  HEARTH_CHECK(st.step >= 1, ValueError, "[", n, "] load_state_dict: field \"state.", index,
+               ".step\": expected an integer >= 1 for a parameter with saved state, got ", st.step);
+  std::vector<const char*> needed = {"exp_avg", "exp_avg_sq"};
+  if (o.count("amsgrad") && o.at("amsgrad") != 0) needed.push_back("max_exp_avg_sq");
+  for (const char* tensor : needed)
+    HEARTH_CHECK(st.tensors.count(tensor), ValueError, "[", n, "] load_state_dict: the tensor \"state.", index, ".",
+                 tensor, "\" is missing (step ", st.step, ")");
+}
+
 void Adam::validate(const Options& o) const {
   const char* n = name().c_str();
   HEARTH_CHECK(o.at("lr") >= 0, ValueError, "[", n, "] invalid learning rate: ", o.at("lr"));

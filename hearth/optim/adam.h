@@ -40,6 +40,7 @@ class Adam : public Optimizer {
  protected:
   Adam(const char* name, std::vector<ParamGroup> groups, Options defaults, bool decoupled);
   void validate(const Options& options) const override;
+  void validate_loaded_state(const ParamState& state, size_t index, const Options& options) const override;
   void update(ParamGroup& group) override;
 
  private:

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/json_integer.h"
 
 namespace hearth::optim {
 
@@ -38,11 +39,24 @@ nlohmann::json LRScheduler::state_dict() const {
 }
 
 void LRScheduler::load_state_dict(const nlohmann::json& state) {
-  HEARTH_CHECK(state.is_object() && state.contains("last_epoch") && state["last_epoch"].is_number_integer(), ValueError,
-               "[lr_scheduler] load_state_dict: expected an object with an integer \"last_epoch\"");
+  // A schedule longer than any run (10^12 steps) means a corrupt state.
+  constexpr int64_t kMaxLastEpoch = 1'000'000'000'000;
+  HEARTH_CHECK(
+      state.is_object() && state.contains("last_epoch") && io::json_integer_fits<int64_t>(state["last_epoch"]) &&
+          state["last_epoch"].get<int64_t>() >= -1 && state["last_epoch"].get<int64_t>() <= kMaxLastEpoch,
+      ValueError, "[lr_scheduler] load_state_dict: field \"last_epoch\": expected an integer in [-1, ", kMaxLastEpoch,
+      "], got ", state.is_object() && state.contains("last_epoch") ? state["last_epoch"].dump() : "none");
   std::vector<double> base = base_lrs_;
   if (state.contains("base_lrs")) {
-    base = state["base_lrs"].get<std::vector<double>>();
+    const nlohmann::json& lrs = state["base_lrs"];
+    bool numbers = lrs.is_array();
+    for (const nlohmann::json& v : lrs)
+      numbers = numbers && v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+    HEARTH_CHECK(numbers, ValueError,
+                 "[lr_scheduler] load_state_dict: field \"base_lrs\": expected an array of "
+                 "finite learning rates >= 0, got ",
+                 lrs.dump());
+    base = lrs.get<std::vector<double>>();
     HEARTH_CHECK(base.size() == base_lrs_.size(), ValueError, "[lr_scheduler] load_state_dict: the state has ",
                  base.size(), " base learning rates, the optimizer has ", base_lrs_.size(), " groups");
   }

@@ -4,6 +4,7 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
+#include "hearth/io/json_integer.h"
 
 namespace hearth::optim {
 
@@ -98,6 +99,11 @@ OptimizerStateDict Optimizer::state_dict() const {
   return sd;
 }
 
+namespace {
+// More optimizer steps than any run takes (10^12): a larger count is corrupt.
+constexpr int64_t kMaxLoadedStep = 1'000'000'000'000;
+}  // namespace
+
 void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
   const nlohmann::json& meta = sd.meta;
   HEARTH_CHECK(meta.is_object() && meta.contains("param_groups") && meta["param_groups"].is_array(), ValueError, "[",
@@ -111,6 +117,7 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
                groups.size(), " parameter groups, the optimizer has ", groups_.size());
   // Check everything before changing anything.
   std::vector<Tensor> params;
+  std::vector<size_t> group_of;  // the group of each of params
   std::vector<Options> options(groups_.size());
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const nlohmann::json& g = groups[gi];
@@ -127,7 +134,10 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
       options[gi][it.key()] = it.value().is_boolean() ? (it.value().get<bool>() ? 1.0 : 0.0) : it.value().get<double>();
     }
     validate(options[gi]);
-    for (const Tensor& p : groups_[gi].params) params.push_back(p);
+    for (const Tensor& p : groups_[gi].params) {
+      params.push_back(p);
+      group_of.push_back(gi);
+    }
   }
   std::unordered_map<const TensorImpl*, ParamState> loaded;
   if (meta.contains("state")) {
@@ -143,7 +153,16 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
                    name_, "] load_state_dict: state entry \"", it.key(), "\" names no parameter (there are ",
                    params.size(), ")");
       ParamState st;
-      if (it.value().contains("step")) st.step = it.value()["step"].get<int64_t>();
+      HEARTH_CHECK(it.value().is_object(), ValueError, "[", name_, "] load_state_dict: state entry \"", it.key(),
+                   "\" is not an object");
+      if (it.value().contains("step")) {
+        const nlohmann::json& step = it.value()["step"];
+        HEARTH_CHECK(
+            io::json_integer_fits<int64_t>(step) && step.get<int64_t>() >= 0 && step.get<int64_t>() <= kMaxLoadedStep,
+            ValueError, "[", name_, "] load_state_dict: field \"state.", it.key(),
+            ".step\": expected an integer in [0, ", kMaxLoadedStep, "], got ", step.dump());
+        st.step = step.get<int64_t>();
+      }
       loaded[params[index].impl().get()] = st;
     }
   }
@@ -165,7 +184,13 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
     HEARTH_CHECK(t.defined() && t.shape() == p.shape(), ShapeError, "[", name_, "] load_state_dict: \"", key,
                  "\" has shape ", t.defined() ? t.shape_string() : "undefined", " but parameter ", index, " has shape ",
                  p.shape_string());
+    HEARTH_CHECK(is_floating(t.dtype()) == is_floating(p.dtype()), TypeError, "[", name_, "] load_state_dict: \"", key,
+                 "\" is ", dtype_name(t.dtype()), " but parameter ", index, " is ", dtype_name(p.dtype()));
     loaded[p.impl().get()].tensors[name] = t;
+  }
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto it = loaded.find(params[i].impl().get());
+    if (it != loaded.end()) validate_loaded_state(it->second, i, options[group_of[i]]);
   }
   // Own copies, in the parameter's dtype and on its device, so that updates
   // never write into the caller's tensors (or a mapped file).

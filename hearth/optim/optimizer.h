@@ -92,6 +92,9 @@ class Optimizer {
   // dispatches to it.
   void init_groups(std::vector<ParamGroup> groups);
   virtual void validate(const Options& options) const = 0;
+  // Checks the state load_state_dict() read for parameter `index` (in a group
+  // with `options`) before it is used: throws ValueError naming the entry.
+  virtual void validate_loaded_state(const ParamState&, size_t /*index*/, const Options& /*options*/) const {}
   // Prepares the update of one group (allocating any state it needs) and
   // hands the writes to parameters and state to defer(); runs under
   // NoGradGuard. step() runs the deferred writes once every group is prepared.

@@ -7,6 +7,8 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
 
 namespace fs = std::filesystem;
@@ -15,6 +17,9 @@ namespace hearth::train {
 namespace {
 
 using json = nlohmann::json;
+
+// trainer_state.json and the grad scaler's state: a log of metrics, never near this.
+constexpr size_t kMaxStateJsonBytes = size_t{64} << 20;
 
 std::string join(const std::string& dir, const char* file) { return (fs::path(dir) / file).string(); }
 
@@ -90,7 +95,13 @@ void load_model_weights(const std::string& dir, nn::Module& model) {
   std::string path = join(dir, kModelFile);
   HEARTH_CHECK(fs::exists(path), IoError, "[checkpoint] ", dir, ": no ", kModelFile, " in this directory");
   std::map<std::string, Tensor> tensors = io::load_safetensors(path);
-  model.load_state_dict(nn::StateDict(tensors.begin(), tensors.end()), /*strict=*/true);
+  try {
+    model.load_state_dict(nn::StateDict(tensors.begin(), tensors.end()), /*strict=*/true);
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+  }
 }
 
 void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, optim::LRScheduler* scheduler) {
@@ -101,6 +112,7 @@ void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, o
     auto it = file.metadata().find(key);
     HEARTH_CHECK(it != file.metadata().end(), IoError, "[checkpoint] ", path, ": the metadata has no '", key,
                  "' entry");
+    io::check_json_limits(it->second, "[checkpoint] " + path + ": the '" + key + "' metadata");
     json j = json::parse(it->second, nullptr, false);
     HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": the '", key, "' metadata is not valid JSON");
     return j;
@@ -108,30 +120,47 @@ void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, o
   optim::OptimizerStateDict state;
   state.meta = meta_json("optimizer");
   for (const std::string& name : file.names()) state.tensors[name] = file.get(name);
-  optimizer.load_state_dict(state);
-  if (scheduler != nullptr) scheduler->load_state_dict(meta_json("scheduler"));
+  // The loaders check what they read; their errors (and any JSON type error
+  // they missed) are reported naming this file.
+  try {
+    optimizer.load_state_dict(state);
+    if (scheduler != nullptr) scheduler->load_state_dict(meta_json("scheduler"));
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+  } catch (const json::exception& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path,
+                 ": the optimizer or scheduler metadata has a field of the wrong "
+                 "type: ",
+                 e.what());
+  }
 }
 
 bool has_grad_scaler_state(const std::string& dir) { return fs::exists(join(dir, kGradScalerFile)); }
 
 void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler) {
   const std::string path = join(dir, kGradScalerFile);
+  io::check_regular_file(path, "[checkpoint]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kGradScalerFile);
-  json j = json::parse(in, nullptr, false);
+  json j = json::parse(io::read_json_text(in, "[checkpoint] " + path, kMaxStateJsonBytes), nullptr, false);
   HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": not valid JSON");
   try {
     scaler.load_state_dict(j);
   } catch (const ValueError& e) {
     HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+  } catch (const json::exception& e) {
+    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": a field has the wrong type: ", e.what());
   }
 }
 
 json read_trainer_state(const std::string& dir) {
   std::string path = join(dir, kTrainerStateFile);
+  io::check_regular_file(path, "[checkpoint]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[checkpoint] ", dir, ": no readable ", kTrainerStateFile);
-  json j = json::parse(in, nullptr, false);
+  json j = json::parse(io::read_json_text(in, "[checkpoint] " + path, kMaxStateJsonBytes), nullptr, false);
   HEARTH_CHECK(!j.is_discarded(), IoError, "[checkpoint] ", path, ": not valid JSON");
   return j;
 }

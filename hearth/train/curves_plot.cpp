@@ -10,6 +10,8 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::train {
 namespace {
@@ -138,12 +140,14 @@ std::string training_curves_svg(const std::vector<json>& entries, const std::str
 }
 
 std::vector<json> read_metrics_jsonl(const std::string& path) {
+  io::check_regular_file(path, "[plot]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[plot] ", path, ": cannot be read (train with report_to jsonl or all to write it)");
   std::vector<json> entries;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    io::check_json_limits(line, "[plot] " + path + ": line " + std::to_string(n));
     json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
     // A run killed mid-write leaves a partial last line; any other bad line is an error.
     if (j.is_discarded() && in.peek() == std::char_traits<char>::eof()) break;

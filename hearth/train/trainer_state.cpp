@@ -31,6 +31,19 @@ T get(const json& j, const char* name, const std::string& where) {
   }
 }
 
+// Steps, epochs and batch counts beyond 10^12: no run gets there, so the file is corrupt.
+constexpr int64_t kMaxCount = 1'000'000'000'000;
+
+void check_count(int64_t v, const char* name, const std::string& where) {
+  HEARTH_CHECK(v >= -1 && v <= kMaxCount, ValueError, "[trainer] ", where, ": field '", name,
+               "': expected an integer from -1 to ", kMaxCount, ", got ", v);
+}
+
+void check_epochs(double v, const char* name, const std::string& where) {
+  HEARTH_CHECK(v >= 0 && v <= static_cast<double>(kMaxCount), ValueError, "[trainer] ", where, ": field '", name,
+               "': expected a number from 0 to ", kMaxCount, ", got ", v);
+}
+
 }  // namespace
 
 nlohmann::json TrainerState::to_json() const {
@@ -87,6 +100,19 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
   s.loss_window = get<std::vector<double>>(j, "loss_window", where);
   s.total_loss = get<double>(j, "total_loss", where);
   s.stateful_callbacks = field(j, "stateful_callbacks", where);
+  check_count(s.global_step, "global_step", where);
+  check_epochs(s.epoch, "epoch", where);
+  check_count(s.max_steps, "max_steps", where);
+  check_epochs(s.num_train_epochs, "num_train_epochs", where);
+  check_count(s.steps_per_epoch, "steps_per_epoch", where);
+  check_count(s.train_batch_size, "train_batch_size", where);
+  check_count(s.logging_steps, "logging_steps", where);
+  check_count(s.eval_steps, "eval_steps", where);
+  check_count(s.save_steps, "save_steps", where);
+  check_count(s.best_global_step, "best_global_step", where);
+  check_count(s.data_position.epoch, "data_position.epoch", where);
+  check_count(s.data_position.batches_yielded, "data_position.batches_yielded", where);
+  check_count(s.world_size, "world_size", where);
   return s;
 }
 

@@ -8,7 +8,10 @@
 #include <sstream>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/dataloader.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::train {
 namespace {
@@ -30,12 +33,17 @@ std::string quoted_list(const std::vector<std::string>& names) {
   return s;
 }
 
-int64_t read_int(const json& v, int64_t min, const std::string& context) {
+// Counts beyond this (steps, samples) are typing mistakes or corrupt files:
+// no run takes 10^12 steps, and the products of such counts still fit int64.
+constexpr int64_t kMaxCount = 1'000'000'000'000;
+
+int64_t read_int(const json& v, int64_t min, const std::string& context, int64_t max = kMaxCount) {
   std::string expected = "an integer >= " + std::to_string(min);
   if (!v.is_number_integer()) bad(context, expected, v);
   if (v.is_number_unsigned() && v.get<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) bad(context, expected, v);
   int64_t x = v.get<int64_t>();
   if (x < min) bad(context, expected, v);
+  if (x > max) bad(context, "an integer in [" + std::to_string(min) + ", " + std::to_string(max) + "]", v);
   return x;
 }
 
@@ -82,13 +90,18 @@ Field boolean(const char* name, M TrainingArguments::*m, const char* help) {
           [m](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_bool(v, c); }};
 }
 
+Field integer(const char* name, int64_t TrainingArguments::*m, int64_t min, int64_t max, const char* help) {
+  return {
+      name,
+      Kind::integer,
+      false,
+      help,
+      [m](const TrainingArguments& a) { return json(a.*m); },
+      [m, min, max](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_int(v, min, c, max); }};
+}
+
 Field integer(const char* name, int64_t TrainingArguments::*m, int64_t min, const char* help) {
-  return {name,
-          Kind::integer,
-          false,
-          help,
-          [m](const TrainingArguments& a) { return json(a.*m); },
-          [m, min](TrainingArguments& a, const json& v, const std::string& c) { a.*m = read_int(v, min, c); }};
+  return integer(name, m, min, kMaxCount, help);
 }
 
 Field optional_integer(const char* name, std::optional<int64_t> TrainingArguments::*m, int64_t min, const char* help) {
@@ -241,19 +254,27 @@ Field report_to() {
           }};
 }
 
+// Batch sizes and accumulation: 2^24 samples; epochs: 10^6; ddp_timeout: a week.
+constexpr int64_t kMaxBatch = int64_t{1} << 24;
+constexpr double kMaxEpochs = 1e6;
+constexpr int64_t kMaxTimeoutSeconds = 7 * 24 * 3600;
+
 std::vector<Field> make_fields() {
   using A = TrainingArguments;
   return {
       string("output_dir", &A::output_dir, "where checkpoints, metrics.jsonl and the final model go"),
       boolean("overwrite_output_dir", &A::overwrite_output_dir,
               "train anew into an output_dir that holds checkpoints, deleting them"),
-      integer("per_device_train_batch_size", &A::per_device_train_batch_size, 1, "samples per training batch (>= 1)"),
-      integer("per_device_eval_batch_size", &A::per_device_eval_batch_size, 1, "samples per evaluation batch (>= 1)"),
-      integer("gradient_accumulation_steps", &A::gradient_accumulation_steps, 1,
+      integer("per_device_train_batch_size", &A::per_device_train_batch_size, 1, kMaxBatch,
+              "samples per training batch (>= 1)"),
+      integer("per_device_eval_batch_size", &A::per_device_eval_batch_size, 1, kMaxBatch,
+              "samples per evaluation batch (>= 1)"),
+      integer("gradient_accumulation_steps", &A::gradient_accumulation_steps, 1, kMaxBatch,
               "batches whose gradients add up to one optimizer step (>= 1)"),
       boolean("dataloader_drop_last", &A::dataloader_drop_last, "drop the last, smaller batch of each epoch"),
-      integer("dataloader_num_workers", &A::dataloader_num_workers, 0, "threads that build batches ahead (>= 0)"),
-      integer("ddp_timeout", &A::ddp_timeout, 1,
+      integer("dataloader_num_workers", &A::dataloader_num_workers, 0, data::max_num_workers(),
+              "threads that build batches ahead (>= 0, at most 4 per CPU core)"),
+      integer("ddp_timeout", &A::ddp_timeout, 1, kMaxTimeoutSeconds,
               "seconds a data-parallel collective waits for the other processes before failing (default 1800)"),
       boolean("dataloader_pin_memory", &A::dataloader_pin_memory,
               "batches in page-locked memory when training on an accelerator (asynchronous copies)"),
@@ -265,14 +286,14 @@ std::vector<Field> make_fields() {
       number("adam_beta2", &A::adam_beta2, 0.0, 1.0, true, "Adam's beta2, in [0, 1)"),
       number("adam_epsilon", &A::adam_epsilon, 0.0, kInf, false, "Adam's epsilon (>= 0)"),
       number("max_grad_norm", &A::max_grad_norm, 0.0, kInf, false, "clip the global gradient norm to this; 0: off"),
-      number("num_train_epochs", &A::num_train_epochs, 0.0, kInf, false,
+      number("num_train_epochs", &A::num_train_epochs, 0.0, kMaxEpochs, false,
              "epochs to train (may be fractional); used when max_steps <= 0"),
       integer("max_steps", &A::max_steps, -1, "optimizer steps to train; overrides num_train_epochs when > 0"),
       choice("lr_scheduler_type", &A::lr_scheduler_type, {"linear", "cosine", "constant", "constant_with_warmup"},
              "learning-rate schedule after warm-up: linear, cosine, constant, constant_with_warmup"),
       integer("warmup_steps", &A::warmup_steps, 0, "linear warm-up steps; overrides warmup_ratio when > 0"),
       number("warmup_ratio", &A::warmup_ratio, 0.0, 1.0, false, "warm-up as a fraction of the total steps, in [0, 1]"),
-      integer("seed", &A::seed, 0, "seed of the initialisation, dropout and data order (>= 0)"),
+      integer("seed", &A::seed, 0, INT64_MAX, "seed of the initialisation, dropout and data order (>= 0)"),
       integer("logging_steps", &A::logging_steps, 1, "log the loss every this many optimizer steps (>= 1)"),
       choice("eval_strategy", &A::eval_strategy, {"no", "steps", "epoch"}, "when to evaluate: no, steps, epoch"),
       optional_integer("eval_steps", &A::eval_steps, 1, "evaluate every this many steps (default: logging_steps)"),
@@ -477,9 +498,10 @@ TrainingArguments TrainingArguments::from_json(const nlohmann::json& j, const st
 TrainingArguments TrainingArguments::load(const std::string& path) { return load(path, TrainingArguments()); }
 
 TrainingArguments TrainingArguments::load(const std::string& path, const TrainingArguments& base) {
+  io::check_regular_file(path, "[trainer]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[trainer] ", path, ": cannot open the training arguments file");
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(io::read_json_text(in, "[trainer] " + path), nullptr, /*allow_exceptions=*/false);
   HEARTH_CHECK(!j.is_discarded(), ValueError, "[trainer] ", path, ": not valid JSON");
   TrainingArguments args = from_json(j, path, base);
   args.validate(path);

@@ -173,3 +173,18 @@ run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
 if(NOT rc EQUAL 0 OR NOT EXISTS ${WORK_DIR}/bf16/eval_results.json)
   message(FATAL_ERROR "run_glue --bf16 failed (exit ${rc}):\n${out}")
 endif()
+
+# ---- a vocabulary larger than the model's vocab_size: refused naming both ----
+# (its token ids past vocab_size would index past the word embeddings)
+file(MAKE_DIRECTORY ${WORK_DIR}/big_vocab)
+file(READ ${MODEL_DIR}/vocab.txt vocab)
+foreach(i RANGE 1 51)
+  string(APPEND vocab "extra${i}\n")
+endforeach()
+file(WRITE ${WORK_DIR}/big_vocab/vocab.txt "${vocab}")
+run_checked(out rc ${RUN_GLUE} --model_name_or_path ${MODEL_DIR} --tokenizer_name ${WORK_DIR}/big_vocab
+  --task_name mrpc --data_dir ${WORK_DIR}/data --ignore_mismatched_sizes --do_eval --use_cpu
+  --output_dir ${WORK_DIR}/big_vocab_out)
+if(NOT rc EQUAL 1 OR NOT out MATCHES "big_vocab: the tokenizer's vocabulary has 150 tokens, more than the vocab_size 99")
+  message(FATAL_ERROR "run_glue with 150 tokens for a vocab_size of 99: expected exit 1 naming both, got ${rc}:\n${out}")
+endif()

@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_integer.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::data {
 namespace {
@@ -16,9 +18,10 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 json read_json_file(const std::string& path) {
+  io::check_regular_file(path, "[tokenizer]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[tokenizer] cannot read '", path, "'");
-  json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+  json j = json::parse(io::read_json_text(in, "[tokenizer] " + path), nullptr, /*allow_exceptions=*/false);
   HEARTH_CHECK(!j.is_discarded() && j.is_object(), IoError, "[tokenizer] ", path, ": expected a JSON object");
   return j;
 }

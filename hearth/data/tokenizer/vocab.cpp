@@ -3,6 +3,7 @@
 #include <fstream>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 
 namespace hearth::data {
 
@@ -12,6 +13,7 @@ Vocab::Vocab(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {
 }
 
 Vocab Vocab::from_vocab_txt(const std::string& path) {
+  io::check_regular_file(path, "[tokenizer]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[tokenizer] cannot read the vocabulary file '", path, "'");
   std::vector<std::string> tokens;

@@ -1,5 +1,10 @@
 #include "hearth/nn/models/bert.h"
 
+#include <unistd.h>
+
+#include <iomanip>
+#include <sstream>
+
 #include "hearth/nn/init.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
@@ -9,12 +14,35 @@
 namespace hearth::nn::models {
 namespace {
 
+size_t physical_memory_bytes() {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_size = sysconf(_SC_PAGE_SIZE);
+  return pages > 0 && page_size > 0 ? static_cast<size_t>(pages) * static_cast<size_t>(page_size) : 0;
+}
+
 std::string describe(const Tensor& t) {
   return t.defined() ? t.shape_string() + " " + dtype_name(t.dtype()) : std::string("undefined");
 }
 
+// Refuses a model whose parameters alone would not fit in this machine's
+// memory before any of them is allocated.
+void check_fits_in_memory(const BertConfig& config, const char* model) {
+  const double bytes = config.parameter_count() * static_cast<double>(sizeof(float));
+  const double available = static_cast<double>(physical_memory_bytes());
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  if (available > 0 && bytes > available) {
+    std::ostringstream os;
+    os << std::fixed << std::setprecision(0) << "[" << model << "] the model's " << config.parameter_count()
+       << " parameters (vocab_size " << config.vocab_size << ", hidden_size " << config.hidden_size
+       << ", num_hidden_layers " << config.num_hidden_layers << ", intermediate_size " << config.intermediate_size
+       << ", max_position_embeddings " << config.max_position_embeddings << ") would take " << std::setprecision(1)
+       << bytes / kGiB << " GiB as float32, more than this machine's " << available / kGiB << " GiB of memory";
+    throw OutOfMemoryError(os.str());
+  }
+}
+
 const BertConfig& validated(const BertConfig& config, const char* model) {
   config.validate(std::string(model) + " config");
+  check_fits_in_memory(config, model);
   return config;
 }
 

@@ -8,6 +8,8 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 
 namespace hearth::nn::models {
 namespace {
@@ -116,11 +118,30 @@ void BertConfig::validate(const std::string& where) const {
   auto probability = [&](const char* name, double p) {
     if (!(p >= 0.0 && p < 1.0)) bad_field(where, name, "expected a probability in [0, 1), got " + std::to_string(p));
   };
+  // Every size becomes a tensor dimension: beyond these, products of sizes
+  // wrap and allocations are absurd (as the checkpoint reader bounds shapes).
+  auto at_most = [&](const char* name, int64_t v, int64_t limit) {
+    if (v > limit) bad_field(where, name, "expected at most " + std::to_string(limit) + ", got " + std::to_string(v));
+  };
   positive("vocab_size", vocab_size);
   positive("hidden_size", hidden_size);
   if (num_hidden_layers < 0)
     bad_field(where, "num_hidden_layers", "expected a non-negative integer, got " + std::to_string(num_hidden_layers));
   positive("num_attention_heads", num_attention_heads);
+  at_most("vocab_size", vocab_size, kMaxSize);
+  at_most("hidden_size", hidden_size, kMaxSize);
+  at_most("num_hidden_layers", num_hidden_layers, kMaxLayers);
+  at_most("num_attention_heads", num_attention_heads, kMaxSize);
+  at_most("intermediate_size", intermediate_size, kMaxSize);
+  at_most("max_position_embeddings", max_position_embeddings, kMaxSize);
+  at_most("type_vocab_size", type_vocab_size, kMaxSize);
+  at_most("num_labels", num_labels, kMaxLabels);
+  // Together the sizes must still give a model whose bytes an int64 can count.
+  if (parameter_count() * 4.0 >= 9.2e18)
+    bad_field(where, "hidden_size",
+              std::to_string(hidden_size) + " with vocab_size " + std::to_string(vocab_size) + ", intermediate_size " +
+                  std::to_string(intermediate_size) + " and num_hidden_layers " + std::to_string(num_hidden_layers) +
+                  " gives a model of more bytes than fit in int64");
   if (hidden_size % num_attention_heads != 0)
     bad_field(where, "num_attention_heads",
               "hidden_size " + std::to_string(hidden_size) + " is not a multiple of num_attention_heads " +
@@ -157,6 +178,14 @@ void BertConfig::validate(const std::string& where) const {
                   problem_type + "\"");
 }
 
+double BertConfig::parameter_count() const {
+  const double h = static_cast<double>(hidden_size), inter = static_cast<double>(intermediate_size);
+  const double embeddings = static_cast<double>(vocab_size + max_position_embeddings + type_vocab_size) * h + 2 * h;
+  const double layer = 4 * (h * h + h) + 2 * h * inter + inter + h + 4 * h;
+  const double pooler = h * h + h, classifier = (h + 1) * static_cast<double>(num_labels);
+  return embeddings + static_cast<double>(num_hidden_layers) * layer + pooler + classifier;
+}
+
 void BertConfig::set_num_labels(int64_t n) {
   HEARTH_CHECK(n > 0, ValueError, "[BertConfig] num_labels must be positive, got ", n);
   if (n != num_labels) id2label.clear();
@@ -170,15 +199,14 @@ std::string BertConfig::label_name(int64_t id) const {
 }
 
 BertConfig BertConfig::from_json_file(const std::string& path) {
+  io::check_regular_file(path, "[BertConfig]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[BertConfig] cannot open ", path);
-  std::ostringstream text;
-  text << in.rdbuf();
-  HEARTH_CHECK(!in.bad(), IoError, "[BertConfig] cannot read ", path);
-  return from_json_string(text.str(), path);
+  return from_json_string(io::read_json_text(in, "[BertConfig] " + path, kMaxConfigBytes), path);
 }
 
 BertConfig BertConfig::from_json_string(const std::string& text, const std::string& where) {
+  io::check_json_limits(text, "[BertConfig] " + where, kMaxConfigBytes);
   json j;
   try {
     j = json::parse(text);
@@ -248,8 +276,17 @@ BertConfig BertConfig::from_json_string(const std::string& text, const std::stri
     c.num_labels = *num_labels_field;
   }
 
-  for (const auto& [key, value] : j.items())
-    if (!interpreted_fields().count(key)) c.extra_fields[key] = value.dump();
+  // Unknown fields are written back, re-indented: keep only shallow ones up to a
+  // total size, so that a crafted field cannot grow every saved config.json.
+  size_t kept_bytes = 0;
+  for (const auto& [key, value] : j.items()) {
+    if (interpreted_fields().count(key)) continue;
+    std::string text = value.dump();
+    if (io::json_nesting_depth(text) > kMaxExtraFieldDepth || kept_bytes + key.size() + text.size() > kMaxExtraBytes)
+      continue;
+    kept_bytes += key.size() + text.size();
+    c.extra_fields[key] = std::move(text);
+  }
   c.validate(where);
   return c;
 }

@@ -11,6 +11,7 @@
 // transformers_version, ...) so that a saved config.json still carries them.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -52,13 +53,27 @@ struct BertConfig {
   std::string problem_type;
 
   // The fields of config.json hearth does not interpret, as JSON text by name,
-  // written back unchanged by to_json_string().
+  // written back unchanged by to_json_string() (within the bounds below).
   std::map<std::string, std::string> extra_fields;
 
   // Throws ValueError "[BertConfig] <where>: field \"<name>\": ..." for the
   // first bad field (sizes not positive, hidden_size not a multiple of
   // num_attention_heads, probabilities outside [0, 1), unknown activation, ...).
   void validate(const std::string& where = "config") const;
+  // Bounds validate() puts on sizes: each size at most kMaxSize (2^31 - 1),
+  // the layer count at most kMaxLayers, the label count at most kMaxLabels.
+  static constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
+  static constexpr int64_t kMaxLayers = 4096;
+  static constexpr int64_t kMaxLabels = int64_t{1} << 24;
+  // A config.json larger than this is refused. Unknown fields are kept (and
+  // written back) only while nested at most kMaxExtraFieldDepth deep and
+  // kMaxExtraBytes in all (compact JSON); the rest are dropped.
+  static constexpr size_t kMaxConfigBytes = size_t{16} << 20;
+  static constexpr int kMaxExtraFieldDepth = 8;
+  static constexpr size_t kMaxExtraBytes = size_t{64} << 10;
+  // Parameters of BertForSequenceClassification built from this config (as a
+  // double: the count of a hostile config need not fit in an integer).
+  double parameter_count() const;
 
   // Sets num_labels; label names are reset to the defaults when the count changes.
   void set_num_labels(int64_t n);

@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/nn/init.h"
 #include "hearth/nn/models/bert.h"
@@ -100,8 +102,9 @@ Checkpoint read_checkpoint(const fs::path& dir) {
     ckpt.description = index_path;
     nlohmann::json index;
     try {
+      io::check_regular_file(index_path, "[bert]");
       std::ifstream in(index_path);
-      index = nlohmann::json::parse(in);
+      index = nlohmann::json::parse(io::read_json_text(in, "[bert] " + index_path));
     } catch (const nlohmann::json::exception& e) {
       HEARTH_THROW(IoError, "[bert] ", index_path, ": not valid JSON: ", e.what());
     }
@@ -202,7 +205,13 @@ std::vector<std::string> load_checkpoint(Module& model, const std::string& model
   HEARTH_CHECK(missing.empty(), ValueError, "[bert] ", ckpt.description, " lacks weights of ", model_name, ": ",
                join(missing), ". The checkpoint does not match ", (dir / kConfigFile).string(), ".");
 
-  model.load_state_dict(matched, /*strict=*/false);
+  try {
+    model.load_state_dict(matched, /*strict=*/false);
+  } catch (const IoError&) {
+    throw;
+  } catch (const Error& e) {
+    HEARTH_THROW(ValueError, "[bert] ", ckpt.description, ": ", e.what());
+  }
   if (log && !heads_ignored.empty())
     *log << "[bert] " << ckpt.description << ": ignored " << heads_ignored.size() << " weights of heads " << model_name
          << " does not have (" << join(heads_ignored, 4) << ")\n";

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "hearth/core/checked_size.h"
 #include "hearth/core/errors.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -58,6 +59,23 @@ TEST(Tensor, EmptyRejectsNegativeSizes) {
     EXPECT_TRUE(contains(e.what(), "[empty]")) << e.what();
     EXPECT_TRUE(contains(e.what(), "[2, -1]")) << e.what();
   }
+}
+
+TEST(Tensor, EmptyRefusesShapesWhoseByteCountWraps) {
+  // 2^57 + 1 floats: 2^59 + 4 bytes fits, 2^57 + 1 x 2^57 elements does not.
+  const int64_t big = (int64_t{1} << 57) + 1;
+  for (const Shape& shape : {Shape{big, 768}, Shape{big, big}, Shape{int64_t{1} << 62, 4}}) {
+    try {
+      Tensor::empty(shape);
+      FAIL() << "expected ShapeError for " << shape_str(shape);
+    } catch (const ShapeError& e) {
+      EXPECT_TRUE(contains(e.what(), shape_str(shape))) << e.what();
+      EXPECT_TRUE(contains(e.what(), "int64")) << e.what();
+    }
+  }
+  EXPECT_THROW(checked_nbytes({int64_t{1} << 61, 8}, 1), ShapeError);
+  EXPECT_THROW(checked_nbytes({int64_t{1} << 61}, 4), ShapeError);
+  EXPECT_EQ(checked_nbytes({3, 5}, 4), 60u);
 }
 
 TEST(Tensor, SizeAndStrideWrapAndCheckTheDim) {

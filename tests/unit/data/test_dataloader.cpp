@@ -78,6 +78,23 @@ TEST(DataLoader, BatchesInOrderWithoutShuffle) {
   EXPECT_EQ(loader.state(), (DataLoaderState{0, 3}));
 }
 
+TEST(DataLoader, MoreWorkersThanFourPerCoreAreRefused) {
+  // 600 workers ended in std::terminate when the system refused a thread.
+  const int64_t too_many = max_num_workers() + 1;
+  try {
+    DataLoader loader(std::make_shared<IndexDataset>(7), {.batch_size = 3, .num_workers = too_many});
+    FAIL() << "accepted " << too_many << " workers";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("num_workers must be in [0, " + std::to_string(max_num_workers()) + "]"),
+              std::string::npos)
+        << e.what();
+  }
+  DataLoader most(std::make_shared<IndexDataset>(7), {.batch_size = 3, .num_workers = max_num_workers()});
+  int64_t batches = 0;
+  while (most.next()) ++batches;
+  EXPECT_EQ(batches, 3);
+}
+
 TEST(DataLoader, DropLastDropsTheShortBatch) {
   DataLoader loader(std::make_shared<IndexDataset>(10), {.batch_size = 3, .drop_last = true});
   EXPECT_EQ(loader.num_batches(), 3);

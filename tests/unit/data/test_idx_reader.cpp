@@ -1,6 +1,7 @@
 #include <cstring>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/data/idx_reader.h"
@@ -126,6 +127,48 @@ TEST(Idx, TruncatedGzipAndMissingFilesAreIoErrors) {
     FAIL();
   } catch (const IoError& e) {
     EXPECT_NE(std::string(e.what()).find("absent-idx1-ubyte: cannot open"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Idx, OnlyTheItemsAskedForAreDecompressed) {
+  TempDir dir;
+  // 100,000 zero images: 78 MB once decompressed, 76 KB gzipped.
+  std::string images = dir.file("bomb-idx3-ubyte.gz");
+  std::string payload(size_t{100000} * 28 * 28, '\0');
+  payload[28 * 28 + 5] = 7;
+  write_gzip(images, idx_bytes(0x08, {100000, 28, 28}, payload));
+  Tensor first = read_idx(images, 3);
+  EXPECT_EQ(first.shape(), (Shape{3, 28, 28}));
+  EXPECT_EQ(first.data<uint8_t>()[28 * 28 + 5], 7);
+  EXPECT_EQ(read_idx(images, 0).shape(), (Shape{0, 28, 28}));
+}
+
+TEST(Idx, AHeaderClaimingMoreThanTheGzipFileCanHoldIsRefusedBeforeDecompressing) {
+  TempDir dir;
+  std::string path = dir.file("claims-idx3-ubyte.gz");
+  write_gzip(path, idx_bytes(0x08, {10000000, 28, 28}, std::string(28 * 28 * 4, '\x01')));
+  for (int64_t max_items : {int64_t{-1}, int64_t{100}}) {
+    try {
+      read_idx(path, max_items);
+      FAIL() << "the claim was accepted";
+    } catch (const IoError& e) {
+      EXPECT_NE(std::string(e.what()).find(path + ": the header claims 10000000 items of 784 bytes, more than a gzip"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(Idx, AFifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.file("fifo-idx1-ubyte");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    read_idx(fifo);
+    FAIL() << "the FIFO was opened";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find(fifo + ": is a FIFO (named pipe), expected a regular file"), std::string::npos)
+        << e.what();
   }
 }
 

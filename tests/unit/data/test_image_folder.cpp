@@ -89,6 +89,26 @@ TEST(ImageFolder, ClassFolderLayoutAndUnreadableFilesLeftOutAtTheScan) {
                                 ": the file is a GIF image; only JPEG and PNG are supported\n");
 }
 
+TEST(ImageFolder, SymlinkLoopsAreSkippedWithOneMessageEach) {
+  TempDir dir;
+  fs::create_directories(dir.file("dog"));
+  fs::create_directories(dir.file("cat"));
+  fs::copy_file(pets_dir() + "/red_circle_1.jpg", dir.file("dog/a.jpg"));
+  fs::copy_file(pets_dir() + "/green_square_1.jpg", dir.file("cat/c.jpg"));
+  fs::create_directory_symlink(dir.file("dog"), dir.file("dog/again"));  // a folder loop
+  fs::create_symlink(dir.file("cat/y.jpg"), dir.file("cat/x.jpg"));      // a file loop
+  fs::create_symlink(dir.file("cat/x.jpg"), dir.file("cat/y.jpg"));
+  std::ostringstream warnings;
+  ImageFolder folder(dir.path(), {.warnings = &warnings});
+  EXPECT_EQ(folder.size(), 2);
+  EXPECT_EQ(count_of(warnings.str(), "[ImageFolder] skipping " + dir.file("dog/again") +
+                                         ": a symlink loop back to a folder already read\n"),
+            1)
+      << warnings.str();
+  EXPECT_EQ(count_of(warnings.str(), "[ImageFolder] skipping " + dir.file("cat/x.jpg") + ": cannot be read"), 1)
+      << warnings.str();
+}
+
 TEST(ImageFolder, EmptyOrMissingFoldersFailWithThePath) {
   TempDir dir;
   fs::create_directories(dir.file("flat"));

@@ -3,6 +3,8 @@
 // failed on (tests/fixtures/fuzz_regressions/<target>/): each must parse or
 // fail with a hearth::Error naming its file. This runs in every build, with
 // or without clang and libFuzzer.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -28,7 +30,8 @@ const std::map<std::string, Harness>& harnesses() {
                                                    {"image", fuzz_image},
                                                    {"tokenizer", fuzz_tokenizer},
                                                    {"glue_text", fuzz_glue_text},
-                                                   {"user_config", fuzz_user_config}};
+                                                   {"user_config", fuzz_user_config},
+                                                   {"optimizer_state", fuzz_optimizer_state}};
   return h;
 }
 
@@ -60,6 +63,24 @@ TEST(FuzzRegressions, TheSeedCorpusParsesOrFailsCleanly) {
 
 TEST(FuzzRegressions, EveryInputAFuzzerFailedOnNowFailsCleanly) {
   EXPECT_GE(replay(fs::path(HEARTH_FIXTURES_DIR) / "fuzz_regressions"), 2);
+}
+
+TEST(FuzzRegressions, TheOptimizerStateSeedIsAcceptedAsAValidState) {
+  // A seed the loader refused would leave the fuzzer nothing valid to mutate.
+  const fs::path seed = fs::path(HEARTH_FIXTURES_DIR) / ".." / ".." / "fuzz" / "corpus" / "optimizer_state" /
+                        "adamw_two_params_step_1.safetensors";
+  const fs::path dir = fs::temp_directory_path() / ("hearth-optimizer-seed-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::copy_file(seed, dir / "optimizer.safetensors", fs::copy_options::overwrite_existing);
+  std::vector<Tensor> params = {zeros({3}), zeros({2, 2})};
+  for (const Tensor& p : params) p.requires_grad_(true);
+  optim::AdamW optimizer(params, {.lr = 0.1});
+  auto scheduler = optim::get_linear_schedule_with_warmup(optimizer, 1, 10);
+  EXPECT_NO_THROW(train::load_optimizer_state(dir.string(), optimizer, scheduler.get()));
+  ASSERT_NE(optimizer.state(params[1]), nullptr);
+  EXPECT_EQ(optimizer.state(params[1])->step, 1);
+  EXPECT_EQ(scheduler->last_epoch(), 1);
+  fs::remove_all(dir);
 }
 
 TEST(FuzzRegressions, TheCheckCatchesAnEscapedExceptionAndAnUnnamedFile) {

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/safetensors.h"
@@ -270,6 +271,11 @@ std::vector<BadFile> bad_files() {
            "ab"),
        "duplicate tensor name 'a'"},
       {"metadata_not_object", craft(R"({"__metadata__":[1]})", ""), "__metadata__ must be an object"},
+      {"trailing_bytes", craft(one(R"({"dtype":"U8","shape":[1],"data_offsets":[0,1]})"), "ab"),
+       "1 trailing bytes after the last tensor's data"},
+      // Nested arrays: parsing 100 MB of them exhausted memory.
+      {"deeply_nested", craft(R"({"x":)" + std::string(100000, '[') + std::string(100000, ']') + "}", ""),
+       "header: arrays and objects nested 100001 levels deep"},
       {"metadata_not_string", craft(R"({"__metadata__":{"epoch":3}})", ""), "must be a string"},
   };
 }
@@ -287,6 +293,18 @@ TEST(Safetensors, EveryMalformedFileIsAnIoErrorNamingPathAndProblem) {
       EXPECT_EQ(msg.rfind("[safetensors] " + path + ": ", 0), 0u) << msg;
       EXPECT_NE(msg.find(bad.expected), std::string::npos) << msg;
     }
+  }
+}
+
+TEST(Safetensors, AFifoIsRefusedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.file("model.safetensors");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  try {
+    SafetensorsFile file(fifo);
+    FAIL() << "the FIFO was opened";
+  } catch (const IoError& e) {
+    EXPECT_EQ(std::string(e.what()), "[safetensors] " + fifo + ": is a FIFO (named pipe), expected a regular file");
   }
 }
 

@@ -1,10 +1,14 @@
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/safetensors.h"
 #include "hearth/optim/adam.h"
 #include "hearth/train/checkpoint.h"
 #include "tests/support/temp_dir.h"
@@ -60,6 +64,105 @@ TEST(Checkpoint, SavesTheHuggingFaceLayoutAndLoadsItBack) {
   EXPECT_EQ(sched2->last_epoch(), 1);
   EXPECT_EQ(opt2.param_groups()[0].lr(), opt.param_groups()[0].lr());
   EXPECT_EQ(opt2.state(other->parameters()[0])->step, 1);
+}
+
+// A checkpoint whose optimizer.safetensors metadata entry `key` is edited by `edit`.
+using Edit = std::function<void(nlohmann::json&, std::map<std::string, Tensor>&)>;
+
+std::string checkpoint_with_edited_metadata(TempDir& dir, const std::string& key, const Edit& edit) {
+  auto model = toy_model(1);
+  optim::AdamW opt(model->parameters(), {.lr = 0.1});
+  auto sched = optim::get_linear_schedule_with_warmup(opt, 1, 10);
+  for (Tensor& p : model->parameters()) p.set_grad(ones(p.shape()));
+  opt.step();
+  sched->step();
+  TrainingArguments args;
+  CheckpointContents c;
+  c.model = model.get();
+  c.optimizer = &opt;
+  c.scheduler = sched.get();
+  c.trainer_state = {{"global_step", 1}};
+  c.args = &args;
+  const std::string ckpt = dir.file(checkpoint_name(1));
+  save_checkpoint(ckpt, c);
+  const std::string path = ckpt + "/optimizer.safetensors";
+  std::map<std::string, std::string> metadata;
+  std::map<std::string, Tensor> tensors;
+  {
+    io::SafetensorsFile file(path);
+    metadata = file.metadata();
+    for (const std::string& name : file.names()) tensors[name] = file.get(name).clone();
+  }
+  nlohmann::json j = nlohmann::json::parse(metadata.at(key));
+  edit(j, tensors);
+  metadata[key] = j.dump();
+  io::save_safetensors(path, tensors, metadata);
+  return ckpt;
+}
+
+TEST(Checkpoint, OptimizerMetadataOfTheWrongTypeIsAnErrorNamingTheFile) {
+  struct Case {
+    const char* key;
+    Edit edit;
+    const char* expected;
+  };
+  using Tensors = std::map<std::string, Tensor>;
+  const std::vector<Case> cases = {
+      {"scheduler", [](nlohmann::json& j, Tensors&) { j["base_lrs"] = "fast"; },
+       "field \"base_lrs\": expected an array"},
+      {"scheduler", [](nlohmann::json& j, Tensors&) { j["base_lrs"] = {"a"}; },
+       "field \"base_lrs\": expected an array"},
+      {"scheduler", [](nlohmann::json& j, Tensors&) { j["last_epoch"] = 1e18; }, "field \"last_epoch\""},
+      {"scheduler", [](nlohmann::json& j, Tensors&) { j["last_epoch"] = 1000000000000000000; }, "field \"last_epoch\""},
+      {"optimizer", [](nlohmann::json& j, Tensors&) { j["state"]["0"]["step"] = "one"; }, "field \"state.0.step\""},
+      {"optimizer", [](nlohmann::json& j, Tensors&) { j["state"]["0"]["step"] = 1e30; }, "field \"state.0.step\""},
+      // Corruptions that were accepted silently.
+      {"optimizer", [](nlohmann::json& j, Tensors&) { j["state"]["0"]["step"] = 0; },
+       "field \"state.0.step\": expected an integer >= 1"},
+      {"optimizer", [](nlohmann::json&, Tensors& t) { t.erase("state.0.exp_avg"); },
+       "the tensor \"state.0.exp_avg\" is missing"},
+      {"optimizer",
+       [](nlohmann::json&, Tensors& t) {
+         Tensor& f = t.at("state.0.exp_avg");
+         f = zeros(f.shape(), DType::int32);
+       },
+       "\"state.0.exp_avg\" is int32 but parameter 0 is float32"},
+  };
+  for (const Case& c : cases) {
+    TempDir dir;
+    const std::string ckpt = checkpoint_with_edited_metadata(dir, c.key, c.edit);
+    auto model = toy_model(2);
+    optim::AdamW opt(model->parameters(), {.lr = 0.1});
+    auto sched = optim::get_linear_schedule_with_warmup(opt, 1, 10);
+    try {
+      load_optimizer_state(ckpt, opt, sched.get());
+      ADD_FAILURE() << "accepted: " << c.expected;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("[checkpoint] " + ckpt + "/optimizer.safetensors: "), std::string::npos)
+          << e.what();
+      EXPECT_NE(std::string(e.what()).find(c.expected), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Checkpoint, ModelWeightsOfAnotherDTypeAreAnErrorNamingTheFile) {
+  TempDir dir;
+  const std::string ckpt = checkpoint_with_edited_metadata(dir, "optimizer", [](nlohmann::json&, auto&) {});
+  const std::string path = ckpt + "/model.safetensors";
+  std::map<std::string, Tensor> weights = io::load_safetensors(path);
+  const std::string first = weights.begin()->first;
+  weights[first] = zeros(weights[first].shape(), DType::int32);
+  io::save_safetensors(path, weights);
+  auto model = toy_model(2);
+  try {
+    load_model_weights(ckpt, *model);
+    FAIL() << "int32 weights were accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("[checkpoint] " + path + ": [load_state_dict] dtype mismatch for \"" + first +
+                                         "\": the state holds int32"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(Checkpoint, ASaveThatThrowsMidwayLeavesNoCheckpoint) {

@@ -61,5 +61,19 @@ TEST(TrainerState, IntegerFieldsOutOfRangeOrFractionalAreRefused) {
       << refusal(j);
 }
 
+TEST(TrainerState, CountsBeyondAnyRunAreRefused) {
+  json j = sample_state().to_json();
+  j["global_step"] = 1000000000000000;  // 10^15
+  EXPECT_EQ(refusal(j),
+            "[trainer] ckpt/trainer_state.json: field 'global_step': expected an integer from -1 to 1000000000000, "
+            "got 1000000000000000");
+  j = sample_state().to_json();
+  j["epoch"] = 1e19;
+  EXPECT_NE(refusal(j).find("field 'epoch': expected a number from 0 to"), std::string::npos) << refusal(j);
+  j = sample_state().to_json();
+  j["data_position"]["batches_yielded"] = 4611686018427387905;
+  EXPECT_NE(refusal(j).find("field 'data_position.batches_yielded'"), std::string::npos) << refusal(j);
+}
+
 }  // namespace
 }  // namespace hearth::train

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/dataloader.h"
 #include "hearth/train/training_arguments.h"
 #include "tests/support/temp_dir.h"
 
@@ -141,6 +142,26 @@ TEST(TrainingArguments, BadValuesNameTheFileTheFieldAndWhatIsAllowed) {
                 .find("field 'report_to': expected one of \"all\", \"jsonl\", \"tensorboard\" or \"none\""),
             std::string::npos);
   EXPECT_NE(from({{"lr_scheduler_type", "polynomial"}}).find("\"cosine\""), std::string::npos);
+}
+
+TEST(TrainingArguments, NumbersBeyondTheirRangeAreRefused) {
+  auto from = [](json j) { return value_error([&] { TrainingArguments::from_json(j, "cfg.json"); }); };
+  EXPECT_EQ(from({{"gradient_accumulation_steps", 4611686018427387905}}),
+            "[trainer] cfg.json: field 'gradient_accumulation_steps': expected an integer in [1, 16777216], got "
+            "4611686018427387905");
+  EXPECT_EQ(from({{"num_train_epochs", 1e19}}),
+            "[trainer] cfg.json: field 'num_train_epochs': expected a number in [0, 1e+06], got 1e+19");
+  EXPECT_NE(from({{"max_steps", 1000000000000000}}).find("field 'max_steps': expected an integer in [-1, "),
+            std::string::npos);
+  TrainingArguments a;
+  const std::string workers = std::to_string(data::max_num_workers() + 1);
+  EXPECT_EQ(
+      value_error([&] { set_training_argument(a, "dataloader_num_workers", "600000", "--dataloader_num_workers"); }),
+      "[trainer] --dataloader_num_workers: expected an integer in [0, " + std::to_string(data::max_num_workers()) +
+          "], got 600000");
+  EXPECT_NE(
+      value_error([&] { set_training_argument(a, "dataloader_num_workers", workers, "--dataloader_num_workers"); }),
+      "");
 }
 
 TEST(TrainingArguments, UnknownKeysAreRejectedWithASuggestion) {

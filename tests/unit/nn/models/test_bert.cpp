@@ -99,7 +99,23 @@ TEST(NnBert, BertBaseMatchesTransformersKeysAndParameterCount) {
   int64_t count = 0;
   for (const Tensor& p : model.parameters()) count += p.numel();
   EXPECT_EQ(count, 109483778);
+  EXPECT_EQ(static_cast<double>(count), model.config.parameter_count());
   EXPECT_EQ(model.config.num_labels, 2);
+}
+
+TEST(NnBert, ModelBeyondMemoryIsRefusedBeforeAllocation) {
+  BertConfig config;
+  config.vocab_size = BertConfig::kMaxSize;
+  config.hidden_size = 1 << 20;
+  config.num_attention_heads = 16;
+  try {
+    BertForSequenceClassification model(config);
+    FAIL() << "expected OutOfMemoryError";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_TRUE(testing::contains(e.what(), "[BertForSequenceClassification]")) << e.what();
+    EXPECT_TRUE(testing::contains(e.what(), "GiB as float32, more than this machine's")) << e.what();
+    EXPECT_TRUE(testing::contains(e.what(), "vocab_size 2147483647")) << e.what();
+  }
 }
 
 TEST(NnBert, HuggingFaceInitialisation) {

@@ -117,7 +117,34 @@ TEST(NnBertConfig, ErrorsNameTheFileAndTheField) {
   expect_error(R"({"pad_token_id": 40000})", "pad_token_id", "vocab_size");
   expect_error(R"({"problem_type": "ranking"})", "problem_type", "ranking");
   EXPECT_TRUE(testing::contains(error_of("{not json"), "models/x/config.json: not valid JSON"));
+  // Sizes whose products wrap a tensor's byte count (2^57 + 1, 2^58) are refused by name.
+  for (const char* field : {"vocab_size", "max_position_embeddings", "type_vocab_size", "hidden_size",
+                            "intermediate_size", "num_hidden_layers", "num_attention_heads"}) {
+    for (const char* value : {"144115188075855873", "288230376151711744"})
+      expect_error(std::string("{\"") + field + "\": " + value + "}", field, std::string("got ") + value);
+  }
+  expect_error(R"({"num_labels": 100000000})", "num_labels", "expected at most");
   EXPECT_THROW(BertConfig::from_json_file("/no/such/config.json"), IoError);
+}
+
+TEST(NnBertConfig, NestingAndUnknownFieldsAreBounded) {
+  // Depth 100,000 overflowed the stack; a 60 KB field nested 100 deep became
+  // a 1.8 GB config.json once re-indented.
+  const std::string deep = R"({"junk": )" + std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_TRUE(testing::contains(error_of(deep), "models/x/config.json: arrays and objects nested 100001 levels deep"))
+      << error_of(deep);
+  const std::string nested = std::string(100, '[') + std::string(100, ']');
+  const BertConfig c = BertConfig::from_json_string(R"({"junk": )" + nested + R"(, "kept": {"a": [1, 2]}, "big": ")" +
+                                                    std::string(BertConfig::kMaxExtraBytes, 'x') + R"("})");
+  EXPECT_EQ(c.extra_fields.count("junk"), 0u);
+  EXPECT_EQ(c.extra_fields.count("big"), 0u);
+  EXPECT_EQ(c.extra_fields.at("kept"), R"({"a":[1,2]})");
+  EXPECT_LT(c.to_json_string().size(), 4096u);
+}
+
+TEST(NnBertConfig, ParameterCountOfBertBase) {
+  // bert-base-uncased with a 2-label classifier: 109,483,778 parameters.
+  EXPECT_DOUBLE_EQ(BertConfig{}.parameter_count(), 109483778.0);
 }
 
 }  // namespace
