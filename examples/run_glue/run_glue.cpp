@@ -197,6 +197,8 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
 
 int main(int argc, char** argv) {
   CLI::App app{"run_glue: fine-tune BERT on a GLUE task or on CSV/JSON text files (Hugging Face's run_glue.py)"};
+  // A flag given twice takes its last value, as Python's argparse does.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   run_glue::GlueArguments glue_args;
   run_glue::add_glue_flags(app, glue_args);
   hearth::cli::TrainingArgumentFlags training_flags;
