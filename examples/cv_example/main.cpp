@@ -61,6 +61,8 @@ struct Options {
   std::string checkpointing_steps;
   std::string output_dir = "cv_example_output";
   std::string resume_from_checkpoint;
+  bool overwrite_output_dir = false;
+  bool dataloader_drop_last = false;
   bool with_tracking = false;
   std::string model = "resnet50";
   std::string model_path;
@@ -136,6 +138,8 @@ train::TrainingArguments training_arguments(const Options& o) {
   args.logging_steps = o.logging_steps;
   args.report_to = {o.with_tracking ? "jsonl" : "none"};
   args.step_graphs = o.step_graphs;
+  args.overwrite_output_dir = o.overwrite_output_dir;
+  args.dataloader_drop_last = o.dataloader_drop_last;
   if (o.checkpointing_steps.empty()) {
     args.save_strategy = "no";
   } else if (o.checkpointing_steps == "epoch") {
@@ -280,6 +284,10 @@ int main(int argc, char** argv) {
                  "where checkpoints and metrics go (default: your config's, else cv_example_output)");
   app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
                  "continue from a checkpoint directory, or \"latest\" in output_dir");
+  app.add_flag("--overwrite_output_dir", o.overwrite_output_dir,
+               "train into an output_dir that already holds checkpoints, replacing them");
+  app.add_flag("--dataloader_drop_last", o.dataloader_drop_last,
+               "drop each epoch's last, smaller training batch (a batch of one is dropped anyway)");
   app.add_flag("--with_tracking", o.with_tracking, "log metrics to output_dir/metrics.jsonl");
   app.add_option("--model", o.model, "resnet50, resnet34, resnet18 or resnet_tiny")->check(CLI::IsMember(kModels));
   app.add_option("--model_path", o.model_path, "torchvision weights of --model as safetensors (fc is replaced)");
@@ -301,7 +309,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::cerr << "cv_example: error: " << e.what() << " (see 'cv_example --help')\n";
+    return 2;
   }
   for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})
     if (app.count(flag) > 0) o.given.insert(flag);

@@ -84,6 +84,7 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
 
 int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags) {
   TrainingArguments args = resolve_training_arguments(flags);
+  if (a.cpu) args.use_cpu = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
   try {
