@@ -39,6 +39,7 @@
 #include <nlohmann/json.hpp>
 
 #include "apps/common/user_config_flag.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
@@ -206,6 +207,8 @@ class EpochAccuracyPrinter : public train::TrainerCallback {
 };
 
 int run(const Options& o) {
+  // Under a launcher, rank 0 speaks for all, as Accelerate's main process does.
+  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   train::TrainingArguments args = training_arguments(o);
   // The device first: an absent accelerator fails before any work.
   train::select_device(args.device, args.use_cpu);

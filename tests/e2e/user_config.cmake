@@ -189,6 +189,12 @@ elseif(CASE STREQUAL "launch")
   expect_not("an unknown launcher option" "${bad}" "\\[rank ")
   # ---- training under the launch: device, precision and output directory from the file ----
   if(GLOO)
+    # cv_example prints from rank 0 only, as Accelerate's main process does.
+    run(out launch --nproc_per_node 2 --cpu "${CV_EXAMPLE}" --data_dir "${DATA_DIR}" --model resnet_tiny --image_size 32
+        --num_epochs 1 --batch_size 4 --num_workers 0 --output_dir "${WORK_DIR}/cv-ranks")
+    expect_rc("launch cv_example" "${out_rc}" 0)
+    expect("launch cv_example" "${out}" "\\[rank 0\\] cv_example: finished")
+    expect_not("launch cv_example" "${out}" "\\[rank 1\\] cv_example:")
     file(WRITE "${WORK_DIR}/train.json" "{\"device\": \"cpu\", \"num_processes\": 2, \"precision\": \"bf16-mixed\", "
                                         "\"output_dir\": \"${WORK_DIR}/from-file\"}\n")
     set(train train --model mlp --dataset fashion_mnist --max_train_samples 64 --max_eval_samples 32 --max_steps 2
