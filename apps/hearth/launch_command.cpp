@@ -59,8 +59,7 @@ struct TempConfigDir {
 
 // The user's config with the launcher's --cpu / --mixed_precision over it: the
 // keys the file set, and those two, as a file the ranks are pointed at.
-void write_overriding_config(const LaunchFlags& f, const LoadedUserConfig& user, LaunchOptions& o,
-                             TempConfigDir& dir) {
+void write_overriding_config(const LaunchFlags& f, const LoadedUserConfig& user, LaunchOptions& o, TempConfigDir& dir) {
   nlohmann::json all = user.config.to_json(), j = nlohmann::json::object();
   for (const std::string& key : user.keys) j[key] = all[key];
   if (f.cpu) j["device"] = "cpu";
@@ -89,7 +88,8 @@ int run_launch(LaunchFlags& f, CLI::App* sub) {
                      "are accepted)");
   LaunchOptions o = f.options;
   if (f.standalone) {
-    if (o.nnodes != 1) throw UsageError("--standalone runs on one machine, but --nnodes is " + std::to_string(o.nnodes));
+    if (o.nnodes != 1)
+      throw UsageError("--standalone runs on one machine, but --nnodes is " + std::to_string(o.nnodes));
     o.master_addr = "127.0.0.1";
   }
   const bool nproc_given = sub->count("--nproc_per_node") > 0;
@@ -130,7 +130,8 @@ void add_launch_command(CLI::App& app) {
   sub->add_option("--num_processes", f->num_processes,
                   "processes over all machines, as accelerate launch counts them (instead of --nproc_per_node)")
       ->check(CLI::Range(1, 1 << 20));
-  sub->add_option("--nnodes,--num_machines", o.nnodes, "machines in the job (default 1)")->check(CLI::Range(1, 1 << 16));
+  sub->add_option("--nnodes,--num_machines", o.nnodes, "machines in the job (default 1)")
+      ->check(CLI::Range(1, 1 << 16));
   sub->add_option("--node_rank,--node-rank,--machine_rank", o.node_rank,
                   "this machine's index in [0, nnodes) (default 0)");
   sub->add_option("--master_addr,--master-addr,--main_process_ip", o.master_addr,

@@ -43,8 +43,9 @@ class Parser {
         } else {
           if (c == '\n') {
             if (!opt_.multiline_fields)
-              fail(quote_line_, "a quoted field opened on this line runs past its end (an unbalanced quote?); "
-                                "every row of this file is one line");
+              fail(quote_line_,
+                   "a quoted field opened on this line runs past its end (an unbalanced quote?); "
+                   "every row of this file is one line");
             ++line_;
           }
           field_ += c;

@@ -143,8 +143,9 @@ TEST_F(GlueFiles, TsvTrainFilesReadQuotesAsTextAndKeepEveryLine) {
   EXPECT_EQ(t.rows[31].text_a, "\"last");
   EXPECT_EQ(t.rows[31].line, 33);
   // A CSV keeps quoting, but a quote that would merge rows is an error naming its line.
-  EXPECT_NE(error_of([&] { read_text_file(write("merge.csv", "text,label\na,0\n\"b,1\nc\",0\nd,1\n")); })
-                .find("merge.csv:3: a quoted field opened on this line runs past its end"),
+  EXPECT_NE(error_of([&] {
+              read_text_file(write("merge.csv", "text,label\na,0\n\"b,1\nc\",0\nd,1\n"));
+            }).find("merge.csv:3: a quoted field opened on this line runs past its end"),
             std::string::npos);
 }
 

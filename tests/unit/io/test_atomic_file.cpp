@@ -1,9 +1,8 @@
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
