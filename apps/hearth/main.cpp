@@ -21,6 +21,8 @@ std::string selected_name(const CLI::App& app) {
 int main(int argc, char** argv) {
   CLI::App app{"hearth: train deep-learning models on your GPU, or your CPU"};
   app.require_subcommand(0, 1);
+  // A flag given twice takes its last value, as Python's argparse does (subcommands inherit this).
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   bool version = false;
   app.add_flag("--version", version, "Print the version and exit");
   hearth::cli::add_ops_command(app);

@@ -40,6 +40,7 @@
 
 #include "apps/common/user_config_flag.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
@@ -62,6 +63,8 @@ struct Options {
   std::string checkpointing_steps;
   std::string output_dir = "cv_example_output";
   std::string resume_from_checkpoint;
+  bool overwrite_output_dir = false;
+  bool dataloader_drop_last = false;
   bool with_tracking = false;
   std::string model = "resnet50";
   std::string model_path;
@@ -150,6 +153,8 @@ train::TrainingArguments training_arguments(const Options& o) {
     args.step_graphs = false;
   else if (o.step_graphs)
     args.step_graphs = true;
+  args.overwrite_output_dir = o.overwrite_output_dir;
+  args.dataloader_drop_last = o.dataloader_drop_last;
   if (o.checkpointing_steps.empty()) {
     args.save_strategy = "no";
   } else if (o.checkpointing_steps == "epoch") {
@@ -216,6 +221,8 @@ class EpochAccuracyPrinter : public train::TrainerCallback {
 };
 
 int run(const Options& o) {
+  // Under a launcher, rank 0 speaks for all, as Accelerate's main process does.
+  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   train::TrainingArguments args = training_arguments(o);
   // The device first: an absent accelerator fails before any work.
   train::select_device(args.device, args.use_cpu);
@@ -294,6 +301,10 @@ int main(int argc, char** argv) {
                  "where checkpoints and metrics go (default: your config's, else cv_example_output)");
   app.add_option("--resume_from_checkpoint", o.resume_from_checkpoint,
                  "continue from a checkpoint directory, or \"latest\" in output_dir");
+  app.add_flag("--overwrite_output_dir", o.overwrite_output_dir,
+               "train into an output_dir that already holds checkpoints, replacing them");
+  app.add_flag("--dataloader_drop_last", o.dataloader_drop_last,
+               "drop each epoch's last, smaller training batch (a batch of one is dropped anyway)");
   app.add_flag("--with_tracking", o.with_tracking, "log metrics to output_dir/metrics.jsonl");
   app.add_option("--model", o.model, "resnet50, resnet34, resnet18 or resnet_tiny")->check(CLI::IsMember(kModels));
   app.add_option("--model_path", o.model_path, "torchvision weights of --model as safetensors (fc is replaced)");
@@ -324,7 +335,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     // A bad flag or value: one line naming the flag, exit code 2.
-    std::cerr << "cv_example: error: " << e.what() << "\n";
+    std::cerr << "cv_example: error: " << e.what() << " (see 'cv_example --help')\n";
     return 2;
   }
   for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})

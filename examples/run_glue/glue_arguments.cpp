@@ -45,6 +45,7 @@ void add_glue_flags(CLI::App& app, GlueArguments& a) {
   add_bool(app, "do_eval", a.do_eval, "evaluate on the validation data");
   add_bool(app, "do_predict", a.do_predict,
            "predict on the test data, writing predict_results_<task>.txt (index and predicted label)");
+  app.add_flag("--cpu", a.cpu, "run on the CPU even if an accelerator is present (same as --use_cpu)");
 }
 
 }  // namespace run_glue

@@ -30,6 +30,8 @@ struct GlueArguments {
 
   // ---- what to do ----
   bool do_train = false, do_eval = false, do_predict = false;
+  // --cpu: train on the CPU (as --use_cpu), the spelling the device messages recommend.
+  bool cpu = false;
 };
 
 // Registers the flags above on `app`, writing into `a`.

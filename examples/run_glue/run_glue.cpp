@@ -85,6 +85,7 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
 
 int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags) {
   TrainingArguments args = resolve_training_arguments(flags);
+  if (a.cpu) args.use_cpu = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
   try {
@@ -202,6 +203,8 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
 
 int main(int argc, char** argv) {
   CLI::App app{"run_glue: fine-tune BERT on a GLUE task or on CSV/JSON text files (Hugging Face's run_glue.py)"};
+  // A flag given twice takes its last value, as Python's argparse does.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   run_glue::GlueArguments glue_args;
   run_glue::add_glue_flags(app, glue_args);
   hearth::cli::TrainingArgumentFlags training_flags;

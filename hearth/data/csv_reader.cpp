@@ -42,7 +42,13 @@ class Parser {
             after_quote_ = true;
           }
         } else {
-          if (c == '\n') ++line_;
+          if (c == '\n') {
+            if (!opt_.multiline_fields)
+              fail(quote_line_,
+                   "a quoted field opened on this line runs past its end (an unbalanced quote?); "
+                   "every row of this file is one line");
+            ++line_;
+          }
           field_ += c;
         }
         continue;

@@ -21,6 +21,10 @@ struct CsvOptions {
   char quote = '"';
   // The first record names the columns.
   bool header = true;
+  // false: every record is one line, so a quoted field that runs past the end
+  // of its line (an unbalanced quote) is an error naming that line instead of
+  // merging the lines after it into one record.
+  bool multiline_fields = true;
 };
 
 struct CsvTable {

@@ -284,6 +284,9 @@ LabeledTexts read_text_file(const std::string& path, const GlueTask* task, bool 
                ": expected a .csv, .tsv, .json or .jsonl file, got '", ext, "'");
   CsvOptions o;
   o.delimiter = ext == ".tsv" ? '\t' : ',';
+  // As Hugging Face reads GLUE's TSV: quotes are text (sentences hold unbalanced ones).
+  if (ext == ".tsv") o.quote = '\0';
+  o.multiline_fields = false;
   return from_table(read_csv(path, o), task, labels_required);
 }
 

@@ -9,7 +9,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <optional>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -138,12 +140,40 @@ void write_file_atomic(const std::string& path, std::string_view contents) {
 
 // ---- directories ---------------------------------------------------------------
 
+namespace {
+
+// The process's umask, read without changing it (Linux reports it in
+// /proc/self/status); else set and restored at once.
+mode_t current_umask() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Umask:", 0) != 0) continue;
+    try {
+      return static_cast<mode_t>(std::stoul(line.substr(6), nullptr, 8)) & 0777;
+    } catch (const std::exception&) {
+      break;
+    }
+  }
+  const mode_t mask = ::umask(022);
+  ::umask(mask);
+  return mask;
+}
+
+}  // namespace
+
 AtomicDirectory::AtomicDirectory(std::string path) : path_(strip_trailing_slashes(std::move(path))) {
   std::string pattern = path_ + ".tmp-XXXXXX";
   std::vector<char> buf(pattern.begin(), pattern.end());
   buf.push_back('\0');
   if (::mkdtemp(buf.data()) == nullptr) throw_errno(pattern, "cannot create a temporary directory", errno);
   temp_path_ = buf.data();
+  // mkdtemp makes it 0700; the committed folder gets the mode mkdir would give
+  // (0755 under the usual umask), as Hugging Face's checkpoint folders have.
+  if (::chmod(temp_path_.c_str(), 0777 & ~current_umask()) != 0) {
+    const int err = errno;
+    discard();
+    throw_errno(temp_path_, "cannot set the temporary directory's permissions", err);
+  }
 }
 
 AtomicDirectory::~AtomicDirectory() {

@@ -260,6 +260,15 @@ void Trainer::setup_training() {
   lo.rank = rank();
   lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
+  // A last batch of one sample breaks batch norm (no variance to normalise
+  // by): it is dropped, as dataloader_drop_last would, and said once.
+  if (!lo.drop_last && lo.batch_size > 1 && loader_->num_batches() > 1 && loader_->num_samples() % lo.batch_size == 1) {
+    lo.drop_last = true;
+    loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
+    say("hearth: each epoch's last training batch would hold 1 sample (" + std::to_string(loader_->num_samples()) +
+        " per epoch in batches of " + std::to_string(lo.batch_size) +
+        "), which batch norm cannot train on: it is dropped (set dataloader_drop_last to drop every smaller one)");
+  }
   const int64_t batches = loader_->num_batches();
   HEARTH_CHECK(batches > 0, ValueError, "[trainer] the training set has ", train_dataset_->size(),
                " samples: not one batch of ", args_.per_device_train_batch_size,

@@ -110,3 +110,41 @@ if(NOT amp_rc STREQUAL "0")
     message(FATAL_ERROR "cv_example: the mixed-precision error does not name the flag")
   endif()
 endif()
+
+# ---- commands as Hugging Face's documentation writes them ----
+# A bad flag is exit code 2, as everywhere else; a repeated one takes its last value.
+run_example(unknown ${common} --output_dir "${WORK_DIR}/bad" --no_such_flag)
+if(NOT unknown_rc STREQUAL "2")
+  message(FATAL_ERROR "cv_example: an unknown flag exited with ${unknown_rc}, expected 2")
+endif()
+expect("${unknown}" "cv_example: error: .*--no_such_flag")
+run_example(repeated ${common} --output_dir "${WORK_DIR}/bad" --model resnet18 --model resnet9000)
+if(NOT repeated_rc STREQUAL "2")
+  message(FATAL_ERROR "cv_example: a bad last --model exited with ${repeated_rc}, expected 2")
+endif()
+expect("${repeated}" "resnet9000")
+# 20 training images in batches of 19: the last batch of one, which batch norm
+# cannot train on, is dropped, and said once.
+set(drop_dir "${WORK_DIR}/drop")
+run_example(drop ${common} --batch_size 19 --checkpointing_steps epoch --output_dir "${drop_dir}")
+if(NOT drop_rc STREQUAL "0")
+  message(FATAL_ERROR "cv_example: a last batch of one exited with ${drop_rc}")
+endif()
+expect("${drop}" "last training batch would hold 1 sample" "finished 1 steps")
+# Checkpoint folders get mkdir's mode (0755 under umask 022), as Hugging Face's do, not 0700.
+execute_process(COMMAND mkdir "${WORK_DIR}/by-mkdir")
+execute_process(COMMAND stat -c %a "${drop_dir}/checkpoint-1" "${WORK_DIR}/by-mkdir" OUTPUT_VARIABLE modes)
+string(REPLACE "\n" ";" modes "${modes}")
+list(GET modes 0 mode)
+list(GET modes 1 expected_mode)
+if(NOT mode STREQUAL expected_mode)
+  message(FATAL_ERROR "cv_example: checkpoint-1 has mode ${mode}, expected ${expected_mode} as mkdir gives")
+endif()
+# The error for a used output_dir recommends --overwrite_output_dir, which exists.
+run_example(again ${common} --batch_size 19 --checkpointing_steps epoch --output_dir "${drop_dir}")
+expect("${again}" "--overwrite_output_dir")
+run_example(overwrite ${common} --batch_size 19 --checkpointing_steps epoch --output_dir "${drop_dir}"
+            --overwrite_output_dir --dataloader_drop_last)
+if(NOT overwrite_rc STREQUAL "0")
+  message(FATAL_ERROR "cv_example: --overwrite_output_dir exited with ${overwrite_rc}")
+endif()

@@ -173,8 +173,28 @@ elseif(CASE STREQUAL "launch")
   expect_rc("launch --nproc_per_node 1" "${out_rc}" 0)
   expect("--nproc_per_node 1" "${out}" "\\[rank 0\\] config file: ${xdg_config}")
   expect_not("--nproc_per_node 1" "${out}" "\\[rank 1\\]")
+  # ---- torchrun's and accelerate launch's spellings ----
+  run(out launch --nproc-per-node 2 --standalone --nnodes 1 --node-rank 0 "${HEARTH}" env)
+  expect_rc("torchrun's spellings" "${out_rc}" 0)
+  expect("torchrun's spellings" "${out}" "\\[rank 1\\] config file: ${xdg_config}")
+  run(out launch --multi_gpu --num_processes 2 --num_machines 1 --machine_rank 0 --main_process_ip 127.0.0.1
+      --cpu --mixed_precision bf16 "${HEARTH}" env)
+  expect_rc("accelerate launch's spellings" "${out_rc}" 0)
+  expect("accelerate launch's spellings" "${out}"
+         "\\[rank 1\\] config file: [^\n]*hearth-launch-[^\n]*config.json \\(sets device=cpu, num_processes=2, precision=bf16-mixed\\)")
+  # Any other option before the program is refused, never run as the program.
+  run(bad launch --nproc_per_node 2 --no-such-option 3 "${HEARTH}" env)
+  expect_rc("an unknown launcher option" "${bad_rc}" 2)
+  expect("an unknown launcher option" "${bad}" "hearth launch: error: unknown option '--no-such-option' before the program")
+  expect_not("an unknown launcher option" "${bad}" "\\[rank ")
   # ---- training under the launch: device, precision and output directory from the file ----
   if(GLOO)
+    # cv_example prints from rank 0 only, as Accelerate's main process does.
+    run(out launch --nproc_per_node 2 --cpu "${CV_EXAMPLE}" --data_dir "${DATA_DIR}" --model resnet_tiny --image_size 32
+        --num_epochs 1 --batch_size 4 --num_workers 0 --output_dir "${WORK_DIR}/cv-ranks")
+    expect_rc("launch cv_example" "${out_rc}" 0)
+    expect("launch cv_example" "${out}" "\\[rank 0\\] cv_example: finished")
+    expect_not("launch cv_example" "${out}" "\\[rank 1\\] cv_example:")
     file(WRITE "${WORK_DIR}/train.json" "{\"device\": \"cpu\", \"num_processes\": 2, \"precision\": \"bf16-mixed\", "
                                         "\"output_dir\": \"${WORK_DIR}/from-file\"}\n")
     set(train train --model mlp --dataset fashion_mnist --max_train_samples 64 --max_eval_samples 32 --max_steps 2

@@ -77,6 +77,15 @@ TEST(Csv, ErrorsNameTheFileAndLine) {
   EXPECT_THROW(parse_csv("a", {.delimiter = '"'}), ValueError);
 }
 
+TEST(Csv, OneLinePerRecordRefusesAQuoteThatRunsPastItsLine) {
+  // Without the option, the unbalanced quote on line 2 swallows line 3: two rows from three lines.
+  EXPECT_EQ(parse_csv("a,b\n\"x,1\ny\",2\nz,3\n").num_rows(), 2u);
+  EXPECT_EQ(error_of("a,b\n\"x,1\ny\",2\nz,3\n", {.multiline_fields = false}),
+            "[csv] data.csv:2: a quoted field opened on this line runs past its end (an unbalanced quote?); "
+            "every row of this file is one line");
+  EXPECT_EQ(parse_csv("a,b\n\"x\",1\ny,2\n", {.multiline_fields = false}).num_rows(), 2u);
+}
+
 TEST(Csv, ReadsFiles) {
   hearth::testing::TempDir dir;
   std::string path = dir.write("train.tsv", "label\ttext\n0\thi\n");

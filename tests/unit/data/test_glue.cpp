@@ -131,6 +131,24 @@ TEST_F(GlueFiles, CsvColumnsByNameLikeRunGlue) {
   EXPECT_EQ(encode_labels(single, infer_label_space(single)), (std::vector<double>{0.5, 2}));
 }
 
+TEST_F(GlueFiles, TsvTrainFilesReadQuotesAsTextAndKeepEveryLine) {
+  // GLUE sentences start with quotes and hold unbalanced ones: Hugging Face reads TSV with quoting off.
+  std::string tsv = "sentence\tlabel\n\" the movie \" is fine .\t1\n";
+  for (int i = 0; i < 30; ++i) tsv += "row " + std::to_string(i) + (i == 3 ? " \" unbalanced" : "") + "\t0\n";
+  tsv += "\"last\t1\n";
+  LabeledTexts t = read_text_file(write("train.tsv", tsv));
+  ASSERT_EQ(t.rows.size(), 32u);
+  EXPECT_EQ(t.rows[0].text_a, "\" the movie \" is fine .");
+  EXPECT_EQ(t.rows[4].text_a, "row 3 \" unbalanced");
+  EXPECT_EQ(t.rows[31].text_a, "\"last");
+  EXPECT_EQ(t.rows[31].line, 33);
+  // A CSV keeps quoting, but a quote that would merge rows is an error naming its line.
+  EXPECT_NE(error_of([&] {
+              read_text_file(write("merge.csv", "text,label\na,0\n\"b,1\nc\",0\nd,1\n"));
+            }).find("merge.csv:3: a quoted field opened on this line runs past its end"),
+            std::string::npos);
+}
+
 TEST_F(GlueFiles, JsonLinesAndArrays) {
   const std::string path = write("train.jsonl",
                                  "{\"sentence\": \"good film\", \"label\": 1, \"idx\": 0}\n"

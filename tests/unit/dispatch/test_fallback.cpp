@@ -108,9 +108,20 @@ TEST_F(Fallback, VariableIsReadAtEveryCall) {
     ScopedEnv e(kFallbackVar, yes);
     EXPECT_TRUE(cpu_fallback_enabled()) << yes;
   }
-  for (const char* no : {"0", "", "false", "2"}) {
+  for (const char* no : {"0", "", "false", "No", "OFF"}) {
     ScopedEnv e(kFallbackVar, no);
     EXPECT_FALSE(cpu_fallback_enabled()) << no;
+  }
+  // Anything else is refused, naming the variable, rather than read as off.
+  for (const char* bad : {"garbage", "2", "enabled"}) {
+    ScopedEnv e(kFallbackVar, bad);
+    try {
+      cpu_fallback_enabled();
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const ValueError& err) {
+      EXPECT_TRUE(contains(err.what(), std::string("HEARTH_ENABLE_CPU_FALLBACK='") + bad + "' is not a boolean"))
+          << err.what();
+    }
   }
 }
 

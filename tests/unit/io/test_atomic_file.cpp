@@ -2,6 +2,7 @@
 #include <stdexcept>
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
@@ -98,6 +99,18 @@ TEST(AtomicDirectory, CreatesTheDirectoryAtomically) {
   EXPECT_EQ(read_file(path + "/a.txt"), "A");
   EXPECT_EQ(read_file(path + "/sub/b.txt"), "B");
   EXPECT_EQ(dir.entries(), std::vector<std::string>{"checkpoint-10"});
+}
+
+TEST(AtomicDirectory, TheCommittedDirectoryFollowsTheUmaskLikeMkdir) {
+  // Hugging Face's checkpoint folders are 0755 under the usual umask, not mkdtemp's 0700.
+  TempDir dir;
+  const mode_t old = ::umask(022);
+  write_directory_atomic(dir.file("checkpoint-1"), [](const std::string&) {});
+  ::umask(027);
+  write_directory_atomic(dir.file("checkpoint-2"), [](const std::string&) {});
+  ::umask(old);
+  EXPECT_EQ(fs::status(dir.file("checkpoint-1")).permissions(), fs::perms(0755));
+  EXPECT_EQ(fs::status(dir.file("checkpoint-2")).permissions(), fs::perms(0750));
 }
 
 TEST(AtomicDirectory, ReplacesAnExistingDirectoryWholesale) {

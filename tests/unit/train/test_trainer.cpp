@@ -2,6 +2,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <sstream>
 
 #include <gtest/gtest.h>
 
@@ -70,6 +71,36 @@ TEST(Trainer, LearnsTheToyTaskLogsAndEvaluates) {
   ASSERT_EQ(lines.size(), 27u);
   EXPECT_NE(lines[4].find("\"eval_accuracy\""), std::string::npos);  // after the epoch's 4 losses
   EXPECT_NE(lines[25].find("\"train_runtime\""), std::string::npos);
+}
+
+TEST(Trainer, ALastBatchOfOneIsDroppedAndSaidOnce) {
+  // 17 samples in batches of 8: 8 + 8 + 1, and batch norm cannot train on one sample.
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.num_train_epochs = 3;
+  std::ostringstream console;
+  TrainerOptions opts;
+  opts.console = &console;
+  opts.progress_bar = false;
+  Trainer t(toy_model(), args, toy_dataset(17), nullptr, {}, opts);
+  t.train();
+  EXPECT_EQ(t.state().steps_per_epoch, 2);
+  EXPECT_EQ(t.state().global_step, 6);
+  const std::string text = console.str();
+  const std::string said = "last training batch would hold 1 sample";
+  ASSERT_NE(text.find(said), std::string::npos) << text;
+  EXPECT_EQ(text.find(said, text.find(said) + 1), std::string::npos) << text;
+
+  // A last batch of two is kept; dataloader_drop_last drops it.
+  TrainingArguments two = toy_args(dir.file("two"));
+  Trainer kept(toy_model(), two, toy_dataset(18), nullptr, {}, quiet());
+  kept.train();
+  EXPECT_EQ(kept.state().steps_per_epoch, 3);
+  two.output_dir = dir.file("dropped");
+  two.dataloader_drop_last = true;
+  Trainer dropped(toy_model(), two, toy_dataset(18), nullptr, {}, quiet());
+  dropped.train();
+  EXPECT_EQ(dropped.state().steps_per_epoch, 2);
 }
 
 TEST(Trainer, AccumulationEqualsOneLargeBatchEvenWithAShortLastGroup) {
