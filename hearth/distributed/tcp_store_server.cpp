@@ -126,6 +126,20 @@ void TcpStoreServer::log(const std::string& line) {
   }
 }
 
+bool TcpStoreServer::reserve_locked(const std::string& key, size_t bytes, std::string& why) {
+  constexpr size_t kEntryOverhead = 64;
+  auto it = values_.find(key);
+  const size_t old = it == values_.end() ? 0 : key.size() + it->second.size() + kEntryOverhead;
+  const size_t total = stored_bytes_ - old + key.size() + bytes + kEntryOverhead;
+  if (total > options_.max_stored_bytes) {
+    why = "the store would hold " + std::to_string(total) + " bytes, more than its limit of " +
+          std::to_string(options_.max_stored_bytes);
+    return false;
+  }
+  stored_bytes_ = total;
+  return true;
+}
+
 std::vector<std::thread> TcpStoreServer::take_finished_locked() {
   std::vector<std::thread> finished;
   for (auto it = connections_.begin(); it != connections_.end();) {
@@ -224,9 +238,14 @@ void TcpStoreServer::serve_requests(Connection& c) {
     if (!r) return;
     switch (r->command) {
       case Command::set: {
+        std::string why;
         {
           std::lock_guard lock(mutex_);
-          values_[r->key] = std::move(r->value);
+          if (reserve_locked(r->key, r->value.size(), why)) values_[r->key] = std::move(r->value);
+        }
+        if (!why.empty()) {
+          write_message(s, Status::error, "[store server] cannot set '" + r->key.substr(0, 200) + "': " + why);
+          break;
         }
         changed_.notify_all();
         write_value(s, Status::ok);
@@ -239,6 +258,7 @@ void TcpStoreServer::serve_requests(Connection& c) {
           std::lock_guard lock(mutex_);
           auto it = values_.find(r->key);
           now = add_to_counter(it == values_.end() ? std::vector<char>{} : it->second, r->number, why);
+          if (now && !reserve_locked(r->key, std::to_string(*now).size(), why)) now.reset();
           if (now) {
             // Counters are stored as decimal text, readable by get().
             const std::string text = std::to_string(*now);

@@ -12,7 +12,8 @@
 //   reason; a request that is well formed but cannot be done (adding to a
 //   value that is not an integer) is refused to that client alone;
 // - at most max_connections are served at once: one more is told so and
-//   closed, and the thread of a closed connection is reclaimed.
+//   closed, and the thread of a closed connection is reclaimed; the map
+//   holds at most max_stored_bytes.
 // Nothing a client sends stops the server or the process that runs it.
 #pragma once
 
@@ -41,6 +42,10 @@ struct TcpStoreServerOptions {
   // connections are not authenticated.
   std::string token;
   int max_connections = 64;
+  // The most the stored keys and values may take together (each entry counts
+  // its key, its value and 64 bytes); a set or add past it is refused to
+  // that client.
+  size_t max_stored_bytes = size_t{1} << 30;
   // A connection must have said hello within this time.
   std::chrono::milliseconds handshake_timeout = std::chrono::seconds(10);
   // Where the reasons for closing connections go (one line each, without a
@@ -73,6 +78,9 @@ class TcpStoreServer {
   void serve(Connection& c);
   void serve_requests(Connection& c);
   void log(const std::string& line);
+  // Whether storing `bytes` at `key` stays within max_stored_bytes, and if
+  // so, counts it; else `why` says why not. Called with mutex_ held.
+  bool reserve_locked(const std::string& key, size_t bytes, std::string& why);
   // Joins the threads of finished connections; called with mutex_ held.
   std::vector<std::thread> take_finished_locked();
 
@@ -83,6 +91,7 @@ class TcpStoreServer {
   mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::map<std::string, std::vector<char>> values_;
+  size_t stored_bytes_ = 0;
   bool stopping_ = false;
   std::list<std::unique_ptr<Connection>> connections_;
   std::thread acceptor_;

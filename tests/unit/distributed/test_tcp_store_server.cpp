@@ -343,6 +343,30 @@ TEST(TcpStoreServer, OversizedKeysAndValuesAreRefused) {
   expect_served(server.port());
 }
 
+TEST(TcpStoreServer, TheMapHoldsAtMostItsLimit) {
+  Log log;
+  TcpStoreServerOptions o = server_options(log);
+  o.max_stored_bytes = 1000;
+  TcpStoreServer server(o);
+  TcpStore client(client_options(server.port()));
+  client.set("a", std::string(600, 'x'));  // 1 + 600 + 64 bytes
+  try {
+    client.set("b", std::string(600, 'y'));
+    FAIL() << "stored past the limit";
+  } catch (const StoreRefused& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot set 'b': the store would hold 1330 bytes, more than its limit of "
+                                         "1000"),
+              std::string::npos)
+        << e.what();
+  }
+  client.set("a", std::string(900, 'z'));  // replacing counts the new value alone
+  EXPECT_EQ(client.get_string("a").size(), 900u);
+  EXPECT_THROW(client.add("counter", 1), StoreRefused);
+  client.set("a", std::string(""));
+  EXPECT_EQ(client.add("counter", 1), 1);
+  EXPECT_THROW(client.wait({"b"}, 10ms), StoreTimeout);
+}
+
 TEST(TcpStoreServer, AFloodOfIdleConnectionsDoesNotGrowThreadsWithoutBound) {
   Log log;
   TcpStoreServerOptions o = server_options(log);
