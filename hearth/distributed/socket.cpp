@@ -134,7 +134,9 @@ Socket listen_on(const std::string& host, uint16_t port, int backlog) {
       if (err == EADDRINUSE)
         last_error += " (another program, or an earlier run, holds the port; choose another MASTER_PORT)";
       else if (err == EADDRNOTAVAIL)
-        last_error += " (it is not an address of this machine: MASTER_ADDR must name rank 0's machine)";
+        last_error +=
+            " (it is not an address of this machine: MASTER_ADDR must name rank 0's machine; behind NAT, "
+            "give rank 0 MASTER_ADDR=0.0.0.0 to listen on every interface)";
       continue;
     }
     HEARTH_CHECK(::listen(s.fd(), backlog) == 0, IoError, "[store] listen on ", host, ":", port,
