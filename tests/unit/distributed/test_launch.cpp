@@ -94,6 +94,20 @@ TEST(Launch, GivesEveryRankTheSameFreshStoreToken) {
   EXPECT_EQ(weak.output.find("[rank 0]"), std::string::npos) << weak.output;
 }
 
+TEST(Launch, AMultiNodeJobWithoutATokenIsWarnedAbout) {
+  // Node 0 of two, whose rank only prints: no fresh token (node 1 could not
+  // know it), and a warning that the store is unauthenticated.
+  CommandResult r = run_command("env -u HEARTH_STORE_TOKEN " + kHearth +
+                                " launch --nnodes 2 --node_rank 0 --nproc_per_node 1 sh -c "
+                                "'echo \"token=[$HEARTH_STORE_TOKEN]\"'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] token=[]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("HEARTH_STORE_TOKEN is not set, so the rendezvous store at 127.0.0.1:29500 accepts any "
+                          "program that reaches it"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(Launch, AProgramThatCannotStartFails) {
   CommandResult r = run_command(kHearth + " launch --nproc_per_node 2 /no/such/program");
   EXPECT_EQ(r.exit_code, 127) << r.output;
