@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/distributed/socket.h"
 #include "hearth/train/arrival.h"
 
@@ -154,6 +155,17 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
   const std::string omp_threads =
       std::to_string(std::max<unsigned>(1, cores / static_cast<unsigned>(o.nproc_per_node)));
 
+  // The rendezvous store's secret: the one given, else a fresh one for a job
+  // of this machine alone. The launchers of a multi-node job cannot agree on
+  // a fresh one, so there it must be given.
+  std::string store_token = dist::store_token_from_environment();
+  if (store_token.empty() && o.nnodes == 1) store_token = dist::new_store_token();
+  if (store_token.empty() && o.node_rank == 0) {
+    std::cerr << "hearth launch: warning: " << dist::kStoreTokenVariable << " is not set, so the rendezvous store at "
+              << o.master_addr << ":" << port << " accepts any program that reaches it; set it to the same secret on "
+              << "every node (e.g. export " << dist::kStoreTokenVariable << "=$(openssl rand -hex 32))\n";
+  }
+
   struct sigaction sa {
   }, old_int{}, old_term{}, old_hup{};
   sa.sa_handler = on_signal;
@@ -181,6 +193,7 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
                                                             {"MASTER_ADDR", o.master_addr},
                                                             {"MASTER_PORT", std::to_string(port)}};
     for (const auto& kv : launch_environment_defaults()) env.push_back(kv);
+    if (!store_token.empty()) env.emplace_back(dist::kStoreTokenVariable, store_token);
     for (const auto& kv : o.environment) env.push_back(kv);
     if (std::getenv("OMP_NUM_THREADS") == nullptr) env.emplace_back("OMP_NUM_THREADS", omp_threads);
     std::fflush(nullptr);

@@ -6,6 +6,9 @@
 // failed: when it timed out waiting for ranks that never reached a collective
 // (it says so: hearth/train/arrival.h), those ranks.
 // No process outlives the launcher: each child is killed if the launcher dies.
+// The ranks get HEARTH_STORE_TOKEN, the secret of the rendezvous store: the
+// launcher's own when set, else a fresh random one for a single-node job
+// (a multi-node job must be given one, the same on every node).
 #pragma once
 
 #include <cstdint>

@@ -17,7 +17,8 @@ ProcessGroupPtr init_process_group(const Rendezvous& r, const std::string& backe
                                                           .rank = r.rank,
                                                           .world_size = r.world_size,
                                                           .serve = true,
-                                                          .timeout = timeout});
+                                                          .timeout = timeout,
+                                                          .token = r.store_token});
   ProcessGroupOptions o;
   o.rank = r.rank;
   o.world_size = r.world_size;

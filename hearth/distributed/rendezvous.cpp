@@ -1,6 +1,10 @@
 #include "hearth/distributed/rendezvous.h"
 
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+
+#include <sys/random.h>
 
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
@@ -56,7 +60,40 @@ void check_consistent(const Rendezvous& r, const char* rank_var, const char* loc
 
 }  // namespace
 
-std::optional<Rendezvous> rendezvous_from_environment() {
+std::string store_token_from_environment() {
+  const std::string token = env_string(kStoreTokenVariable);
+  if (token.empty()) return token;
+  HEARTH_CHECK(token.size() >= kMinStoreTokenChars && token.size() <= kMaxStoreTokenChars, ValueError,
+               "[rendezvous] environment variable ", kStoreTokenVariable, " must have ", kMinStoreTokenChars, " to ",
+               kMaxStoreTokenChars, " characters, it has ", token.size(), " (generate one with: openssl rand -hex 32)");
+  for (char ch : token) {
+    HEARTH_CHECK(ch > ' ' && ch < 127, ValueError, "[rendezvous] environment variable ", kStoreTokenVariable,
+                 " must be printable characters without spaces (generate one with: openssl rand -hex 32)");
+  }
+  return token;
+}
+
+std::string new_store_token() {
+  unsigned char bytes[32];
+  size_t got = 0;
+  while (got < sizeof bytes) {
+    const ssize_t n = ::getrandom(bytes + got, sizeof bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    HEARTH_CHECK(n > 0, IoError, "[rendezvous] cannot read random bytes for the store token: ", std::strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  static const char* const kHex = "0123456789abcdef";
+  std::string token;
+  for (unsigned char b : bytes) {
+    token += kHex[b >> 4];
+    token += kHex[b & 15];
+  }
+  return token;
+}
+
+namespace {
+
+std::optional<Rendezvous> launcher_variables() {
   constexpr int64_t kMax = 1 << 20;
   Rendezvous r;
   if (is_set("RANK") || is_set("WORLD_SIZE")) {
@@ -90,6 +127,14 @@ std::optional<Rendezvous> rendezvous_from_environment() {
     return r;
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<Rendezvous> rendezvous_from_environment() {
+  std::optional<Rendezvous> r = launcher_variables();
+  if (r) r->store_token = store_token_from_environment();
+  return r;
 }
 
 double dist_timeout_seconds(double fallback_seconds) {

@@ -96,33 +96,99 @@ bool Socket::recv_all_or_eof(void* data, size_t n, Clock::time_point deadline, c
   return true;
 }
 
+size_t Socket::recv_some(void* data, size_t n, Clock::time_point deadline, const std::string& what) const {
+  for (;;) {
+    if (!wait_ready(fd_, POLLIN, deadline)) HEARTH_THROW(IoError, what, ": timed out");
+    ssize_t k = ::recv(fd_, data, n, 0);
+    if (k >= 0) return static_cast<size_t>(k);
+    if (errno == EINTR || errno == EAGAIN) continue;
+    HEARTH_THROW(IoError, what, ": receive failed: ", std::strerror(errno));
+  }
+}
+
 void Socket::recv_all(void* data, size_t n, Clock::time_point deadline, const std::string& what) const {
   if (!recv_all_or_eof(data, n, deadline, what)) HEARTH_THROW(IoError, what, ": the peer closed the connection");
 }
 
-Socket listen_on(uint16_t port, int backlog) {
-  Socket s(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  HEARTH_CHECK(s.valid(), IoError, "[store] cannot create a socket: ", std::strerror(errno));
-  int one = 1;
-  ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_ANY);
-  addr.sin_port = htons(port);
-  HEARTH_CHECK(::bind(s.fd(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0, IoError,
-               "[store] cannot listen on port ", port, ": ", std::strerror(errno),
-               " (another program, or an earlier run, holds it; choose another MASTER_PORT)");
-  HEARTH_CHECK(::listen(s.fd(), backlog) == 0, IoError, "[store] listen on port ", port,
-               " failed: ", std::strerror(errno));
-  return s;
+Socket listen_on(const std::string& host, uint16_t port, int backlog) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(port);
+  const int rc = ::getaddrinfo(host.c_str(), service.c_str(), &hints, &found);
+  HEARTH_CHECK(rc == 0, IoError, "[store] cannot listen on ", host, ":", port, ": cannot resolve '", host,
+               "': ", ::gai_strerror(rc));
+  std::string last_error = "no address";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    Socket s(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+    if (!s.valid()) {
+      last_error = std::string("cannot create a socket: ") + std::strerror(errno);
+      continue;
+    }
+    int one = 1;
+    ::setsockopt(s.fd(), SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (::bind(s.fd(), a->ai_addr, a->ai_addrlen) != 0) {
+      const int err = errno;
+      last_error = std::strerror(err);
+      if (err == EADDRINUSE)
+        last_error += " (another program, or an earlier run, holds the port; choose another MASTER_PORT)";
+      else if (err == EADDRNOTAVAIL)
+        last_error +=
+            " (it is not an address of this machine: MASTER_ADDR must name rank 0's machine; behind NAT, "
+            "give rank 0 MASTER_ADDR=0.0.0.0 to listen on every interface)";
+      continue;
+    }
+    HEARTH_CHECK(::listen(s.fd(), backlog) == 0, IoError, "[store] listen on ", host, ":", port,
+                 " failed: ", std::strerror(errno));
+    ::freeaddrinfo(found);
+    return s;
+  }
+  ::freeaddrinfo(found);
+  HEARTH_THROW(IoError, "[store] cannot listen on ", host, ":", port, ": ", last_error);
 }
 
 uint16_t bound_port(const Socket& s) {
-  sockaddr_in addr{};
+  sockaddr_storage addr{};
   socklen_t len = sizeof addr;
   HEARTH_CHECK(::getsockname(s.fd(), reinterpret_cast<sockaddr*>(&addr), &len) == 0, IoError,
                "[store] getsockname failed: ", std::strerror(errno));
-  return ntohs(addr.sin_port);
+  if (addr.ss_family == AF_INET6) return ntohs(reinterpret_cast<const sockaddr_in6*>(&addr)->sin6_port);
+  return ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
+}
+
+std::string bound_address(const Socket& s) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  HEARTH_CHECK(::getsockname(s.fd(), reinterpret_cast<sockaddr*>(&addr), &len) == 0, IoError,
+               "[store] getsockname failed: ", std::strerror(errno));
+  char host[NI_MAXHOST] = {};
+  const int rc = ::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, nullptr, 0, NI_NUMERICHOST);
+  HEARTH_CHECK(rc == 0, IoError, "[store] getnameinfo failed: ", ::gai_strerror(rc));
+  return host;
+}
+
+std::string peer_address(const Socket& s) {
+  sockaddr_storage addr{};
+  socklen_t len = sizeof addr;
+  if (::getpeername(s.fd(), reinterpret_cast<sockaddr*>(&addr), &len) != 0) return "an unknown peer";
+  char host[NI_MAXHOST] = {}, port[NI_MAXSERV] = {};
+  if (::getnameinfo(reinterpret_cast<sockaddr*>(&addr), len, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return "an unknown peer";
+  std::string text;
+  if (addr.ss_family == AF_INET6) text += '[';
+  text += host;
+  if (addr.ss_family == AF_INET6) text += ']';
+  text += ':';
+  text += port;
+  return text;
+}
+
+std::string address_to_reach(const std::string& address) {
+  if (address == "0.0.0.0") return "127.0.0.1";
+  if (address == "::") return "::1";
+  return address;
 }
 
 Socket connect_to(const std::string& host, uint16_t port, Clock::time_point deadline, const std::string& who) {
@@ -168,7 +234,8 @@ Socket accept_until(const Socket& listener, Clock::time_point deadline) {
 }
 
 uint16_t find_free_port() {
-  Socket s = listen_on(0, 1);
+  // Every interface: a port free there is free on each address.
+  Socket s = listen_on("0.0.0.0", 0, 1);
   return bound_port(s);
 }
 

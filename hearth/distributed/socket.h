@@ -36,15 +36,28 @@ class Socket {
   // Like recv_all, but returns false when the peer closed the connection
   // cleanly before the first byte (the end of a conversation, not an error).
   bool recv_all_or_eof(void* data, size_t n, Clock::time_point deadline, const std::string& what) const;
+  // Receives what is there, up to `n` bytes, waiting until `deadline` for the
+  // first; 0 when the peer closed the connection.
+  size_t recv_some(void* data, size_t n, Clock::time_point deadline, const std::string& what) const;
 
  private:
   int fd_ = -1;
 };
 
-// A listening socket on all interfaces; port 0 picks a free port.
-Socket listen_on(uint16_t port, int backlog = 128);
+// A listening socket on `host`:`port` (port 0 picks a free port). `host` is
+// an address or a name, which is resolved and the socket bound to its
+// address: "127.0.0.1" or "localhost" listen on loopback only, reachable from
+// this machine alone; "0.0.0.0" (or "::") on every interface.
+Socket listen_on(const std::string& host, uint16_t port, int backlog = 128);
 // The port a listening socket is bound to.
 uint16_t bound_port(const Socket& s);
+// The address a socket is bound to, numeric ("127.0.0.1", "::1", "0.0.0.0").
+std::string bound_address(const Socket& s);
+// "address:port" of the other end of a connected socket, for messages.
+std::string peer_address(const Socket& s);
+// An address of this machine's that reaches a socket bound to `address`:
+// loopback for a wildcard ("0.0.0.0", "::"), else the address itself.
+std::string address_to_reach(const std::string& address);
 // Connects to host:port, retrying refused or unreachable attempts until
 // `deadline` (the server may not be up yet); IoError naming `who` after that.
 Socket connect_to(const std::string& host, uint16_t port, Clock::time_point deadline, const std::string& who);

@@ -1,6 +1,7 @@
 #include "hearth/distributed/tcp_store.h"
 
 #include <sstream>
+#include <thread>
 
 #include "hearth/distributed/store_protocol.h"
 #include "hearth/distributed/tcp_store_server.h"
@@ -21,19 +22,73 @@ std::string seconds_text(std::chrono::milliseconds t) {
 TcpStore::TcpStore(TcpStoreOptions options) : options_(std::move(options)), port_(options_.port) {
   HEARTH_CHECK(options_.world_size >= 1 && options_.rank >= 0 && options_.rank < options_.world_size, ValueError,
                "[store] rank ", options_.rank, " is outside [0, world_size ", options_.world_size, ")");
+  HEARTH_CHECK(options_.token.size() <= kMaxTokenBytes, ValueError, "[store] the token has ", options_.token.size(),
+               " bytes; at most ", kMaxTokenBytes, " are allowed");
+  std::string host = options_.host;
   if (options_.rank == 0 && options_.serve) {
-    server_ = std::make_unique<TcpStoreServer>(options_.port);
+    TcpStoreServerOptions server;
+    server.host = options_.host;
+    server.port = options_.port;
+    server.token = options_.token;
+    server.max_connections = store_max_connections(options_.world_size);
+    server_ = std::make_unique<TcpStoreServer>(std::move(server));
     port_ = server_->port();
+    host = address_to_reach(server_->address());
   }
   const std::string who = "[store] rank " + std::to_string(options_.rank);
+  const auto deadline = Clock::now() + options_.timeout;
   try {
-    socket_ = connect_to(options_.rank == 0 && options_.serve ? "127.0.0.1" : options_.host, port_,
-                         Clock::now() + options_.timeout, who);
+    while (!connect_once(host, deadline)) {
+      HEARTH_CHECK(Clock::now() < deadline, StoreTimeout, who, " could not join the store at ", address(), " within ",
+                   seconds_text(options_.timeout),
+                   ": the server stayed busy with as many connections as it serves (other programs connecting "
+                   "to MASTER_PORT?)");
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  } catch (const StoreRefused&) {
+    throw;
+  } catch (const StoreTimeout&) {
+    throw;
   } catch (const IoError& e) {
     HEARTH_THROW(StoreTimeout, e.what(), " within ", seconds_text(options_.timeout),
                  ". Rank 0 serves the store: check that it is running and that MASTER_ADDR and MASTER_PORT are "
                  "the same on every rank.");
   }
+}
+
+bool TcpStore::connect_once(const std::string& host, Clock::time_point deadline) {
+  const std::string who = "[store] rank " + std::to_string(options_.rank);
+  socket_ = connect_to(host, port_, deadline, who);
+  const std::string what = who + " saying hello to " + address();
+  std::string hello(1, static_cast<char>(Command::hello));
+  const uint32_t version = kVersion;
+  const auto len = static_cast<uint32_t>(options_.token.size());
+  hello.append(reinterpret_cast<const char*>(&version), sizeof version);
+  hello.append(reinterpret_cast<const char*>(&len), sizeof len);
+  hello += options_.token;
+  socket_.send_all(hello.data(), hello.size(), deadline, what);
+  try {
+    read_status(deadline, what);
+  } catch (const StoreRefused&) {
+    if (last_status_ != static_cast<uint8_t>(Status::busy)) throw;
+    socket_.close();
+    return false;
+  }
+  return true;
+}
+
+uint8_t TcpStore::read_status(Clock::time_point deadline, const std::string& what) {
+  uint8_t status = 0;
+  socket_.recv_all(&status, sizeof status, deadline, what);
+  last_status_ = status;
+  if (status == static_cast<uint8_t>(Status::ok) || status == static_cast<uint8_t>(Status::timed_out)) return status;
+  uint32_t len = 0;
+  socket_.recv_all(&len, sizeof len, deadline, what);
+  HEARTH_CHECK(len <= kMaxMessageBytes, IoError, what, ": the server's reply is malformed (a message of ", len,
+               " bytes)");
+  std::string message(len, '\0');
+  socket_.recv_all(message.data(), len, deadline, what);
+  HEARTH_THROW(StoreRefused, what, ": ", message);
 }
 
 TcpStore::~TcpStore() {
@@ -73,8 +128,7 @@ void TcpStore::set(const std::string& key, const std::vector<char>& value) {
   auto len = static_cast<uint32_t>(value.size());
   socket_.send_all(&len, sizeof len, deadline, what);
   socket_.send_all(value.data(), value.size(), deadline, what);
-  Status status{};
-  socket_.recv_all(&status, sizeof status, deadline, what);
+  read_status(deadline, what);
 }
 
 std::vector<char> TcpStore::get(const std::string& key) { return get(key, options_.timeout); }
@@ -87,10 +141,10 @@ std::vector<char> TcpStore::get(const std::string& key, std::chrono::millisecond
   send_request(static_cast<uint8_t>(Command::get), key, deadline);
   int64_t ms = timeout.count();
   socket_.send_all(&ms, sizeof ms, deadline, what);
-  Status status{};
-  socket_.recv_all(&status, sizeof status, deadline, what);
+  const auto status = static_cast<Status>(read_status(deadline, what));
   uint32_t len = 0;
   socket_.recv_all(&len, sizeof len, deadline, what);
+  HEARTH_CHECK(len <= kMaxValueBytes, IoError, what, ": the server's reply is malformed (a value of ", len, " bytes)");
   std::vector<char> value(len);
   socket_.recv_all(value.data(), len, deadline, what);
   if (status == Status::timed_out) throw_timeout(key, timeout);
@@ -103,6 +157,7 @@ int64_t TcpStore::add(const std::string& key, int64_t delta) {
   const std::string what = "[store] rank " + std::to_string(options_.rank) + " adding to '" + key + "' at " + address();
   send_request(static_cast<uint8_t>(Command::add), key, deadline);
   socket_.send_all(&delta, sizeof delta, deadline, what);
+  read_status(deadline, what);
   int64_t value = 0;
   socket_.recv_all(&value, sizeof value, deadline, what);
   return value;
@@ -122,9 +177,7 @@ void TcpStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
     send_request(static_cast<uint8_t>(Command::wait), key, deadline);
     int64_t ms = left.count();
     socket_.send_all(&ms, sizeof ms, deadline, what);
-    Status status{};
-    socket_.recv_all(&status, sizeof status, deadline, what);
-    if (status == Status::timed_out) throw_timeout(key, timeout);
+    if (static_cast<Status>(read_status(deadline, what)) == Status::timed_out) throw_timeout(key, timeout);
   }
 }
 

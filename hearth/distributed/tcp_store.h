@@ -11,6 +11,11 @@
 //
 // Every blocking call is bounded by the timeout; running out throws
 // StoreTimeout naming this rank, the key and the address.
+//
+// Rank 0's server listens on `host` only (127.0.0.1 stays loopback; 0.0.0.0
+// listens on every interface). With a `token` (HEARTH_STORE_TOKEN), every
+// connection proves it knows it before any request; the server refuses the
+// others. Without one, anyone who can reach the port can use the store.
 #pragma once
 
 #include <chrono>
@@ -32,6 +37,13 @@ class StoreTimeout : public IoError {
   using IoError::IoError;
 };
 
+// The server refused this rank's connection (a wrong or missing token) or a
+// request (adding to a value that is not an integer); what() says why.
+class StoreRefused : public IoError {
+ public:
+  using IoError::IoError;
+};
+
 struct TcpStoreOptions {
   std::string host = "127.0.0.1";
   uint16_t port = 29500;
@@ -40,7 +52,15 @@ struct TcpStoreOptions {
   // Rank 0 serves the store unless told otherwise (a server run elsewhere).
   bool serve = true;
   std::chrono::milliseconds timeout = std::chrono::seconds(300);
+  // The job's secret (HEARTH_STORE_TOKEN): rank 0's server requires it of
+  // every connection, the other ranks present it. Empty: no authentication.
+  std::string token;
 };
+
+// How many connections rank 0's server serves at once: each rank holds one or
+// two (the trainer's and a process group's); the margin covers tools that
+// look in. More are refused until one closes.
+inline int store_max_connections(int world_size) { return world_size * 4 + 16; }
 
 class TcpStore {
  public:
@@ -76,6 +96,11 @@ class TcpStore {
 
  private:
   void send_request(uint8_t command, const std::string& key, Clock::time_point deadline);
+  // The status that starts a reply; StoreRefused with the server's message
+  // for a status that carries one.
+  uint8_t read_status(Clock::time_point deadline, const std::string& what);
+  // Connects and says hello; false when the server was busy (try again).
+  bool connect_once(const std::string& host, Clock::time_point deadline);
   [[noreturn]] void throw_timeout(const std::string& key, std::chrono::milliseconds timeout) const;
 
   TcpStoreOptions options_;
@@ -83,6 +108,7 @@ class TcpStore {
   std::unique_ptr<TcpStoreServer> server_;
   std::mutex mutex_;  // one request at a time on the connection
   Socket socket_;
+  uint8_t last_status_ = 0;  // of the last reply
 };
 
 }  // namespace hearth::dist

@@ -62,7 +62,7 @@ TEST(GlooProcessGroup, ATensorOfAnotherDeviceKindIsRefusedWithTheWayOut) {
   HEARTH_SKIP_WITHOUT_GLOO();
   using namespace std::chrono_literals;
   auto store = std::make_shared<dist::TcpStore>(
-      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s});
+      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
   dist::ProcessGroupOptions o;
   o.timeout = 5s;
   dist::ProcessGroupPtr group = dist::new_process_group("gloo", store, o);

@@ -20,7 +20,7 @@ namespace {
 
 dist::ProcessGroupPtr group_of_one() {
   auto store = std::make_shared<dist::TcpStore>(
-      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s});
+      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
   dist::ProcessGroupOptions o;
   o.timeout = 5s;
   return dist::new_process_group("gloo", store, o);

@@ -67,6 +67,47 @@ TEST(Launch, PrefixesEveryLineWithTheRankAndSetsTheRendezvousVariables) {
   EXPECT_NE(r.output.find("[rank 1] second line\n"), std::string::npos) << r.output;
 }
 
+TEST(Launch, GivesEveryRankTheSameFreshStoreToken) {
+  const std::string show = " launch --nproc_per_node 2 sh -c 'echo \"token=$HEARTH_STORE_TOKEN\"'";
+  CommandResult r = run_command("env -u HEARTH_STORE_TOKEN " + kHearth + show);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  auto token_of = [&](const CommandResult& c, int rank) {
+    const std::string mark = "[rank " + std::to_string(rank) + "] token=";
+    const size_t at = c.output.find(mark);
+    if (at == std::string::npos) return std::string();
+    return c.output.substr(at + mark.size(), c.output.find('\n', at) - at - mark.size());
+  };
+  const std::string t0 = token_of(r, 0);
+  EXPECT_EQ(t0.size(), 64u) << r.output;
+  EXPECT_EQ(token_of(r, 1), t0) << r.output;
+  // Another job, another token.
+  CommandResult again = run_command("env -u HEARTH_STORE_TOKEN " + kHearth + show);
+  EXPECT_NE(token_of(again, 0), t0) << again.output;
+  // One given (a multi-node job's, the same on every node) is passed on.
+  CommandResult given = run_command("env HEARTH_STORE_TOKEN=0123456789abcdef-given " + kHearth + show);
+  EXPECT_EQ(token_of(given, 0), "0123456789abcdef-given") << given.output;
+  EXPECT_EQ(token_of(given, 1), "0123456789abcdef-given") << given.output;
+  // A weak one is refused before any rank starts.
+  CommandResult weak = run_command("env HEARTH_STORE_TOKEN=secret " + kHearth + show);
+  EXPECT_NE(weak.exit_code, 0) << weak.output;
+  EXPECT_NE(weak.output.find("HEARTH_STORE_TOKEN must have 16 to 256 characters"), std::string::npos) << weak.output;
+  EXPECT_EQ(weak.output.find("[rank 0]"), std::string::npos) << weak.output;
+}
+
+TEST(Launch, AMultiNodeJobWithoutATokenIsWarnedAbout) {
+  // Node 0 of two, whose rank only prints: no fresh token (node 1 could not
+  // know it), and a warning that the store is unauthenticated.
+  CommandResult r = run_command("env -u HEARTH_STORE_TOKEN " + kHearth +
+                                " launch --nnodes 2 --node_rank 0 --nproc_per_node 1 sh -c "
+                                "'echo \"token=[$HEARTH_STORE_TOKEN]\"'");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[rank 0] token=[]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("HEARTH_STORE_TOKEN is not set, so the rendezvous store at 127.0.0.1:29500 accepts any "
+                          "program that reaches it"),
+            std::string::npos)
+      << r.output;
+}
+
 TEST(Launch, AProgramThatCannotStartFails) {
   CommandResult r = run_command(kHearth + " launch --nproc_per_node 2 /no/such/program");
   EXPECT_EQ(r.exit_code, 127) << r.output;

@@ -31,7 +31,7 @@ class NamedGroup final : public dist::ProcessGroup {
 
 std::shared_ptr<dist::TcpStore> store_of_one() {
   return std::make_shared<dist::TcpStore>(
-      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s});
+      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
 }
 
 std::string value_error(const std::function<void()>& f) {

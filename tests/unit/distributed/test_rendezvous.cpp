@@ -27,7 +27,8 @@ const char* kVars[] = {"RANK",
                        "OMPI_COMM_WORLD_RANK",
                        "OMPI_COMM_WORLD_SIZE",
                        "OMPI_COMM_WORLD_LOCAL_RANK",
-                       "OMPI_COMM_WORLD_LOCAL_SIZE"};
+                       "OMPI_COMM_WORLD_LOCAL_SIZE",
+                       "HEARTH_STORE_TOKEN"};
 
 // Sets exactly `vars` among the launcher variables for the test's duration.
 class Env {
@@ -128,4 +129,30 @@ TEST(Rendezvous, BadValuesNameTheVariable) {
             std::string::npos);
   EXPECT_NE(error_of({{"OMPI_COMM_WORLD_RANK", "0"}, {"OMPI_COMM_WORLD_SIZE", "x"}}).find("OMPI_COMM_WORLD_SIZE"),
             std::string::npos);
+}
+
+TEST(Rendezvous, TheStoreTokenComesFromTheEnvironmentAndIsChecked) {
+  {
+    Env env({{"RANK", "0"}, {"WORLD_SIZE", "1"}});
+    EXPECT_EQ(rendezvous_from_environment()->store_token, "");
+  }
+  {
+    Env env({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"HEARTH_STORE_TOKEN", "0123456789abcdef-token"}});
+    EXPECT_EQ(rendezvous_from_environment()->store_token, "0123456789abcdef-token");
+  }
+  const std::string short_token = error_of({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"HEARTH_STORE_TOKEN", "secret"}});
+  EXPECT_NE(short_token.find("HEARTH_STORE_TOKEN must have 16 to 256 characters, it has 6"), std::string::npos)
+      << short_token;
+  const std::string spaces =
+      error_of({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"HEARTH_STORE_TOKEN", "a token with spaces in it"}});
+  EXPECT_NE(spaces.find("printable characters without spaces"), std::string::npos) << spaces;
+  // Not read at all without a launcher's variables (a single process).
+  EXPECT_EQ(error_of({{"HEARTH_STORE_TOKEN", "x"}}), "");
+}
+
+TEST(Rendezvous, NewStoreTokensAreLongRandomAndDifferent) {
+  const std::string a = new_store_token(), b = new_store_token();
+  EXPECT_EQ(a.size(), 64u);
+  EXPECT_EQ(a.find_first_not_of("0123456789abcdef"), std::string::npos) << a;
+  EXPECT_NE(a, b);
 }

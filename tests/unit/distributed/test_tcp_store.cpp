@@ -11,11 +11,11 @@ using namespace std::chrono_literals;
 namespace {
 
 TcpStoreOptions server_options(int world = 2) {
-  return {.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = world, .serve = true, .timeout = 5s};
+  return {.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = world, .serve = true, .timeout = 5s, .token = ""};
 }
 
 TcpStoreOptions client_options(uint16_t port, int rank, int world = 2) {
-  return {.host = "127.0.0.1", .port = port, .rank = rank, .world_size = world, .serve = true, .timeout = 5s};
+  return {.host = "127.0.0.1", .port = port, .rank = rank, .world_size = world, .serve = true, .timeout = 5s, .token = ""};
 }
 
 }  // namespace
