@@ -4,14 +4,47 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
+
+#include "hearth/dispatch/schemas/conv.h"
+#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/indexing.h"
+#include "hearth/dispatch/schemas/linalg.h"
+#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/optim.h"
+#include "hearth/dispatch/schemas/pooling.h"
+#include "hearth/dispatch/schemas/random.h"
+#include "hearth/dispatch/schemas/reduction.h"
 
 namespace hearth {
 namespace {
+
+// The schema column of op_list.h names real attribute structs (NoAttrs: none).
+struct NoAttrs {};
+#define HEARTH_CHECK_SCHEMA_(name, family, schema, ...) \
+  static_assert(std::is_class_v<schema>, "op_list.h: the schema of " #name " is not a struct");
+HEARTH_OP_LIST(HEARTH_CHECK_SCHEMA_)
+#undef HEARTH_CHECK_SCHEMA_
 
 struct Registry {
   std::mutex mu;
   // std::map keeps entries at stable addresses and sorted for printing.
   std::map<std::string, std::unique_ptr<OpEntry>> ops;
+  // The listed ops by OpId: filled once, below, and never changed after.
+  std::array<OpEntry*, kNumOps> listed{};
+
+  Registry() {
+    for (const OpInfo& info : all_op_infos()) {
+      auto& slot = ops[info.name];
+      slot = std::make_unique<OpEntry>();
+      slot->def.name = info.name;
+      slot->def.mutated_inputs.assign(info.mutated_inputs.begin(), info.mutated_inputs.end());
+      slot->def.mutated_stride = info.mutated_stride;
+      slot->defined = true;
+      slot->info = &info;
+      listed[static_cast<size_t>(info.id)] = slot.get();
+    }
+  }
 };
 
 Registry& registry() {
@@ -29,6 +62,22 @@ OpEntry& get_or_create(Registry& r, const std::string& name) {
 }
 
 }  // namespace
+
+OpHandle find_op(OpId op) { return registry().listed[static_cast<size_t>(op)]; }
+
+OpHandle register_kernel(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  OpEntry& e = *r.listed[static_cast<size_t>(op)];
+  e.kernels[kind.id] = KernelEntry{fn, dtypes};
+  return &e;
+}
+
+void unregister_kernel(OpId op, DeviceKind kind) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.listed[static_cast<size_t>(op)]->kernels[kind.id] = KernelEntry{};
+}
 
 OpHandle define_op(OpDef def) {
   auto& r = registry();

@@ -25,11 +25,11 @@ using autograd::BackwardContext;
 using autograd::SavedTensor;
 
 OpHandle forward_op() {
-  static OpHandle op = detail::op_handle("attention_softmax");
+  static OpHandle op = detail::op_handle(OpId::attention_softmax);
   return op;
 }
 OpHandle backward_op() {
-  static OpHandle op = detail::op_handle("attention_softmax_backward");
+  static OpHandle op = detail::op_handle(OpId::attention_softmax_backward);
   return op;
 }
 

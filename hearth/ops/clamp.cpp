@@ -14,7 +14,7 @@ using autograd::BackwardContext;
 using autograd::SavedTensor;
 
 OpHandle clamp_op() {
-  static OpHandle op = detail::op_handle("clamp");
+  static OpHandle op = detail::op_handle(OpId::clamp);
   return op;
 }
 

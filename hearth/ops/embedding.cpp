@@ -12,8 +12,8 @@
 namespace hearth {
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, int64_t padding_idx) {
-  static OpHandle op = detail::op_handle("embedding");
-  static OpHandle bw_op = detail::op_handle("embedding_backward");
+  static OpHandle op = detail::op_handle(OpId::embedding);
+  static OpHandle bw_op = detail::op_handle(OpId::embedding_backward);
   detail::check_defined("embedding", indices, "indices");
   detail::check_dim("embedding", weight, 2, "weight");
   HEARTH_CHECK(indices.dtype() == DType::int64 || indices.dtype() == DType::int32, TypeError,

@@ -58,7 +58,7 @@ Tensor tensor(std::initializer_list<float> values, Device device) {
 }
 
 const Tensor& fill_(const Tensor& t, const Scalar& value) {
-  static OpHandle op = detail::op_handle("fill_");
+  static OpHandle op = detail::op_handle(OpId::fill_);
   detail::check_inplace_allowed("fill_", t);
   if (t.numel() == 0) return t;
   detail::run(op, {}, {t}, FillAttrs{value});

@@ -67,7 +67,7 @@ Tensor gather_into_shape(const Tensor& g, int64_t dim, const Tensor& index, cons
 
 Tensor scatter_add_impl(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, const Tensor& out,
                         const char* name) {
-  static OpHandle op = detail::op_handle("scatter_add");
+  static OpHandle op = detail::op_handle(OpId::scatter_add);
   detail::check_defined(name, a, "input");
   detail::check_defined(name, src, "src");
   check_index_dtype(name, index);
@@ -94,7 +94,7 @@ Tensor scatter_add_impl(const Tensor& a, int64_t dim, const Tensor& index, const
 }  // namespace
 
 Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
-  static OpHandle op = detail::op_handle("index_select");
+  static OpHandle op = detail::op_handle(OpId::index_select);
   detail::check_defined("index_select", a, "input");
   check_index_dtype("index_select", index);
   HEARTH_CHECK(index.dim() <= 1, ShapeError, "[index_select] index must be 0-D or 1-D, got shape ",
@@ -136,7 +136,7 @@ Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index) {
 }
 
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index) {
-  static OpHandle op = detail::op_handle("gather");
+  static OpHandle op = detail::op_handle(OpId::gather);
   detail::check_defined("gather", a, "input");
   check_index_dtype("gather", index);
   common_device("gather", {a, index});

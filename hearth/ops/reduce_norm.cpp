@@ -40,7 +40,7 @@ Tensor norm_backward(const Tensor& x, const Tensor& n, const Tensor& g, double p
 
 Tensor norm(const Tensor& a, double p, const std::vector<int64_t>& dims, bool keepdim) {
   if (auto ac = detail::autocast("norm", a)) return norm(ac[0], p, dims, keepdim);
-  static OpHandle op = detail::op_handle("norm");
+  static OpHandle op = detail::op_handle(OpId::norm);
   detail::check_floating("norm", a, "input");
   HEARTH_CHECK(!std::isnan(p), ValueError, "[norm] p must be a number, got nan");
   detail::ReducePlan p_plan = detail::plan_reduction("norm", a, dims, keepdim);

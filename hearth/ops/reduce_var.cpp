@@ -17,7 +17,7 @@ using autograd::SavedTensor;
 
 Tensor variance(const char* name, const Tensor& a, const std::vector<int64_t>& dims, int64_t correction,
                 bool keepdim, bool take_sqrt) {
-  static OpHandle op = detail::op_handle("var");
+  static OpHandle op = detail::op_handle(OpId::var);
   detail::check_floating(name, a, "input");
   detail::ReducePlan p = detail::plan_reduction(name, a, dims, keepdim);
   Tensor out = Tensor::empty({p.outer}, a.dtype(), a.device());

@@ -13,7 +13,7 @@ namespace hearth {
 namespace {
 
 Tensor scan_sum(const Tensor& a, int64_t dim, bool reverse) {
-  static OpHandle op = detail::op_handle("cumsum");
+  static OpHandle op = detail::op_handle(OpId::cumsum);
   detail::check_defined("cumsum", a, "input");
   const int64_t d = wrap_dim(dim, a.dim(), "cumsum");
   const DType out_dtype = is_integral(a.dtype(), /*include_bool=*/true) ? DType::int64 : a.dtype();

@@ -17,7 +17,7 @@ void check_not_bool(const char* name, const Tensor& a, const char* instead) {
 }  // namespace
 
 Tensor neg(const Tensor& a) {
-  static OpHandle op = detail::op_handle("neg");
+  static OpHandle op = detail::op_handle(OpId::neg);
   detail::check_defined("neg", a, "input");
   check_not_bool("neg", a, "; use logical_not to invert a mask");
   Tensor out = detail::unary_forward(op, a, a.dtype());
@@ -27,7 +27,7 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor abs(const Tensor& a) {
-  static OpHandle op = detail::op_handle("abs");
+  static OpHandle op = detail::op_handle(OpId::abs);
   detail::check_defined("abs", a, "input");
   check_not_bool("abs", a, "");
   Tensor out = detail::unary_forward(op, a, a.dtype());
@@ -41,7 +41,7 @@ Tensor abs(const Tensor& a) {
 
 Tensor exp(const Tensor& a) {
   if (auto ac = detail::autocast("exp", a)) return exp(ac[0]);
-  static OpHandle op = detail::op_handle("exp");
+  static OpHandle op = detail::op_handle(OpId::exp);
   detail::check_defined("exp", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -54,7 +54,7 @@ Tensor exp(const Tensor& a) {
 
 Tensor log(const Tensor& a) {
   if (auto ac = detail::autocast("log", a)) return log(ac[0]);
-  static OpHandle op = detail::op_handle("log");
+  static OpHandle op = detail::op_handle(OpId::log);
   detail::check_defined("log", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -66,7 +66,7 @@ Tensor log(const Tensor& a) {
 }
 
 Tensor sqrt(const Tensor& a) {
-  static OpHandle op = detail::op_handle("sqrt");
+  static OpHandle op = detail::op_handle(OpId::sqrt);
   detail::check_defined("sqrt", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -80,7 +80,7 @@ Tensor sqrt(const Tensor& a) {
 
 Tensor rsqrt(const Tensor& a) {
   if (auto ac = detail::autocast("rsqrt", a)) return rsqrt(ac[0]);
-  static OpHandle op = detail::op_handle("rsqrt");
+  static OpHandle op = detail::op_handle(OpId::rsqrt);
   detail::check_defined("rsqrt", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -95,7 +95,7 @@ Tensor rsqrt(const Tensor& a) {
 
 // Piecewise constant: its gradient is zero everywhere it exists.
 Tensor sign(const Tensor& a) {
-  static OpHandle op = detail::op_handle("sign");
+  static OpHandle op = detail::op_handle(OpId::sign);
   detail::check_defined("sign", a, "input");
   if (a.dtype() == DType::bool_) return a.detach().clone();
   Tensor out = detail::unary_forward(op, a, a.dtype());
@@ -106,7 +106,7 @@ Tensor sign(const Tensor& a) {
 
 // Bool squares as int64, as pow(bool, 2) promotes in PyTorch.
 Tensor square(const Tensor& a) {
-  static OpHandle op = detail::op_handle("square");
+  static OpHandle op = detail::op_handle(OpId::square);
   detail::check_defined("square", a, "input");
   DType dt = a.dtype() == DType::bool_ ? DType::int64 : a.dtype();
   Tensor out = detail::unary_forward(op, a, dt);

@@ -129,21 +129,21 @@ void check_counts(const char* op, size_t params, size_t other, const char* what)
 }  // namespace
 
 void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepAttrs& a) {
-  static OpHandle op = detail::op_handle("sgd_step", {0, 2});
+  static OpHandle op = detail::op_handle(OpId::sgd_step);
   check_sgd(param, grad, momentum_buffer, a);
   run_step(op, {param, momentum_buffer}, grad.detach(), 1, a);
 }
 
 void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
                 const Tensor& max_exp_avg_sq, const AdamStepAttrs& a) {
-  static OpHandle op = detail::op_handle("adam_step", {0, 2, 3, 4});
+  static OpHandle op = detail::op_handle(OpId::adam_step);
   check_adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, a);
   run_step(op, {param, exp_avg, exp_avg_sq, max_exp_avg_sq}, grad.detach(), 1, a);
 }
 
 void sgd_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                        const std::vector<Tensor>& momentum_buffers, const SgdStepAttrs& a) {
-  static OpHandle op = detail::op_handle("sgd_step_foreach", {0, 2}, 3);
+  static OpHandle op = detail::op_handle(OpId::sgd_step_foreach);
   check_counts("sgd_step_foreach", params.size(), grads.size(), "gradients");
   if (a.momentum != 0) check_counts("sgd_step_foreach", params.size(), momentum_buffers.size(), "momentum buffers");
   std::vector<std::vector<Tensor>> groups;
@@ -158,7 +158,7 @@ void sgd_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tens
 void adam_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                         const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                         const std::vector<Tensor>& max_exp_avg_sqs, const AdamStepAttrs& a) {
-  static OpHandle op = detail::op_handle("adam_step_foreach", {0, 2, 3, 4}, 5);
+  static OpHandle op = detail::op_handle(OpId::adam_step_foreach);
   check_counts("adam_step_foreach", params.size(), grads.size(), "gradients");
   check_counts("adam_step_foreach", params.size(), exp_avgs.size(), "exp_avg tensors");
   check_counts("adam_step_foreach", params.size(), exp_avg_sqs.size(), "exp_avg_sq tensors");

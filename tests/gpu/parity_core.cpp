@@ -146,7 +146,7 @@ const ParityRegistrar conv_1x1(conv_case("1x1 64->32", {4, 64, 7, 7}, {32, 64, 1
 ParityCase conv_relu_case(const char* name, Shape x, Shape w, bool bias) {
   return ParityCase{
       std::string("conv2d_relu ") + name,
-      {"conv2d", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
+      {"conv2d_relu", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
       {DType::float32, DType::float64, DType::bfloat16, DType::float16},
       // Without a bias, integer inputs would give exact zeros, which an inexact
       // algorithm (Winograd in float16) turns into tiny values of either sign.

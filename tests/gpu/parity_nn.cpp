@@ -219,7 +219,7 @@ const ParityRegistrar batch_norm_channels_fastest_mixed(
 // saved output, so gradients vanish exactly where the outputs were clipped.
 const ParityRegistrar batch_norm_relu_case(
     {"batch_norm_relu: NCHW S=64 and S=35, NHWC C=32 and C=13, [N,C], eval",
-     {"batch_norm", "batch_norm_backward"},
+     {"batch_norm_relu", "batch_norm_backward"},
      kFloat,
      [](DType dt) {
        return std::vector<Tensor>{random_input({3, 32, 8, 8}, dt), random_input({32}, dt), positive({32}, dt),
@@ -238,7 +238,7 @@ const ParityRegistrar batch_norm_relu_case(
      }});
 
 const ParityRegistrar batch_norm_relu_mixed({"batch_norm_relu NHWC half input, float32 parameters",
-                                             {"batch_norm", "batch_norm_backward"},
+                                             {"batch_norm_relu", "batch_norm_backward"},
                                              kHalf,
                                              [](DType dt) {
                                                return std::vector<Tensor>{random_input({4, 16, 6, 5}, dt),
@@ -258,7 +258,7 @@ const ParityRegistrar batch_norm_relu_mixed({"batch_norm_relu NHWC half input, f
 // residual beside an NHWC input is converted by the ops layer.
 const ParityRegistrar batch_norm_add_relu_case(
     {"batch_norm_add_relu: NCHW S=64,35, NHWC C=32,13, [N,C], eval",
-     {"batch_norm", "batch_norm_backward"},
+     {"batch_norm_add_relu", "batch_norm_backward"},
      kFloat,
      [](DType dt) {
        return std::vector<Tensor>{
@@ -283,7 +283,7 @@ const ParityRegistrar batch_norm_add_relu_case(
 
 const ParityRegistrar batch_norm_add_relu_mixed(
     {"batch_norm_add_relu NHWC half input, float32 parameters, float32 residual",
-     {"batch_norm", "batch_norm_backward"},
+     {"batch_norm_add_relu", "batch_norm_backward"},
      kHalf,
      [](DType dt) {
        return std::vector<Tensor>{random_input({4, 16, 6, 5}, dt), random_input({16}, DType::float32),
@@ -301,7 +301,7 @@ const ParityRegistrar batch_norm_add_relu_mixed(
 // in the partial-sum pass that writes the residual's gradient (a few hundred
 // thousand rows are shared out one per thread on a GPU of 132 SMs).
 const ParityRegistrar batch_norm_add_relu_many_rows({"batch_norm_add_relu NHWC 1.2M rows x 8 channels",
-                                                     {"batch_norm", "batch_norm_backward"},
+                                                     {"batch_norm_add_relu", "batch_norm_backward"},
                                                      {DType::float32, DType::bfloat16},
                                                      [](DType dt) {
                                                        return std::vector<Tensor>{

@@ -113,13 +113,13 @@ void relu_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_relu("relu", kCpu, relu_kernel, DTypeSet::floating() | DTypeSet::integral());
-const KernelRegistrar reg_relu_backward("relu_backward", kCpu, relu_backward_kernel, DTypeSet::floating());
-const KernelRegistrar reg_sigmoid("sigmoid", kCpu, sigmoid_kernel, DTypeSet::floating());
-const KernelRegistrar reg_tanh("tanh", kCpu, tanh_kernel, DTypeSet::floating());
-const KernelRegistrar reg_silu("silu", kCpu, silu_kernel, DTypeSet::floating());
-const KernelRegistrar reg_gelu("gelu", kCpu, gelu_kernel, DTypeSet::floating());
-const KernelRegistrar reg_gelu_backward("gelu_backward", kCpu, gelu_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(relu, kCpu, relu_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_KERNEL(relu_backward, kCpu, relu_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sigmoid, kCpu, sigmoid_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(tanh, kCpu, tanh_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(silu, kCpu, silu_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(gelu, kCpu, gelu_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(gelu_backward, kCpu, gelu_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

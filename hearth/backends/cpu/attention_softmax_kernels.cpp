@@ -108,9 +108,8 @@ void attention_softmax_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_fwd("attention_softmax", kCpu, attention_softmax_kernel, DTypeSet::floating());
-const KernelRegistrar reg_bwd("attention_softmax_backward", kCpu, attention_softmax_backward_kernel,
-                              DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(attention_softmax, kCpu, attention_softmax_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(attention_softmax_backward, kCpu, attention_softmax_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

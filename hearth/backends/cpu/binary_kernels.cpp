@@ -78,12 +78,12 @@ void minimum_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_add("add", kCpu, add_kernel, DTypeSet::all());
-const KernelRegistrar reg_sub("sub", kCpu, sub_kernel, DTypeSet::all());
-const KernelRegistrar reg_mul("mul", kCpu, mul_kernel, DTypeSet::all());
-const KernelRegistrar reg_div("div", kCpu, div_kernel, DTypeSet::floating());
-const KernelRegistrar reg_maximum("maximum", kCpu, maximum_kernel, DTypeSet::all());
-const KernelRegistrar reg_minimum("minimum", kCpu, minimum_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(add, kCpu, add_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(sub, kCpu, sub_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(mul, kCpu, mul_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(div, kCpu, div_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(maximum, kCpu, maximum_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(minimum, kCpu, minimum_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

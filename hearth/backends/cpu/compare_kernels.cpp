@@ -44,15 +44,15 @@ void logical_xor_kernel(OpCall& call) {
   logical(call, [](bool x, bool y) { return x != y; });
 }
 
-const KernelRegistrar reg_eq("eq", kCpu, eq_kernel, DTypeSet::all());
-const KernelRegistrar reg_ne("ne", kCpu, ne_kernel, DTypeSet::all());
-const KernelRegistrar reg_lt("lt", kCpu, lt_kernel, DTypeSet::all());
-const KernelRegistrar reg_le("le", kCpu, le_kernel, DTypeSet::all());
-const KernelRegistrar reg_gt("gt", kCpu, gt_kernel, DTypeSet::all());
-const KernelRegistrar reg_ge("ge", kCpu, ge_kernel, DTypeSet::all());
-const KernelRegistrar reg_logical_and("logical_and", kCpu, logical_and_kernel, DTypeSet::all());
-const KernelRegistrar reg_logical_or("logical_or", kCpu, logical_or_kernel, DTypeSet::all());
-const KernelRegistrar reg_logical_xor("logical_xor", kCpu, logical_xor_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(eq, kCpu, eq_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(ne, kCpu, ne_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(lt, kCpu, lt_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(le, kCpu, le_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(gt, kCpu, gt_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(ge, kCpu, ge_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(logical_and, kCpu, logical_and_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(logical_or, kCpu, logical_or_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(logical_xor, kCpu, logical_xor_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

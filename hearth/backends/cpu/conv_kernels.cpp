@@ -223,13 +223,12 @@ void conv2d_backward_bias_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_fwd("conv2d", kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-const KernelRegistrar reg_bwd_in("conv2d_backward_input", kCpu, in_nchw<conv2d_backward_input_kernel>,
-                                 DTypeSet::floating());
-const KernelRegistrar reg_bwd_w("conv2d_backward_weight", kCpu, in_nchw<conv2d_backward_weight_kernel>,
-                                DTypeSet::floating());
-const KernelRegistrar reg_bwd_b("conv2d_backward_bias", kCpu, in_nchw<conv2d_backward_bias_kernel>,
-                                DTypeSet::floating());
+// conv2d_relu: the same kernel, which reads the ReLU from the attributes.
+HEARTH_REGISTER_KERNEL(conv2d, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_relu, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_input, kCpu, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_weight, kCpu, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_bias, kCpu, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -49,8 +49,8 @@ void fill_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_copy("copy_", kCpu, copy_kernel, DTypeSet::all());
-const KernelRegistrar reg_fill("fill_", kCpu, fill_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(copy_, kCpu, copy_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(fill_, kCpu, fill_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

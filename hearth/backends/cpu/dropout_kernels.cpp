@@ -52,8 +52,8 @@ void dropout_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_dropout("dropout", kCpu, dropout_kernel, DTypeSet::floating());
-const KernelRegistrar reg_dropout_bw("dropout_backward", kCpu, dropout_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(dropout, kCpu, dropout_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(dropout_backward, kCpu, dropout_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

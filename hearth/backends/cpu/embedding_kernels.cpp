@@ -76,8 +76,8 @@ void embedding_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_embedding("embedding", kCpu, embedding_kernel, DTypeSet::all());
-const KernelRegistrar reg_embedding_bw("embedding_backward", kCpu, embedding_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(embedding, kCpu, embedding_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(embedding_backward, kCpu, embedding_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

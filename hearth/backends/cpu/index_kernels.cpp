@@ -185,9 +185,9 @@ void scatter_add_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_index_select("index_select", kCpu, index_select_kernel, DTypeSet::all());
-const KernelRegistrar reg_gather("gather", kCpu, gather_kernel, DTypeSet::all());
-const KernelRegistrar reg_scatter_add("scatter_add", kCpu, scatter_add_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(index_select, kCpu, index_select_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(gather, kCpu, gather_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(scatter_add, kCpu, scatter_add_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -163,10 +163,10 @@ void nll_loss_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_ce("cross_entropy", kCpu, cross_entropy_kernel, DTypeSet::floating());
-const KernelRegistrar reg_ce_bw("cross_entropy_backward", kCpu, cross_entropy_backward_kernel, DTypeSet::floating());
-const KernelRegistrar reg_nll("nll_loss", kCpu, nll_loss_kernel, DTypeSet::floating());
-const KernelRegistrar reg_nll_bw("nll_loss_backward", kCpu, nll_loss_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(cross_entropy, kCpu, cross_entropy_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(cross_entropy_backward, kCpu, cross_entropy_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(nll_loss, kCpu, nll_loss_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(nll_loss_backward, kCpu, nll_loss_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -102,7 +102,7 @@ void bmm_kernel(OpCall& call) {
   }
 }
 
-const KernelRegistrar reg_bmm("bmm", kCpu, bmm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(bmm, kCpu, bmm_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

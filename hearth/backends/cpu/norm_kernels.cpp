@@ -264,10 +264,14 @@ void layer_norm_backward_kernel(OpCall& call) {
   if (gb.defined()) write_doubles(gb, sb);
 }
 
-const KernelRegistrar reg_bn("batch_norm", kCpu, batch_norm_kernel, DTypeSet::floating());
-const KernelRegistrar reg_bn_bw("batch_norm_backward", kCpu, batch_norm_backward_kernel, DTypeSet::floating());
-const KernelRegistrar reg_ln("layer_norm", kCpu, layer_norm_kernel, DTypeSet::floating());
-const KernelRegistrar reg_ln_bw("layer_norm_backward", kCpu, layer_norm_backward_kernel, DTypeSet::floating());
+// The fused forms: the same kernel, which reads the ReLU from the attributes
+// and the residual from input 5.
+HEARTH_REGISTER_KERNEL(batch_norm, kCpu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_relu, kCpu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_add_relu, kCpu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_backward, kCpu, batch_norm_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(layer_norm, kCpu, layer_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(layer_norm_backward, kCpu, layer_norm_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -103,12 +103,10 @@ void foreach_kernel(OpCall& call) {
   }
 }
 
-const KernelRegistrar reg_sgd("sgd_step", kCpu, sgd_step_kernel, DTypeSet::floating());
-const KernelRegistrar reg_sgd_foreach("sgd_step_foreach", kCpu, foreach_kernel<sgd_step_kernel, 3>,
-                                      DTypeSet::floating());
-const KernelRegistrar reg_adam_foreach("adam_step_foreach", kCpu, foreach_kernel<adam_step_kernel, 5>,
-                                       DTypeSet::floating());
-const KernelRegistrar reg_adam("adam_step", kCpu, adam_step_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sgd_step, kCpu, sgd_step_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sgd_step_foreach, kCpu, foreach_kernel<sgd_step_kernel, 3>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step_foreach, kCpu, foreach_kernel<adam_step_kernel, 5>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step, kCpu, adam_step_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -242,13 +242,13 @@ void adaptive_avg_pool2d_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_max("max_pool2d", kCpu, in_nchw<max_pool2d_kernel>, DTypeSet::floating());
-const KernelRegistrar reg_max_b("max_pool2d_backward", kCpu, in_nchw<max_pool2d_backward_kernel>, DTypeSet::floating());
-const KernelRegistrar reg_avg("avg_pool2d", kCpu, in_nchw<avg_pool2d_kernel>, DTypeSet::floating());
-const KernelRegistrar reg_avg_b("avg_pool2d_backward", kCpu, in_nchw<avg_pool2d_backward_kernel>, DTypeSet::floating());
-const KernelRegistrar reg_ada("adaptive_avg_pool2d", kCpu, in_nchw<adaptive_avg_pool2d_kernel>, DTypeSet::floating());
-const KernelRegistrar reg_ada_b("adaptive_avg_pool2d_backward", kCpu, in_nchw<adaptive_avg_pool2d_backward_kernel>,
-                                DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(max_pool2d, kCpu, in_nchw<max_pool2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(max_pool2d_backward, kCpu, in_nchw<max_pool2d_backward_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(avg_pool2d, kCpu, in_nchw<avg_pool2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(avg_pool2d_backward, kCpu, in_nchw<avg_pool2d_backward_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, kCpu, in_nchw<adaptive_avg_pool2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, kCpu, in_nchw<adaptive_avg_pool2d_backward_kernel>,
+                       DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

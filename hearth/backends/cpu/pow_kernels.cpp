@@ -42,7 +42,7 @@ void pow_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_pow("pow", kCpu, pow_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_KERNEL(pow, kCpu, pow_kernel, DTypeSet::floating() | DTypeSet::integral());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -85,9 +85,9 @@ void randint_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_uniform("uniform_", kCpu, uniform_kernel, DTypeSet::floating());
-const KernelRegistrar reg_normal("normal_", kCpu, normal_kernel, DTypeSet::floating());
-const KernelRegistrar reg_randint("randint_", kCpu, randint_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(uniform_, kCpu, uniform_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(normal_, kCpu, normal_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(randint_, kCpu, randint_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -49,8 +49,8 @@ void linspace_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_arange("arange_", kCpu, arange_kernel, DTypeSet::floating() | DTypeSet::integral());
-const KernelRegistrar reg_linspace("linspace_", kCpu, linspace_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_KERNEL(arange_, kCpu, arange_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_KERNEL(linspace_, kCpu, linspace_kernel, DTypeSet::floating() | DTypeSet::integral());
 
 }  // namespace
 }  // namespace hearth::cpu

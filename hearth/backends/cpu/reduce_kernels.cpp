@@ -223,13 +223,13 @@ void norm_kernel(OpCall& call) {
 }
 
 constexpr DTypeSet kAll = DTypeSet::all();
-const KernelRegistrar reg_sum("sum", kCpu, sum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
-const KernelRegistrar reg_amax("amax", kCpu, extreme_kernel<true>, kAll);
-const KernelRegistrar reg_amin("amin", kCpu, extreme_kernel<false>, kAll);
-const KernelRegistrar reg_max_dim("max_dim", kCpu, arg_extreme_kernel<true>, kAll);
-const KernelRegistrar reg_min_dim("min_dim", kCpu, arg_extreme_kernel<false>, kAll);
-const KernelRegistrar reg_var("var", kCpu, var_kernel, DTypeSet::floating());
-const KernelRegistrar reg_norm("norm", kCpu, norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sum, kCpu, sum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
+HEARTH_REGISTER_KERNEL(amax, kCpu, extreme_kernel<true>, kAll);
+HEARTH_REGISTER_KERNEL(amin, kCpu, extreme_kernel<false>, kAll);
+HEARTH_REGISTER_KERNEL(max_dim, kCpu, arg_extreme_kernel<true>, kAll);
+HEARTH_REGISTER_KERNEL(min_dim, kCpu, arg_extreme_kernel<false>, kAll);
+HEARTH_REGISTER_KERNEL(var, kCpu, var_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(norm, kCpu, norm_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -45,7 +45,7 @@ void cumsum_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_cumsum("cumsum", kCpu, cumsum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
+HEARTH_REGISTER_KERNEL(cumsum, kCpu, cumsum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
 
 }  // namespace
 }  // namespace hearth::cpu

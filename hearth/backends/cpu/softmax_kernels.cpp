@@ -76,11 +76,10 @@ void softmax_backward_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_softmax("softmax", kCpu, softmax_forward_kernel<false>, DTypeSet::floating());
-const KernelRegistrar reg_log_softmax("log_softmax", kCpu, softmax_forward_kernel<true>, DTypeSet::floating());
-const KernelRegistrar reg_softmax_bw("softmax_backward", kCpu, softmax_backward_kernel<false>, DTypeSet::floating());
-const KernelRegistrar reg_log_softmax_bw("log_softmax_backward", kCpu, softmax_backward_kernel<true>,
-                                         DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(softmax, kCpu, softmax_forward_kernel<false>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(log_softmax, kCpu, softmax_forward_kernel<true>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(softmax_backward, kCpu, softmax_backward_kernel<false>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(log_softmax_backward, kCpu, softmax_backward_kernel<true>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -90,8 +90,8 @@ void topk_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_sort("sort", kCpu, sort_kernel, DTypeSet::all());
-const KernelRegistrar reg_topk("topk", kCpu, topk_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(sort, kCpu, sort_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(topk, kCpu, topk_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

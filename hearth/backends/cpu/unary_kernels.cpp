@@ -134,17 +134,17 @@ void isfinite_kernel(OpCall& call) {
 
 constexpr DTypeSet kNumeric = DTypeSet::floating() | DTypeSet::integral();
 
-const KernelRegistrar reg_neg("neg", kCpu, neg_kernel, kNumeric);
-const KernelRegistrar reg_abs("abs", kCpu, abs_kernel, kNumeric);
-const KernelRegistrar reg_sign("sign", kCpu, sign_kernel, kNumeric);
-const KernelRegistrar reg_square("square", kCpu, square_kernel, kNumeric);
-const KernelRegistrar reg_exp("exp", kCpu, exp_kernel, DTypeSet::floating());
-const KernelRegistrar reg_log("log", kCpu, log_kernel, DTypeSet::floating());
-const KernelRegistrar reg_sqrt("sqrt", kCpu, sqrt_kernel, DTypeSet::floating());
-const KernelRegistrar reg_rsqrt("rsqrt", kCpu, rsqrt_kernel, DTypeSet::floating());
-const KernelRegistrar reg_logical_not("logical_not", kCpu, logical_not_kernel, DTypeSet::all());
-const KernelRegistrar reg_isnan("isnan", kCpu, isnan_kernel, DTypeSet::all());
-const KernelRegistrar reg_isfinite("isfinite", kCpu, isfinite_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(neg, kCpu, neg_kernel, kNumeric);
+HEARTH_REGISTER_KERNEL(abs, kCpu, abs_kernel, kNumeric);
+HEARTH_REGISTER_KERNEL(sign, kCpu, sign_kernel, kNumeric);
+HEARTH_REGISTER_KERNEL(square, kCpu, square_kernel, kNumeric);
+HEARTH_REGISTER_KERNEL(exp, kCpu, exp_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(log, kCpu, log_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sqrt, kCpu, sqrt_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(rsqrt, kCpu, rsqrt_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(logical_not, kCpu, logical_not_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(isnan, kCpu, isnan_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(isfinite, kCpu, isfinite_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

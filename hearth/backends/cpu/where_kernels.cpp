@@ -36,8 +36,8 @@ void clamp_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_where("where", kCpu, where_kernel, DTypeSet::all());
-const KernelRegistrar reg_clamp("clamp", kCpu, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_KERNEL(where, kCpu, where_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(clamp, kCpu, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
 
 }  // namespace
 }  // namespace hearth::cpu

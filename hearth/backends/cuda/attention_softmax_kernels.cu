@@ -265,9 +265,8 @@ void attention_softmax_backward(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_fwd("attention_softmax", cuda_kind(), attention_softmax_forward, DTypeSet::floating());
-const KernelRegistrar reg_bwd("attention_softmax_backward", cuda_kind(), attention_softmax_backward,
-                              DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(attention_softmax, cuda_kind(), attention_softmax_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(attention_softmax_backward, cuda_kind(), attention_softmax_backward, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

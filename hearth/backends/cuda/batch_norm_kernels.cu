@@ -395,8 +395,12 @@ void batch_norm_backward(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_bn("batch_norm", cuda_kind(), batch_norm_forward, DTypeSet::floating());
-const KernelRegistrar reg_bn_bw("batch_norm_backward", cuda_kind(), batch_norm_backward, DTypeSet::floating());
+// The fused forms: the same kernel, which reads the ReLU from the attributes
+// and the residual from input 5.
+HEARTH_REGISTER_KERNEL(batch_norm, cuda_kind(), batch_norm_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_relu, cuda_kind(), batch_norm_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_add_relu, cuda_kind(), batch_norm_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_backward, cuda_kind(), batch_norm_backward, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -41,10 +41,10 @@ void binary_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_add("add", cuda_kind(), binary_kernel<BinOp::add>, DTypeSet::all());
-const KernelRegistrar reg_sub("sub", cuda_kind(), binary_kernel<BinOp::sub>, DTypeSet::all());
-const KernelRegistrar reg_mul("mul", cuda_kind(), binary_kernel<BinOp::mul>, DTypeSet::all());
-const KernelRegistrar reg_div("div", cuda_kind(), binary_kernel<BinOp::div>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(add, cuda_kind(), binary_kernel<BinOp::add>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(sub, cuda_kind(), binary_kernel<BinOp::sub>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(mul, cuda_kind(), binary_kernel<BinOp::mul>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(div, cuda_kind(), binary_kernel<BinOp::div>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

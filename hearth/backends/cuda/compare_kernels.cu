@@ -135,20 +135,20 @@ void pow_kernel(OpCall& call) {
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 const DTypeSet kNumeric = DTypeSet::floating() | DTypeSet::integral();
 
-const KernelRegistrar r1("eq", cuda_kind(), compare<C::eq>, DTypeSet::all());
-const KernelRegistrar r2("ne", cuda_kind(), compare<C::ne>, DTypeSet::all());
-const KernelRegistrar r3("lt", cuda_kind(), compare<C::lt>, DTypeSet::all());
-const KernelRegistrar r4("le", cuda_kind(), compare<C::le>, DTypeSet::all());
-const KernelRegistrar r5("gt", cuda_kind(), compare<C::gt>, DTypeSet::all());
-const KernelRegistrar r6("ge", cuda_kind(), compare<C::ge>, DTypeSet::all());
-const KernelRegistrar r7("logical_and", cuda_kind(), compare<C::land>, DTypeSet::all());
-const KernelRegistrar r8("logical_or", cuda_kind(), compare<C::lor>, DTypeSet::all());
-const KernelRegistrar r9("logical_xor", cuda_kind(), compare<C::lxor>, DTypeSet::all());
-const KernelRegistrar r10("maximum", cuda_kind(), extremum<true>, DTypeSet::all());
-const KernelRegistrar r11("minimum", cuda_kind(), extremum<false>, DTypeSet::all());
-const KernelRegistrar r12("where", cuda_kind(), where_kernel, DTypeSet::all());
-const KernelRegistrar r13("clamp", cuda_kind(), clamp_kernel, kNumeric);
-const KernelRegistrar r14("pow", cuda_kind(), pow_kernel, kNumeric);
+HEARTH_REGISTER_KERNEL(eq, cuda_kind(), compare<C::eq>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(ne, cuda_kind(), compare<C::ne>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(lt, cuda_kind(), compare<C::lt>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(le, cuda_kind(), compare<C::le>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(gt, cuda_kind(), compare<C::gt>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(ge, cuda_kind(), compare<C::ge>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(logical_and, cuda_kind(), compare<C::land>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(logical_or, cuda_kind(), compare<C::lor>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(logical_xor, cuda_kind(), compare<C::lxor>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(maximum, cuda_kind(), extremum<true>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(minimum, cuda_kind(), extremum<false>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(where, cuda_kind(), where_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(clamp, cuda_kind(), clamp_kernel, kNumeric);
+HEARTH_REGISTER_KERNEL(pow, cuda_kind(), pow_kernel, kNumeric);
 
 }  // namespace
 }  // namespace hearth::cuda

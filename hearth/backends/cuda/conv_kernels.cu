@@ -380,12 +380,14 @@ void nhwc_unless_double(OpCall& call) {
   kernel(call);
 }
 
-const KernelRegistrar reg_fwd("conv2d", cuda_kind(), nhwc_unless_double<conv2d_forward>, DTypeSet::floating());
-const KernelRegistrar reg_bwd_in("conv2d_backward_input", cuda_kind(), nhwc_unless_double<conv2d_backward_input>,
-                                 DTypeSet::floating());
-const KernelRegistrar reg_bwd_w("conv2d_backward_weight", cuda_kind(), nhwc_unless_double<conv2d_backward_weight>,
-                                DTypeSet::floating());
-const KernelRegistrar reg_bwd_b("conv2d_backward_bias", cuda_kind(), conv2d_backward_bias, DTypeSet::floating());
+// conv2d_relu: the same kernel, which reads the ReLU from the attributes.
+HEARTH_REGISTER_KERNEL(conv2d, cuda_kind(), nhwc_unless_double<conv2d_forward>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_relu, cuda_kind(), nhwc_unless_double<conv2d_forward>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_input, cuda_kind(), nhwc_unless_double<conv2d_backward_input>,
+                       DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_weight, cuda_kind(), nhwc_unless_double<conv2d_backward_weight>,
+                       DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_bias, cuda_kind(), conv2d_backward_bias, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

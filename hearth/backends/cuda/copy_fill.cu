@@ -76,8 +76,8 @@ void fill_kernel(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_copy("copy_", cuda_kind(), copy_kernel, DTypeSet::all());
-const KernelRegistrar reg_fill("fill_", cuda_kind(), fill_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(copy_, cuda_kind(), copy_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(fill_, cuda_kind(), fill_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -119,8 +119,8 @@ void dropout_backward(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_dropout("dropout", cuda_kind(), dropout_forward, DTypeSet::floating());
-const KernelRegistrar reg_dropout_bw("dropout_backward", cuda_kind(), dropout_backward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(dropout, cuda_kind(), dropout_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(dropout_backward, cuda_kind(), dropout_backward, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

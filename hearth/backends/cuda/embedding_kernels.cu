@@ -214,8 +214,8 @@ void embedding_backward(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_embedding("embedding", cuda_kind(), embedding_forward, DTypeSet::all());
-const KernelRegistrar reg_embedding_bw("embedding_backward", cuda_kind(), embedding_backward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(embedding, cuda_kind(), embedding_forward, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(embedding_backward, cuda_kind(), embedding_backward, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -246,7 +246,7 @@ void bmm_kernel(OpCall& call) {
   gemm_batched(call.in(0), call.in(1), call.out(0), call.inputs.size() > 2 ? call.in(2) : Tensor());
 }
 
-const KernelRegistrar reg_bmm("bmm", register_device_kind("cuda"), bmm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(bmm, register_device_kind("cuda"), bmm_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -252,9 +252,9 @@ void scatter_add_cuda(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_index_select("index_select", cuda_kind(), index_select_cuda, DTypeSet::all());
-const KernelRegistrar reg_gather("gather", cuda_kind(), gather_cuda, DTypeSet::all());
-const KernelRegistrar reg_scatter_add("scatter_add", cuda_kind(), scatter_add_cuda, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(index_select, cuda_kind(), index_select_cuda, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(gather, cuda_kind(), gather_cuda, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(scatter_add, cuda_kind(), scatter_add_cuda, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -184,8 +184,8 @@ void layer_norm_backward(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_ln("layer_norm", cuda_kind(), layer_norm_forward, DTypeSet::floating());
-const KernelRegistrar reg_ln_bw("layer_norm_backward", cuda_kind(), layer_norm_backward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(layer_norm, cuda_kind(), layer_norm_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(layer_norm_backward, cuda_kind(), layer_norm_backward, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

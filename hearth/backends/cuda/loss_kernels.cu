@@ -251,10 +251,10 @@ void nll_loss_backward(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_ce("cross_entropy", cuda_kind(), cross_entropy_forward, DTypeSet::floating());
-const KernelRegistrar reg_ce_bw("cross_entropy_backward", cuda_kind(), cross_entropy_backward, DTypeSet::floating());
-const KernelRegistrar reg_nll("nll_loss", cuda_kind(), nll_loss_forward, DTypeSet::floating());
-const KernelRegistrar reg_nll_bw("nll_loss_backward", cuda_kind(), nll_loss_backward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(cross_entropy, cuda_kind(), cross_entropy_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(cross_entropy_backward, cuda_kind(), cross_entropy_backward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(nll_loss, cuda_kind(), nll_loss_forward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(nll_loss_backward, cuda_kind(), nll_loss_backward, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

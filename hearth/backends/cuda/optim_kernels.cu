@@ -197,10 +197,10 @@ void adam_step_foreach(OpCall& call) {
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 // The single-tensor ops are one group of the foreach layout.
-const KernelRegistrar r1("sgd_step", cuda_kind(), sgd_step_foreach, DTypeSet::floating());
-const KernelRegistrar r2("adam_step", cuda_kind(), adam_step_foreach, DTypeSet::floating());
-const KernelRegistrar r3("sgd_step_foreach", cuda_kind(), sgd_step_foreach, DTypeSet::floating());
-const KernelRegistrar r4("adam_step_foreach", cuda_kind(), adam_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sgd_step, cuda_kind(), sgd_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step, cuda_kind(), adam_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sgd_step_foreach, cuda_kind(), sgd_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step_foreach, cuda_kind(), adam_step_foreach, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -416,12 +416,12 @@ void avg_pool(OpCall& call) {
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
-const KernelRegistrar r1("max_pool2d", cuda_kind(), max_pool2d, DTypeSet::floating());
-const KernelRegistrar r2("max_pool2d_backward", cuda_kind(), max_pool2d_backward, DTypeSet::floating());
-const KernelRegistrar r3("avg_pool2d", cuda_kind(), avg_pool<false, false>, DTypeSet::floating());
-const KernelRegistrar r4("avg_pool2d_backward", cuda_kind(), avg_pool<true, false>, DTypeSet::floating());
-const KernelRegistrar r5("adaptive_avg_pool2d", cuda_kind(), avg_pool<false, true>, DTypeSet::floating());
-const KernelRegistrar r6("adaptive_avg_pool2d_backward", cuda_kind(), avg_pool<true, true>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(max_pool2d, cuda_kind(), max_pool2d, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(max_pool2d_backward, cuda_kind(), max_pool2d_backward, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(avg_pool2d, cuda_kind(), avg_pool<false, false>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(avg_pool2d_backward, cuda_kind(), avg_pool<true, false>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, cuda_kind(), avg_pool<false, true>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, cuda_kind(), avg_pool<true, true>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -120,9 +120,9 @@ void randint_op(OpCall& call) {
   HEARTH_CUDA_CHECK_LAUNCH();
 }
 
-const KernelRegistrar reg_uniform("uniform_", cuda_kind(), uniform_op, DTypeSet::floating());
-const KernelRegistrar reg_normal("normal_", cuda_kind(), normal_op, DTypeSet::floating());
-const KernelRegistrar reg_randint("randint_", cuda_kind(), randint_op, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(uniform_, cuda_kind(), uniform_op, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(normal_, cuda_kind(), normal_op, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(randint_, cuda_kind(), randint_op, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cuda

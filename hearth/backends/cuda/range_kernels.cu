@@ -61,8 +61,8 @@ void linspace(OpCall& call) {
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 const DTypeSet kNumeric = DTypeSet::floating() | DTypeSet::integral();
-const KernelRegistrar r1("arange_", cuda_kind(), arange, kNumeric);
-const KernelRegistrar r2("linspace_", cuda_kind(), linspace, kNumeric);
+HEARTH_REGISTER_KERNEL(arange_, cuda_kind(), arange, kNumeric);
+HEARTH_REGISTER_KERNEL(linspace_, cuda_kind(), linspace, kNumeric);
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -279,13 +279,13 @@ void norm_kernel(OpCall& call) {
 }
 
 constexpr DTypeSet kAll = DTypeSet::all();
-const KernelRegistrar reg_sum("sum", cuda_kind(), sum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
-const KernelRegistrar reg_amax("amax", cuda_kind(), extreme_kernel<true>, kAll);
-const KernelRegistrar reg_amin("amin", cuda_kind(), extreme_kernel<false>, kAll);
-const KernelRegistrar reg_max_dim("max_dim", cuda_kind(), arg_extreme_kernel<true>, kAll);
-const KernelRegistrar reg_min_dim("min_dim", cuda_kind(), arg_extreme_kernel<false>, kAll);
-const KernelRegistrar reg_var("var", cuda_kind(), var_kernel, DTypeSet::floating());
-const KernelRegistrar reg_norm("norm", cuda_kind(), norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sum, cuda_kind(), sum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
+HEARTH_REGISTER_KERNEL(amax, cuda_kind(), extreme_kernel<true>, kAll);
+HEARTH_REGISTER_KERNEL(amin, cuda_kind(), extreme_kernel<false>, kAll);
+HEARTH_REGISTER_KERNEL(max_dim, cuda_kind(), arg_extreme_kernel<true>, kAll);
+HEARTH_REGISTER_KERNEL(min_dim, cuda_kind(), arg_extreme_kernel<false>, kAll);
+HEARTH_REGISTER_KERNEL(var, cuda_kind(), var_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(norm, cuda_kind(), norm_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

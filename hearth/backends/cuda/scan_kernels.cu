@@ -316,7 +316,7 @@ void cumsum_kernel(OpCall& call) {
   }
 }
 
-const KernelRegistrar reg_cumsum("cumsum", cuda_kind(), cumsum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
+HEARTH_REGISTER_KERNEL(cumsum, cuda_kind(), cumsum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
 
 }  // namespace
 }  // namespace hearth::cuda

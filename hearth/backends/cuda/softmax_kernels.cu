@@ -188,11 +188,10 @@ void softmax_backward(OpCall& call) {
   });
 }
 
-const KernelRegistrar reg_softmax("softmax", cuda_kind(), softmax_forward<false>, DTypeSet::floating());
-const KernelRegistrar reg_log_softmax("log_softmax", cuda_kind(), softmax_forward<true>, DTypeSet::floating());
-const KernelRegistrar reg_softmax_bw("softmax_backward", cuda_kind(), softmax_backward<false>, DTypeSet::floating());
-const KernelRegistrar reg_log_softmax_bw("log_softmax_backward", cuda_kind(), softmax_backward<true>,
-                                         DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(softmax, cuda_kind(), softmax_forward<false>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(log_softmax, cuda_kind(), softmax_forward<true>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(softmax_backward, cuda_kind(), softmax_backward<false>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(log_softmax_backward, cuda_kind(), softmax_backward<true>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

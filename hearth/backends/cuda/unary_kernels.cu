@@ -156,24 +156,24 @@ void predicate(OpCall& call) {
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 const DTypeSet kNumeric = DTypeSet::floating() | DTypeSet::integral();
 
-const KernelRegistrar r1("neg", cuda_kind(), unary_numeric<U::neg>, kNumeric);
-const KernelRegistrar r2("abs", cuda_kind(), unary_numeric<U::abs>, kNumeric);
-const KernelRegistrar r3("sign", cuda_kind(), unary_numeric<U::sign>, kNumeric);
-const KernelRegistrar r4("square", cuda_kind(), unary_numeric<U::square>, kNumeric);
-const KernelRegistrar r5("relu", cuda_kind(), unary_numeric<U::relu>, kNumeric);
-const KernelRegistrar r6("exp", cuda_kind(), unary_floating<U::exp>, DTypeSet::floating());
-const KernelRegistrar r7("log", cuda_kind(), unary_floating<U::log>, DTypeSet::floating());
-const KernelRegistrar r8("sqrt", cuda_kind(), unary_floating<U::sqrt>, DTypeSet::floating());
-const KernelRegistrar r9("rsqrt", cuda_kind(), unary_floating<U::rsqrt>, DTypeSet::floating());
-const KernelRegistrar r10("sigmoid", cuda_kind(), unary_floating<U::sigmoid>, DTypeSet::floating());
-const KernelRegistrar r11("tanh", cuda_kind(), unary_floating<U::tanh>, DTypeSet::floating());
-const KernelRegistrar r12("silu", cuda_kind(), unary_floating<U::silu>, DTypeSet::floating());
-const KernelRegistrar r13("gelu", cuda_kind(), gelu_kernel, DTypeSet::floating());
-const KernelRegistrar r14("gelu_backward", cuda_kind(), gelu_backward_kernel, DTypeSet::floating());
-const KernelRegistrar r_relu_backward("relu_backward", cuda_kind(), relu_backward_kernel, DTypeSet::floating());
-const KernelRegistrar r15("logical_not", cuda_kind(), predicate<P::logical_not>, DTypeSet::all());
-const KernelRegistrar r16("isnan", cuda_kind(), predicate<P::isnan>, DTypeSet::all());
-const KernelRegistrar r17("isfinite", cuda_kind(), predicate<P::isfinite>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(neg, cuda_kind(), unary_numeric<U::neg>, kNumeric);
+HEARTH_REGISTER_KERNEL(abs, cuda_kind(), unary_numeric<U::abs>, kNumeric);
+HEARTH_REGISTER_KERNEL(sign, cuda_kind(), unary_numeric<U::sign>, kNumeric);
+HEARTH_REGISTER_KERNEL(square, cuda_kind(), unary_numeric<U::square>, kNumeric);
+HEARTH_REGISTER_KERNEL(relu, cuda_kind(), unary_numeric<U::relu>, kNumeric);
+HEARTH_REGISTER_KERNEL(exp, cuda_kind(), unary_floating<U::exp>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(log, cuda_kind(), unary_floating<U::log>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sqrt, cuda_kind(), unary_floating<U::sqrt>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(rsqrt, cuda_kind(), unary_floating<U::rsqrt>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sigmoid, cuda_kind(), unary_floating<U::sigmoid>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(tanh, cuda_kind(), unary_floating<U::tanh>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(silu, cuda_kind(), unary_floating<U::silu>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(gelu, cuda_kind(), gelu_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(gelu_backward, cuda_kind(), gelu_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(relu_backward, cuda_kind(), relu_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(logical_not, cuda_kind(), predicate<P::logical_not>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(isnan, cuda_kind(), predicate<P::isnan>, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(isfinite, cuda_kind(), predicate<P::isfinite>, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cuda
