@@ -1,6 +1,7 @@
 // Activations: relu, sigmoid, tanh, silu, gelu, with autograd.
+#include "hearth/dispatch/schemas/activation.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/unary_util.h"
 #include "hearth/ops/view.h"
 

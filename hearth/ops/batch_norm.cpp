@@ -2,9 +2,10 @@
 // statistics updated in place while training; batch_norm_relu and
 // batch_norm_add_relu fuse the ReLU (and the residual add before it) that
 // follow most batch norms into the same kernels.
+#include "hearth/dispatch/schemas/batch_norm.h"
+
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"

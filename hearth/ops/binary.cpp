@@ -1,6 +1,7 @@
 // add, sub, mul, div: broadcasting, type promotion, autograd.
+#include "hearth/dispatch/schemas/binary.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/op_utils.h"

@@ -1,4 +1,4 @@
-// Comparisons (eq, ne, lt, le, gt, ge), logical ops, isnan and isfinite. The
+// Comparisons (eq, ne, lt, le, gt, ge) and logical_and/or/xor. The
 // operands are promoted to their common dtype first, so 1 == 1.0 holds and an
 // integer tensor compares to 0.5 as a float; results are bool and carry no
 // gradient.
@@ -88,24 +88,6 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 Tensor logical_xor(const Tensor& a, const Tensor& b) {
   static OpHandle op = detail::op_handle(OpId::logical_xor);
   return compare("logical_xor", op, a, b);
-}
-
-Tensor logical_not(const Tensor& a) {
-  static OpHandle op = detail::op_handle(OpId::logical_not);
-  detail::check_defined("logical_not", a, "input");
-  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
-}
-
-Tensor isnan(const Tensor& a) {
-  static OpHandle op = detail::op_handle(OpId::isnan);
-  detail::check_defined("isnan", a, "input");
-  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
-}
-
-Tensor isfinite(const Tensor& a) {
-  static OpHandle op = detail::op_handle(OpId::isfinite);
-  detail::check_defined("isfinite", a, "input");
-  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
 }
 
 }  // namespace hearth

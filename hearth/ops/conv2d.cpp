@@ -1,7 +1,8 @@
 // conv2d: validation, output geometry, and the backward as three separate ops
 // (data, filter, bias) so a backend can map each onto its library's routine.
+#include "hearth/dispatch/schemas/conv2d.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/conv.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"

@@ -1,8 +1,9 @@
 // dropout: zeroes elements with probability p using the global Philox
 // generator, scaling survivors by 1/(1-p); backward reuses the same mask.
+#include "hearth/dispatch/schemas/dropout.h"
+
 #include "hearth/autograd/function.h"
 #include "hearth/core/generator.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"

@@ -1,8 +1,9 @@
 // embedding: rows of a [num_embeddings, dim] table picked by integer indices.
 // padding_idx -1 means no padding row (PyTorch's None); any other value must
 // name a row, whose gradient then stays zero.
+#include "hearth/dispatch/schemas/embedding.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"

@@ -1,6 +1,7 @@
 // layer_norm: normalisation over the trailing dims given by normalized_shape.
+#include "hearth/dispatch/schemas/layer_norm.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"

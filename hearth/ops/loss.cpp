@@ -2,8 +2,9 @@
 // Class-index losses move the class dim last so kernels see dense [M, C] rows
 // and [M] targets; per-row losses are kept in the accumulation dtype and reduced
 // there before the result takes the input's dtype.
+#include "hearth/dispatch/schemas/loss.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"

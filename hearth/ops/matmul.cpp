@@ -1,10 +1,11 @@
 // matmul, mm, bmm, linear. All of them reduce to one differentiable batched
 // product over 3-D operands whose layouts the backend can hand to BLAS
 // unchanged: transposed views and broadcast batches cost no copy.
+#include "hearth/dispatch/schemas/matmul.h"
+
 #include <algorithm>
 
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/linalg.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"

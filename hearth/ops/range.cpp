@@ -1,9 +1,10 @@
 // arange, linspace and eye. The values are computed by a kernel on the target
 // device (no host buffer to copy), and each element depends only on its index.
+#include "hearth/dispatch/schemas/range.h"
+
 #include <algorithm>
 #include <cmath>
 
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/op_utils.h"

@@ -4,7 +4,6 @@
 // it to the returned index only.
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"

@@ -1,10 +1,11 @@
 // norm: the vector p-norm over any set of dims (p = 0 counts nonzeros, p = +-inf
 // is the largest/smallest magnitude). Gradients follow PyTorch, including
 // zero where the norm is zero and an even split among tied extremes for inf.
+#include "hearth/dispatch/schemas/reduce_norm.h"
+
 #include <cmath>
 
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"

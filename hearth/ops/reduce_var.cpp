@@ -1,8 +1,9 @@
 // var and std over any set of dims, with Bessel's `correction`. The kernel
 // computes both in double by two passes; the gradient is the textbook one,
 // 2 (x - mean) / (n - correction), scaled by 1 / (2 std) for std.
+#include "hearth/dispatch/schemas/reduce_var.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"

@@ -1,8 +1,9 @@
 // cumsum along any dim. Integer and bool inputs sum in int64 (as PyTorch). The
 // gradient of a cumulative sum is the reverse cumulative sum of the gradient,
 // which the same kernel computes with ScanAttrs::reverse.
+#include "hearth/dispatch/schemas/scan.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"

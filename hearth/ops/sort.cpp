@@ -1,8 +1,9 @@
 // sort and topk along one dim. Both move that dim last so the kernels sort dense
 // rows, then move it back. The gradient of the values goes to the positions the
 // indices name (a scatter into zeros).
+#include "hearth/dispatch/schemas/sort.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/op_utils.h"

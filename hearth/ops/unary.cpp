@@ -1,4 +1,5 @@
-// Unary math: neg, abs, exp, log, sqrt, rsqrt, sign, square, with autograd.
+// Unary math: neg, abs, exp, log, sqrt, rsqrt, sign, square, with autograd;
+// and the bool-valued logical_not, isnan and isfinite (no gradient).
 #include "hearth/autograd/function.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/factory.h"
@@ -116,6 +117,24 @@ Tensor square(const Tensor& a) {
     });
   }
   return out;
+}
+
+Tensor logical_not(const Tensor& a) {
+  static OpHandle op = detail::op_handle(OpId::logical_not);
+  detail::check_defined("logical_not", a, "input");
+  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
+}
+
+Tensor isnan(const Tensor& a) {
+  static OpHandle op = detail::op_handle(OpId::isnan);
+  detail::check_defined("isnan", a, "input");
+  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
+}
+
+Tensor isfinite(const Tensor& a) {
+  static OpHandle op = detail::op_handle(OpId::isfinite);
+  detail::check_defined("isfinite", a, "input");
+  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
 }
 
 Tensor Tensor::exp() const { return hearth::exp(*this); }

@@ -1,5 +1,5 @@
 // attention_softmax and its backward on the CPU (contracts in
-// hearth/dispatch/schemas/nn.h): softmax(scores * scale + mask) along each
+// hearth/dispatch/schemas/attention_softmax.h): softmax(scores * scale + mask) along each
 // row, then dropout, in one pass over the rows. The arithmetic is that of the
 // softmax and dropout kernels (exponentials in compute_t<T>, sums in double,
 // the keep decision of element i from lane i%4 of philox(offset + i/4)), so
@@ -14,7 +14,7 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/attention_softmax.h"
 
 namespace hearth::cpu {
 namespace {

@@ -3,7 +3,7 @@
 #include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/binary.h"
 
 namespace hearth::cpu {
 namespace {

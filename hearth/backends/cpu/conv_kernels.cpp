@@ -14,7 +14,7 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/conv.h"
+#include "hearth/dispatch/schemas/conv2d.h"
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -4,7 +4,7 @@
 
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/copy.h"
 
 namespace hearth::cpu {
 namespace {

@@ -5,7 +5,7 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/dropout.h"
 
 namespace hearth::cpu {
 namespace {

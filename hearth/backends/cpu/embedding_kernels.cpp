@@ -8,7 +8,7 @@
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/embedding.h"
 
 namespace hearth::cpu {
 namespace {

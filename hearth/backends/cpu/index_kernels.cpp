@@ -13,7 +13,7 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/indexing.h"
+#include "hearth/dispatch/schemas/index.h"
 
 namespace hearth::cpu {
 namespace {

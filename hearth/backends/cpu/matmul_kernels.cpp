@@ -7,12 +7,12 @@
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/linalg.h"
+#include "hearth/dispatch/schemas/matmul.h"
 
 namespace hearth::cpu {
 namespace {
 
-// One operand as BLAS sees it (see the layout rule in schemas/linalg.h).
+// One operand as BLAS sees it (see the layout rule in schemas/matmul.h).
 struct Operand {
   int64_t batch_stride;
   bool trans;

@@ -1,4 +1,4 @@
-// Batch norm and layer norm on the CPU (contracts in hearth/dispatch/schemas/nn.h).
+// Batch norm and layer norm on the CPU (contracts in hearth/dispatch/schemas/batch_norm.h, layer_norm.h).
 // Statistics use two passes accumulated in double, so a large mean does not
 // swamp the variance; elementwise work is in compute_t<T>.
 #include <cmath>
@@ -7,7 +7,8 @@
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/batch_norm.h"
+#include "hearth/dispatch/schemas/layer_norm.h"
 
 namespace hearth::cpu {
 namespace {

@@ -3,7 +3,7 @@
 // any other backend.
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/range.h"
 
 namespace hearth::cpu {
 namespace {

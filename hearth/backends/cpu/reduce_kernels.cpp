@@ -9,7 +9,8 @@
 
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/dispatch/schemas/reduce_norm.h"
+#include "hearth/dispatch/schemas/reduce_var.h"
 
 namespace hearth::cpu {
 namespace {

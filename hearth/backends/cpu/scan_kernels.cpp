@@ -5,7 +5,7 @@
 
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/dispatch/schemas/scan.h"
 
 namespace hearth::cpu {
 namespace {

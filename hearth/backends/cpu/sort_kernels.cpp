@@ -8,7 +8,7 @@
 
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/dispatch/schemas/sort.h"
 
 namespace hearth::cpu {
 namespace {

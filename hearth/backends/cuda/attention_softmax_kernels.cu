@@ -1,5 +1,5 @@
 // attention_softmax and its backward on CUDA (contracts in
-// hearth/dispatch/schemas/nn.h). A group of threads owns a row of the scores,
+// hearth/dispatch/schemas/attention_softmax.h). A group of threads owns a row of the scores,
 // as in the softmax kernels: the row is read once (kept in registers when it
 // fits: BERT's 128 columns take one warp, four or eight per thread), scaled,
 // masked, reduced with warp shuffles, and y, the dropped probabilities and the
@@ -14,7 +14,7 @@
 #include "hearth/backends/cuda/philox.cuh"
 #include "hearth/backends/cuda/step_graph.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/attention_softmax.h"
 
 namespace hearth::cuda {
 namespace {

@@ -1,4 +1,4 @@
-// Batch norm on CUDA (contract in hearth/dispatch/schemas/nn.h).
+// Batch norm on CUDA (contract in hearth/dispatch/schemas/batch_norm.h).
 //
 // Batch norm uses our own fused per-channel kernels, not cuDNN: cuDNN 9's
 // batch-norm entry points (cudnnBatchNormalizationForwardTraining and friends)
@@ -37,7 +37,7 @@
 #include "hearth/backends/cuda/batch_norm_partials.cuh"
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/batch_norm.h"
 
 namespace hearth::cuda {
 namespace {

@@ -1,7 +1,7 @@
 // add, sub, mul, div on CUDA; arithmetic in float for the half types.
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/binary.h"
 
 namespace hearth::cuda {
 namespace {

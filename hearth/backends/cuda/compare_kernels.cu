@@ -2,7 +2,7 @@
 // pow on CUDA, with the CPU backend's semantics.
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/clamp.h"
 
 namespace hearth::cuda {
 namespace {

@@ -14,7 +14,7 @@
 #include "hearth/core/env.h"
 #include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/conv.h"
+#include "hearth/dispatch/schemas/conv2d.h"
 
 namespace hearth::cuda {
 namespace {

@@ -4,7 +4,7 @@
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/backends/cuda/transpose_copy.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/copy.h"
 
 namespace hearth::cuda {
 namespace {

@@ -11,7 +11,7 @@
 #include "hearth/backends/cuda/philox.cuh"
 #include "hearth/backends/cuda/step_graph.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/dropout.h"
 
 namespace hearth::cuda {
 namespace {

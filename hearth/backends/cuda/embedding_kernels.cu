@@ -21,7 +21,7 @@
 
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/embedding.h"
 
 namespace hearth::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // bmm through cuBLASLt. hearth's matrices are row-major or column-major views
-// (see hearth/dispatch/schemas/linalg.h); cuBLASLt is column-major, so
+// (see hearth/dispatch/schemas/matmul.h); cuBLASLt is column-major, so
 // C = A B is computed as C^T = B^T A^T with each operand's transpose flag
 // chosen from its strides: no copies. Descriptors and the heuristic's algorithm
 // are cached per problem, since a training step repeats the same shapes.

@@ -1,5 +1,5 @@
 // index_select, gather and scatter_add on CUDA (contracts in
-// hearth/dispatch/schemas/indexing.h). Indices on the GPU arrive unchecked:
+// hearth/dispatch/schemas/index.h). Indices on the GPU arrive unchecked:
 // each kernel tests every index before use and records a bad one
 // (index_guard.cuh) instead of touching memory out of bounds.
 //
@@ -14,7 +14,7 @@
 #include "hearth/backends/cuda/index_guard.cuh"
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/indexing.h"
+#include "hearth/dispatch/schemas/index.h"
 
 namespace hearth::cuda {
 namespace {

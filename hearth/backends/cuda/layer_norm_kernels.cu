@@ -1,10 +1,10 @@
-// Layer norm on CUDA (contract in hearth/dispatch/schemas/nn.h): a group of
+// Layer norm on CUDA (contract in hearth/dispatch/schemas/layer_norm.h): a group of
 // threads per row keeps the row in registers (one read, one write) with an
 // exact two-pass variance; weight and bias gradients are column sums over
 // fixed row chunks, then summed in order.
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/layer_norm.h"
 
 namespace hearth::cuda {
 namespace {

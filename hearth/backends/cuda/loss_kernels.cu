@@ -1,5 +1,5 @@
 // cross_entropy (log_softmax fused with nll, label smoothing, class weights) and
-// nll_loss on CUDA over dense [M, C] rows (formulas in hearth/dispatch/schemas/nn.h).
+// nll_loss on CUDA over dense [M, C] rows (formulas in hearth/dispatch/schemas/loss.h).
 // cross_entropy reads each row once when it fits in registers: a group of
 // threads finds its max, then sum(exp(x - max)) and, with label smoothing,
 // sum(w (x - max)), whose terms share one sign, so the smoothing term does not
@@ -11,7 +11,7 @@
 // its gradient row is zero, as on the CPU.
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/loss.h"
 
 namespace hearth::cuda {
 namespace {

@@ -2,7 +2,7 @@
 // CPU backend's arithmetic (int64 for integer ranges, double otherwise).
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/range.h"
 
 namespace hearth::cuda {
 namespace {

@@ -1,16 +1,17 @@
-// Row reductions on CUDA (contracts in hearth/dispatch/schemas/reduction.h):
+// Row reductions on CUDA (contracts in hearth/dispatch/schemas/reduce_*.h):
 // sum, amax/amin, max_dim/min_dim, var/std and norm over dense rows
 // [outer, inner] -> [outer], all through the engine in row_reduce.cuh.
 // Floating values accumulate in float (double for float64), integers in int64
 // (sum) or their own type (extremes). var is Welford's single pass, merged
 // pairwise, so one read of the input suffices and no cancellation creeps in.
-#include <cuda/std/limits>
-
 #include <cmath>
+
+#include <cuda/std/limits>
 
 #include "hearth/backends/cuda/row_reduce.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/dispatch/schemas/reduce_norm.h"
+#include "hearth/dispatch/schemas/reduce_var.h"
 
 namespace hearth::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // cumsum on CUDA over x [outer, n, inner] (contract in
-// hearth/dispatch/schemas/reduction.h), running sums in float (double for
+// hearth/dispatch/schemas/scan.h), running sums in float (double for
 // float64, int64 for integers).
 //
 // Along the last dim (inner == 1) a group of threads owns a row: each thread
@@ -16,7 +16,7 @@
 
 #include "hearth/backends/cuda/row_reduce.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/reduction.h"
+#include "hearth/dispatch/schemas/scan.h"
 
 namespace hearth::cuda {
 namespace {

@@ -1,5 +1,5 @@
 // softmax / log_softmax and their backward passes on CUDA, along the middle dim
-// of a dense [outer, D, inner] buffer (contracts in hearth/dispatch/schemas/nn.h).
+// of a dense [outer, D, inner] buffer (contracts in hearth/dispatch/schemas/softmax.h).
 // Along the last dim (inner == 1, the common case) a group of threads owns a
 // row, keeps it in registers when it fits and reduces with warp shuffles: one
 // read and one write per element. Along another dim each thread walks one line

@@ -2,7 +2,7 @@
 // formulas (hearth/backends/cpu/unary_kernels.cpp, activation_kernels.cpp).
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/elementwise.h"
+#include "hearth/dispatch/schemas/activation.h"
 
 namespace hearth::cuda {
 namespace {

@@ -13,7 +13,8 @@
 //   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
 //                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
 //   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW]} outputs {grad_bias [O]}; no attributes
-// relu: the forward writes max(conv + bias, 0), the ReLU that follows most
+//   conv2d_relu             conv2d's operands with relu set (Conv2dAttrs::relu): the forward
+//                           writes max(conv + bias, 0), the ReLU that follows most
 // convolutions with a bias (VGG) in the same pass as the bias; the functional
 // layer masks the gradient with the saved output before the backward ops.
 // All tensors share one floating dtype and none is empty (the functional layer

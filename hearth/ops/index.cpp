@@ -7,9 +7,10 @@
 // for every device, to raise at the call that passes a bad index. Gradients
 // pair up: gather's is scatter_add, scatter_add's is gather, and
 // index_select's is a scatter_add of the index broadcast along the rows.
+#include "hearth/dispatch/schemas/index.h"
+
 #include "hearth/autograd/function.h"
 #include "hearth/core/env.h"
-#include "hearth/dispatch/schemas/indexing.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -46,11 +47,11 @@ void check_index_range(const char* op, const Tensor& index, int64_t size, int64_
 // Checks shared by gather and scatter_add: same rank, index no larger than
 // `a` in every dim but `dim`.
 void check_index_shape(const char* op, const Tensor& a, const Tensor& index, int64_t dim, const char* a_name) {
-  HEARTH_CHECK(index.dim() == a.dim(), ShapeError, "[", op, "] index ", index.shape_string(), " must have as many dims as ",
-               a_name, " ", a.shape_string());
+  HEARTH_CHECK(index.dim() == a.dim(), ShapeError, "[", op, "] index ", index.shape_string(),
+               " must have as many dims as ", a_name, " ", a.shape_string());
   for (int64_t d = 0; d < a.dim(); ++d)
-    HEARTH_CHECK(d == dim || index.shape()[d] <= a.shape()[d], ShapeError, "[", op, "] index ",
-                 index.shape_string(), " is larger than ", a_name, " ", a.shape_string(), " in dimension ", d);
+    HEARTH_CHECK(d == dim || index.shape()[d] <= a.shape()[d], ShapeError, "[", op, "] index ", index.shape_string(),
+                 " is larger than ", a_name, " ", a.shape_string(), " in dimension ", d);
 }
 
 // The gradient of src for scatter_add: the gathered gradient, padded with zeros
@@ -173,8 +174,10 @@ Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tens
                        const Tensor& g = c.grad(0);
                        Tensor gsrc;
                        if (c.needs(1)) {
-                         if (g.dim() == 0) gsrc = g.reshape(src_shape);
-                         else gsrc = gather_into_shape(g, d, si.unpack(c.name()), src_shape);
+                         if (g.dim() == 0)
+                           gsrc = g.reshape(src_shape);
+                         else
+                           gsrc = gather_into_shape(g, d, si.unpack(c.name()), src_shape);
                        }
                        return std::vector<Tensor>{c.needs(0) ? g : Tensor(), gsrc};
                      });

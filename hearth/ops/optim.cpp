@@ -1,5 +1,5 @@
-#include "hearth/optim/functional.h"
-
+// The optimizer steps (hearth/optim/functional.h): checks, then one dispatched
+// sgd_step/adam_step per parameter, or one foreach call per device and dtype.
 #include <map>
 #include <string>
 #include <utility>
@@ -9,6 +9,7 @@
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/view.h"
+#include "hearth/optim/functional.h"
 
 namespace hearth::optim {
 namespace {
