@@ -1,13 +1,16 @@
 // Small pieces the CPU elementwise kernels share: visiting only the dtypes a
 // kernel registered for (so nothing is instantiated for types it never sees),
-// and integer arithmetic that wraps instead of overflowing (signed overflow is
-// undefined behaviour, and the sanitizer build would flag it).
+// the loop of the binary arithmetic kernels, and integer arithmetic that wraps
+// instead of overflowing (signed overflow is undefined behaviour, and the
+// sanitizer build would flag it).
 #pragma once
 
 #include <cmath>
 #include <type_traits>
 
+#include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/core/dtype.h"
+#include "hearth/dispatch/op_call.h"
 
 namespace hearth::cpu {
 
@@ -44,6 +47,20 @@ decltype(auto) visit_numeric(DType t, F&& f) {
       return visit_floating(t, std::forward<F>(f));
   }
   HEARTH_THROW(TypeError, "[cpu] kernel called with dtype bool");
+}
+
+// out = fn(a, b) elementwise, fn made per dtype by make_fn(TypeTag<C>) and
+// applied in compute_t<T> (float for the half types).
+template <typename F>
+void run_binary(OpCall& call, F&& make_fn) {
+  const Tensor& out = call.out(0);
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    auto fn = make_fn(TypeTag<C>{});
+    binary_loop<T, T, T>(out, call.in(0), call.in(1),
+                         [&](T a, T b) { return static_cast<T>(fn(static_cast<C>(a), static_cast<C>(b))); });
+  });
 }
 
 template <typename T>

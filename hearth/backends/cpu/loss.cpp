@@ -1,6 +1,8 @@
 // cross_entropy (fused log_softmax + nll, with label smoothing and class
 // weights) and nll_loss on the CPU, over dense [M, C] rows. Contracts and the
 // exact formulas are in hearth/dispatch/schemas/loss.h.
+#include "hearth/dispatch/schemas/loss.h"
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -8,7 +10,6 @@
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/loss.h"
 
 namespace hearth::cpu {
 namespace {

@@ -1,5 +1,7 @@
 // 2-D pooling on the CPU, forward and backward, in parallel over (n, c) planes.
 // Arithmetic in compute_t (float for the 16-bit types).
+#include "hearth/dispatch/schemas/pooling.h"
+
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -7,7 +9,6 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/pooling.h"
 
 namespace hearth::cpu {
 namespace {

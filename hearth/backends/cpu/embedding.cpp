@@ -2,13 +2,14 @@
 // the CPU. The backward groups positions by index first, so each weight row is
 // summed by one thread in a fixed order: no atomics, and the same result for
 // any thread count.
+#include "hearth/dispatch/schemas/embedding.h"
+
 #include <cstring>
 #include <vector>
 
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/embedding.h"
 
 namespace hearth::cpu {
 namespace {

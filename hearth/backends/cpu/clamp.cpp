@@ -1,21 +1,12 @@
-// Selection on the CPU: where (cond ? a : b) and clamp.
-#include <algorithm>
+// clamp on the CPU, in compute_t<T> (float for the half types).
+#include "hearth/dispatch/schemas/clamp.h"
 
 #include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/clamp.h"
 
 namespace hearth::cpu {
 namespace {
-
-void where_kernel(OpCall& call) {
-  const Tensor& out = call.out(0);
-  visit_dtype(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ternary_loop<T, T, T, bool>(out, call.in(0), call.in(1), call.in(2), [](T a, T b, bool c) { return c ? a : b; });
-  });
-}
 
 void clamp_kernel(OpCall& call) {
   const ClampAttrs& at = call.attrs<ClampAttrs>();
@@ -36,7 +27,6 @@ void clamp_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(where, kCpu, where_kernel, DTypeSet::all());
 HEARTH_REGISTER_KERNEL(clamp, kCpu, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
 
 }  // namespace

@@ -1,11 +1,12 @@
 // Dropout on the CPU. The keep decision for element i follows the uniform
 // float32 mapping of hearth/dispatch/schemas/random.h (lane i%4 of
 // philox(offset + i/4)) for every dtype, so any backend drops the same elements.
+#include "hearth/dispatch/schemas/dropout.h"
+
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/dropout.h"
 
 namespace hearth::cpu {
 namespace {

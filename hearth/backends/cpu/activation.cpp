@@ -1,12 +1,13 @@
 // Activations on the CPU: relu, sigmoid, tanh, silu, gelu (erf or tanh form)
 // and gelu's derivative, which backward needs as a kernel because erf is not
 // an op of its own.
+#include "hearth/dispatch/schemas/activation.h"
+
 #include <cmath>
 
 #include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/activation.h"
 
 namespace hearth::cpu {
 namespace {

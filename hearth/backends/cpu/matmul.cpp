@@ -1,13 +1,14 @@
 // bmm on the CPU: one OpenBLAS GEMM per batch entry, whole entries spread over
 // the OpenMP threads when that beats splitting each GEMM. The 16-bit types take
 // a detour through float.
+#include "hearth/dispatch/schemas/matmul.h"
+
 #include <vector>
 
 #include "hearth/backends/cpu/gemm.h"
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/matmul.h"
 
 namespace hearth::cpu {
 namespace {

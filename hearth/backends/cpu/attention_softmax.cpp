@@ -4,6 +4,8 @@
 // softmax and dropout kernels (exponentials in compute_t<T>, sums in double,
 // the keep decision of element i from lane i%4 of philox(offset + i/4)), so
 // the fused op and the composite it replaces agree.
+#include "hearth/dispatch/schemas/attention_softmax.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -14,7 +16,6 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/attention_softmax.h"
 
 namespace hearth::cpu {
 namespace {

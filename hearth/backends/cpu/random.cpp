@@ -1,11 +1,12 @@
 // Philox-based fills on the CPU, following the element-to-counter mapping in
 // hearth/dispatch/schemas/random.h exactly, so the CUDA kernels can match them.
+#include "hearth/dispatch/schemas/random.h"
+
 #include <cmath>
 
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/random.h"
 
 namespace hearth::cpu {
 namespace {

@@ -1,12 +1,13 @@
 // Optimizer steps on the CPU (contracts in hearth/dispatch/schemas/optim.h):
 // one pass over each parameter, reading and writing every state element once.
+#include "hearth/dispatch/schemas/optim.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/optim.h"
 
 namespace hearth::cpu {
 namespace {

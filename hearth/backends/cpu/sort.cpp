@@ -1,6 +1,8 @@
 // sort and topk on the CPU over dense rows [outer, n], one row per task. Values
 // are compared in their compute type with NaN above every number, and equal
 // values keep their original order, so both results are deterministic.
+#include "hearth/dispatch/schemas/sort.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -8,15 +10,16 @@
 
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/sort.h"
 
 namespace hearth::cpu {
 namespace {
 
 template <typename C>
 bool is_nan(C v) {
-  if constexpr (std::is_floating_point_v<C>) return std::isnan(v);
-  else return false;
+  if constexpr (std::is_floating_point_v<C>)
+    return std::isnan(v);
+  else
+    return false;
 }
 
 // Strict "a comes before b" on values: ascending with NaN last, or descending

@@ -5,6 +5,8 @@
 // and happens in a fixed order. Indices from CPU callers arrive checked, but
 // the CPU fallback of other devices passes theirs unchecked, so every index is
 // tested before use and a bad one raises the functional layer's error.
+#include "hearth/dispatch/schemas/index.h"
+
 #include <array>
 #include <atomic>
 #include <cstring>
@@ -13,7 +15,6 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/index.h"
 
 namespace hearth::cpu {
 namespace {
@@ -142,8 +143,10 @@ void gather_kernel(OpCall& call) {
     for_each_along_dim<3>(index.shape(), dim, {&out.strides(), &index.strides(), &x.strides()},
                           [&](const std::array<int64_t, 3>& off, int64_t j) {
                             const int64_t v = ip[off[1] + j * is];
-                            if (in_range(v, size)) op[off[0] + j * os] = xp[off[2] + v * xs];
-                            else bad.note(v);
+                            if (in_range(v, size))
+                              op[off[0] + j * os] = xp[off[2] + v * xs];
+                            else
+                              bad.note(v);
                           });
     bad.raise_if_seen("gather", dim, size);
   });
@@ -166,21 +169,21 @@ void scatter_add_kernel(OpCall& call) {
     const int64_t ss = src.strides()[dim], is = index.strides()[dim], os = out.strides()[dim];
     const int64_t size = out.shape()[dim];
     BadIndex bad;
-    for_each_along_dim<3>(index.shape(), dim, {&src.strides(), &index.strides(), &out.strides()},
-                          [&](const std::array<int64_t, 3>& off, int64_t j) {
-                            const int64_t v = ip[off[1] + j * is];
-                            if (!in_range(v, size)) {
-                              bad.note(v);
-                              return;
-                            }
-                            T& dst = op[off[2] + v * os];
-                            if constexpr (std::is_same_v<T, bool>) {
-                              dst = dst || sp[off[0] + j * ss];
-                            } else {
-                              dst = static_cast<T>(static_cast<C>(static_cast<C>(dst) +
-                                                                  static_cast<C>(sp[off[0] + j * ss])));
-                            }
-                          });
+    for_each_along_dim<3>(
+        index.shape(), dim, {&src.strides(), &index.strides(), &out.strides()},
+        [&](const std::array<int64_t, 3>& off, int64_t j) {
+          const int64_t v = ip[off[1] + j * is];
+          if (!in_range(v, size)) {
+            bad.note(v);
+            return;
+          }
+          T& dst = op[off[2] + v * os];
+          if constexpr (std::is_same_v<T, bool>) {
+            dst = dst || sp[off[0] + j * ss];
+          } else {
+            dst = static_cast<T>(static_cast<C>(static_cast<C>(dst) + static_cast<C>(sp[off[0] + j * ss])));
+          }
+        });
     bad.raise_if_seen("scatter_add", dim, size);
   });
 }

@@ -4,6 +4,8 @@
 // whole items, im2col and GEMM, with its own column buffer: no synchronisation
 // inside an item, and im2col runs in parallel as well. Otherwise items run in
 // turn, with im2col and each GEMM split over the threads.
+#include "hearth/dispatch/schemas/conv2d.h"
+
 #include <algorithm>
 #include <memory>
 #include <vector>
@@ -14,7 +16,6 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/conv2d.h"
 
 #ifdef _OPENMP
 #include <omp.h>

@@ -1,11 +1,12 @@
 // cumsum on the CPU over x [outer, n, inner]: each task owns a block of
 // columns of one outer slice and walks n in order, keeping running sums in
 // double (int64 for integers) so long scans of float32 and half stay accurate.
+#include "hearth/dispatch/schemas/scan.h"
+
 #include <vector>
 
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/scan.h"
 
 namespace hearth::cpu {
 namespace {

@@ -1,10 +1,11 @@
 // copy_ (strided, with dtype conversion) and fill_: the two kernels every
 // backend must have, since transfers between devices are built on them.
+#include "hearth/dispatch/schemas/copy.h"
+
 #include <cstring>
 
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/copy.h"
 
 namespace hearth::cpu {
 namespace {

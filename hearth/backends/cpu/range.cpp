@@ -1,9 +1,10 @@
 // arange_ and linspace_ on the CPU: each element is computed from its index
 // alone (no running sum), so parallel chunks agree with a serial loop and with
 // any other backend.
+#include "hearth/dispatch/schemas/range.h"
+
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/range.h"
 
 namespace hearth::cpu {
 namespace {
