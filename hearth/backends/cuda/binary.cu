@@ -15,15 +15,22 @@ struct BinaryFn {
   acc_t<D> alpha;
   __device__ D operator()(D x, D y) const {
     if constexpr (std::is_same_v<D, bool>) {
-      if constexpr (op == BinOp::add) return x || y;
-      else if constexpr (op == BinOp::sub) return x != y;
-      else return x && y;
+      if constexpr (op == BinOp::add)
+        return x || y;
+      else if constexpr (op == BinOp::sub)
+        return x != y;
+      else
+        return x && y;
     } else {
       acc_t<D> a = to_acc(x), b = to_acc(y);
-      if constexpr (op == BinOp::add) return from_acc<D>(a + alpha * b);
-      else if constexpr (op == BinOp::sub) return from_acc<D>(a - alpha * b);
-      else if constexpr (op == BinOp::mul) return from_acc<D>(a * b);
-      else return from_acc<D>(a / b);
+      if constexpr (op == BinOp::add)
+        return from_acc<D>(a + alpha * b);
+      else if constexpr (op == BinOp::sub)
+        return from_acc<D>(a - alpha * b);
+      else if constexpr (op == BinOp::mul)
+        return from_acc<D>(a * b);
+      else
+        return from_acc<D>(a / b);
     }
   }
 };

@@ -13,15 +13,24 @@ struct CompareFn {
     auto a = to_acc(av);
     auto b = to_acc(bv);
     using A = decltype(a);
-    if constexpr (op == C::eq) return a == b;
-    else if constexpr (op == C::ne) return a != b;
-    else if constexpr (op == C::lt) return a < b;
-    else if constexpr (op == C::le) return a <= b;
-    else if constexpr (op == C::gt) return a > b;
-    else if constexpr (op == C::ge) return a >= b;
-    else if constexpr (op == C::land) return (a != A(0)) && (b != A(0));
-    else if constexpr (op == C::lor) return (a != A(0)) || (b != A(0));
-    else return (a != A(0)) != (b != A(0));
+    if constexpr (op == C::eq)
+      return a == b;
+    else if constexpr (op == C::ne)
+      return a != b;
+    else if constexpr (op == C::lt)
+      return a < b;
+    else if constexpr (op == C::le)
+      return a <= b;
+    else if constexpr (op == C::gt)
+      return a > b;
+    else if constexpr (op == C::ge)
+      return a >= b;
+    else if constexpr (op == C::land)
+      return (a != A(0)) && (b != A(0));
+    else if constexpr (op == C::lor)
+      return (a != A(0)) || (b != A(0));
+    else
+      return (a != A(0)) != (b != A(0));
   }
 };
 

@@ -31,10 +31,18 @@ struct SameBits {
 void copy_same_dtype(const Tensor& dst, const Tensor& src) {
   if (try_transpose_copy(dst, src)) return;
   switch (dst.element_size()) {
-    case 1: gpu_elementwise<uint8_t, uint8_t>(dst, {&src}, SameBits{}); break;
-    case 2: gpu_elementwise<uint16_t, uint16_t>(dst, {&src}, SameBits{}); break;
-    case 4: gpu_elementwise<uint32_t, uint32_t>(dst, {&src}, SameBits{}); break;
-    default: gpu_elementwise<uint64_t, uint64_t>(dst, {&src}, SameBits{}); break;
+    case 1:
+      gpu_elementwise<uint8_t, uint8_t>(dst, {&src}, SameBits{});
+      break;
+    case 2:
+      gpu_elementwise<uint16_t, uint16_t>(dst, {&src}, SameBits{});
+      break;
+    case 4:
+      gpu_elementwise<uint32_t, uint32_t>(dst, {&src}, SameBits{});
+      break;
+    default:
+      gpu_elementwise<uint64_t, uint64_t>(dst, {&src}, SameBits{});
+      break;
   }
 }
 
@@ -56,9 +64,8 @@ void copy_kernel(OpCall& call) {
   if (src.dtype() == dst.dtype()) return copy_same_dtype(dst, src);
   HEARTH_CUDA_DISPATCH_ALL(dst.dtype(), "copy_", [&] {
     using To = scalar_t;
-    HEARTH_CUDA_DISPATCH_ALL(src.dtype(), "copy_", [&] {
-      gpu_elementwise<To, scalar_t>(dst, {&src}, ConvertFn<To>{});
-    });
+    HEARTH_CUDA_DISPATCH_ALL(src.dtype(), "copy_",
+                             [&] { gpu_elementwise<To, scalar_t>(dst, {&src}, ConvertFn<To>{}); });
   });
 }
 

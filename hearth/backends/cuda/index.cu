@@ -24,11 +24,16 @@ DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 // The bits written where an index was out of range: NaN for floating dtypes, 0 otherwise.
 uint64_t skipped_element_bits(DType dt) {
   switch (dt) {
-    case DType::float32: return 0x7fc00000u;
-    case DType::float64: return 0x7ff8000000000000ull;
-    case DType::bfloat16: return 0x7fc0u;
-    case DType::float16: return 0x7e00u;
-    default: return 0;
+    case DType::float32:
+      return 0x7fc00000u;
+    case DType::float64:
+      return 0x7ff8000000000000ull;
+    case DType::bfloat16:
+      return 0x7fc0u;
+    case DType::float16:
+      return 0x7e00u;
+    default:
+      return 0;
   }
 }
 
@@ -100,8 +105,8 @@ void launch_index_select(const Tensor& x, const Tensor& index, const Tensor& out
   const int64_t words = row_bytes / static_cast<int64_t>(sizeof(U));
   const U fill = repeated<U>(skipped_element_bits(x.dtype()), x.element_size());
   index_select_kernel<U><<<grid_for(outer * k * words, kThreads, device), kThreads, 0, stream(device)>>>(
-      static_cast<const U*>(x.data_ptr()), static_cast<const int64_t*>(index.data_ptr()), static_cast<U*>(out.data_ptr()),
-      outer, n, k, words, fill, index_error_slot(device), dim);
+      static_cast<const U*>(x.data_ptr()), static_cast<const int64_t*>(index.data_ptr()),
+      static_cast<U*>(out.data_ptr()), outer, n, k, words, fill, index_error_slot(device), dim);
   HEARTH_CUDA_CHECK_LAUNCH();
 }
 
@@ -116,11 +121,16 @@ void index_select_cuda(OpCall& call) {
   // The widest word that divides a row and the alignment of both buffers.
   const uintptr_t align = reinterpret_cast<uintptr_t>(x.data_ptr()) | reinterpret_cast<uintptr_t>(out.data_ptr());
   auto fits = [&](int64_t w) { return row_bytes % w == 0 && align % static_cast<uintptr_t>(w) == 0; };
-  if (fits(16)) launch_index_select<uint4>(x, index, out, row_bytes, dim);
-  else if (fits(8)) launch_index_select<uint64_t>(x, index, out, row_bytes, dim);
-  else if (fits(4)) launch_index_select<uint32_t>(x, index, out, row_bytes, dim);
-  else if (fits(2)) launch_index_select<uint16_t>(x, index, out, row_bytes, dim);
-  else launch_index_select<uint8_t>(x, index, out, row_bytes, dim);
+  if (fits(16))
+    launch_index_select<uint4>(x, index, out, row_bytes, dim);
+  else if (fits(8))
+    launch_index_select<uint64_t>(x, index, out, row_bytes, dim);
+  else if (fits(4))
+    launch_index_select<uint32_t>(x, index, out, row_bytes, dim);
+  else if (fits(2))
+    launch_index_select<uint16_t>(x, index, out, row_bytes, dim);
+  else
+    launch_index_select<uint8_t>(x, index, out, row_bytes, dim);
 }
 
 // ---- gather: out[c] = x[c with c[dim] = index[c]], elements moved as words of E ----
@@ -166,10 +176,18 @@ void gather_cuda(OpCall& call) {
   if (out.numel() == 0) return;
   const int dim = static_cast<int>(call.attrs<IndexDimAttrs>().dim);
   switch (x.element_size()) {
-    case 1: launch_gather<uint8_t>(x, index, out, dim); break;
-    case 2: launch_gather<uint16_t>(x, index, out, dim); break;
-    case 4: launch_gather<uint32_t>(x, index, out, dim); break;
-    default: launch_gather<uint64_t>(x, index, out, dim); break;
+    case 1:
+      launch_gather<uint8_t>(x, index, out, dim);
+      break;
+    case 2:
+      launch_gather<uint16_t>(x, index, out, dim);
+      break;
+    case 4:
+      launch_gather<uint32_t>(x, index, out, dim);
+      break;
+    default:
+      launch_gather<uint64_t>(x, index, out, dim);
+      break;
   }
 }
 
@@ -233,8 +251,8 @@ void scatter_add_cuda(OpCall& call) {
     using D = scalar_t;
     if (!in_place) {
       if (self.is_contiguous() && out.is_contiguous())
-        HEARTH_CUDA_CHECK(cudaMemcpyAsync(out.data_ptr(), self.data_ptr(), out.nbytes(), cudaMemcpyDeviceToDevice,
-                                          stream(device)));
+        HEARTH_CUDA_CHECK(
+            cudaMemcpyAsync(out.data_ptr(), self.data_ptr(), out.nbytes(), cudaMemcpyDeviceToDevice, stream(device)));
       else
         gpu_elementwise<D, D>(out, {&self}, IdentityFn<D>{});
     }
@@ -246,8 +264,7 @@ void scatter_add_cuda(OpCall& call) {
     const OffsetCalc<3> oc = offsets_over<3>(index.shape(), {byte_strides(index), byte_strides(src), os});
     scatter_add_kernel<D><<<grid_for(total, kThreads, device), kThreads, 0, stream(device)>>>(
         static_cast<const char*>(src.data_ptr()), static_cast<const char*>(index.data_ptr()),
-        static_cast<char*>(out.data_ptr()), total, oc, out_dim_stride, out.shape()[dim], index_error_slot(device),
-        dim);
+        static_cast<char*>(out.data_ptr()), total, oc, out_dim_stride, out.shape()[dim], index_error_slot(device), dim);
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }

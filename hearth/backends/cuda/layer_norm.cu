@@ -51,8 +51,8 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 template <typename D, int VEC, bool kCached>
 __global__ void __launch_bounds__(kMaxRowThreads)
     layer_norm_backward_kernel(const D* __restrict__ g, const D* __restrict__ x, const acc_t<D>* __restrict__ mean,
-                               const acc_t<D>* __restrict__ rstd, Param<D> w, D* __restrict__ gx, int64_t M,
-                               int64_t K, int tpr) {
+                               const acc_t<D>* __restrict__ rstd, Param<D> w, D* __restrict__ gx, int64_t M, int64_t K,
+                               int tpr) {
   using A = acc_t<D>;
   __shared__ A smem[64];
   const GroupPos gp = group_pos(tpr);
@@ -73,9 +73,8 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     });
     group_reduce<2>(sums, SumOp{}, tpr, smem);
     const A mean_gw = sums[0] / static_cast<A>(K), mean_gwx = sums[1] / static_cast<A>(K);
-    r.store(gx + off, [&](int64_t col, A(&v)[2]) {
-      return rs * (v[0] * w.get(col, 1) - mean_gw - (v[1] - m) * rs * mean_gwx);
-    });
+    r.store(gx + off,
+            [&](int64_t col, A(&v)[2]) { return rs * (v[0] * w.get(col, 1) - mean_gw - (v[1] - m) * rs * mean_gwx); });
   }
 }
 
@@ -172,12 +171,13 @@ void layer_norm_backward(OpCall& call) {
     if (!gw.defined() && !gb.defined()) return;
     const int64_t col_tiles = (K + 31) / 32;
     const int64_t target_blocks = static_cast<int64_t>(sm_count(dev.index)) * 8;
-    const int64_t chunks = std::clamp<int64_t>((target_blocks + col_tiles - 1) / col_tiles, 1,
-                                               std::min<int64_t>(1024, (M + 7) / 8));
+    const int64_t chunks =
+        std::clamp<int64_t>((target_blocks + col_tiles - 1) / col_tiles, 1, std::min<int64_t>(1024, (M + 7) / 8));
     Tensor partials = Tensor::empty({2, chunks, K}, mean.dtype(), dev);
     A* pp = static_cast<A*>(partials.data_ptr());
-    layer_norm_param_partials_kernel<D><<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(chunks)),
-                                          dim3(32, 8), 0, s>>>(gp, xp, mp, rp, M, K, pp);
+    layer_norm_param_partials_kernel<D>
+        <<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(chunks)), dim3(32, 8), 0, s>>>(gp, xp, mp, rp,
+                                                                                                       M, K, pp);
     HEARTH_CUDA_CHECK_LAUNCH();
     layer_norm_param_final_kernel<D><<<channel_blocks(K), 256, 0, s>>>(pp, chunks, K, param<D>(gw), param<D>(gb));
     HEARTH_CUDA_CHECK_LAUNCH();

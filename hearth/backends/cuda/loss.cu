@@ -49,8 +49,8 @@ struct CeArgs {
 
 template <typename D, int VEC, bool kCached>
 __global__ void __launch_bounds__(kMaxRowThreads)
-    cross_entropy_kernel(const D* __restrict__ x, Index target, Param<D> w, CeArgs a, acc_t<D>* loss,
-                         acc_t<D>* lse_out, acc_t<D>* target_weight, int tpr) {
+    cross_entropy_kernel(const D* __restrict__ x, Index target, Param<D> w, CeArgs a, acc_t<D>* loss, acc_t<D>* lse_out,
+                         acc_t<D>* target_weight, int tpr) {
   using A = acc_t<D>;
   __shared__ A smem[64];
   const GroupPos gp = group_pos(tpr);
@@ -206,11 +206,11 @@ void cross_entropy_backward(OpCall& call) {
     const A* lp = static_cast<const A*>(lse.data_ptr());
     const A* gp = static_cast<const A*>(gl.data_ptr());
     if (p.vec)
-      cross_entropy_backward_kernel<D, kVecOf<D>><<<p.blocks, p.threads, 0, s>>>(
-          xp, index_of(target), lp, gp, param<D>(weight), args, op, p.tpr);
+      cross_entropy_backward_kernel<D, kVecOf<D>>
+          <<<p.blocks, p.threads, 0, s>>>(xp, index_of(target), lp, gp, param<D>(weight), args, op, p.tpr);
     else
-      cross_entropy_backward_kernel<D, 1><<<p.blocks, p.threads, 0, s>>>(xp, index_of(target), lp, gp,
-                                                                         param<D>(weight), args, op, p.tpr);
+      cross_entropy_backward_kernel<D, 1>
+          <<<p.blocks, p.threads, 0, s>>>(xp, index_of(target), lp, gp, param<D>(weight), args, op, p.tpr);
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }
@@ -244,9 +244,9 @@ void nll_loss_backward(OpCall& call) {
   HEARTH_CUDA_DISPATCH_FLOATING(gx.dtype(), "nll_loss_backward", [&] {
     using D = scalar_t;
     using A = acc_t<D>;
-    nll_loss_backward_kernel<D><<<row_blocks(M, device), 256, 0, s>>>(
-        static_cast<const A*>(gl.data_ptr()), index_of(target), param<D>(weight), M, C, ignore_index,
-        static_cast<D*>(gx.data_ptr()));
+    nll_loss_backward_kernel<D><<<row_blocks(M, device), 256, 0, s>>>(static_cast<const A*>(gl.data_ptr()),
+                                                                      index_of(target), param<D>(weight), M, C,
+                                                                      ignore_index, static_cast<D*>(gx.data_ptr()));
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }

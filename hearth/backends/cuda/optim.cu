@@ -43,8 +43,7 @@ struct alignas(sizeof(D) * 4) Quad {
 // memory bandwidth, and one element per access left them at about half of it.
 // `writes` says which tensors the update changes; only those are stored.
 template <typename D, int Depth, typename Update>
-__device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bool (&writes)[Depth],
-                                          Update&& update) {
+__device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bool (&writes)[Depth], Update&& update) {
   const int t = tl.block_tensor[blockIdx.x];
   const int64_t begin = static_cast<int64_t>(tl.block_chunk[blockIdx.x]) * kChunk;
   const int64_t end = min(begin + kChunk, tl.numel[t]);
@@ -64,7 +63,8 @@ __device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bo
 #pragma unroll
       for (int l = 0; l < 4; ++l) [&]<int... K>(std::integer_sequence<int, K...>) {
           update(r[K].v[l]...);
-        }(std::make_integer_sequence<int, Depth>{});
+        }
+      (std::make_integer_sequence<int, Depth>{});
 #pragma unroll
       for (int k = 0; k < Depth; ++k)
         if (writes[k] && ptr[k]) *reinterpret_cast<Quad<D>*>(ptr[k] + i) = r[k];
@@ -72,9 +72,9 @@ __device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bo
     scalar_from = begin + 4 * quads;
   }
   D dummy[Depth] = {};
-  for (int64_t i = scalar_from + threadIdx.x; i < end; i += blockDim.x) [&]<int... K>(std::integer_sequence<int, K...>) {
-      update((ptr[K] ? ptr[K][i] : dummy[K])...);
-    }(std::make_integer_sequence<int, Depth>{});
+  for (int64_t i = scalar_from + threadIdx.x; i < end; i += blockDim.x)
+    [&]<int... K>(std::integer_sequence<int, K...>) { update((ptr[K] ? ptr[K][i] : dummy[K])...); }
+  (std::make_integer_sequence<int, Depth>{});
 }
 
 template <typename D>
@@ -87,8 +87,7 @@ __global__ void sgd_kernel(TensorLists<3> tl, SgdStepAttrs a) {
     if (a.maximize) g = -g;
     A d = g + static_cast<A>(a.weight_decay) * p;
     if (a.momentum != 0.0) {
-      const A b =
-          a.init_buffer ? d : static_cast<A>(a.momentum) * to_acc(buf) + static_cast<A>(1.0 - a.dampening) * d;
+      const A b = a.init_buffer ? d : static_cast<A>(a.momentum) * to_acc(buf) + static_cast<A>(1.0 - a.dampening) * d;
       buf = from_acc<D>(b);
       const A stored = to_acc(buf);  // later steps read the rounded buffer: use it now too
       d = a.nesterov ? d + static_cast<A>(a.momentum) * stored : stored;

@@ -88,9 +88,10 @@ Geometry geometry(const Tensor& x, const Tensor& out, const Pool2dAttrs* a) {
 // (max_pool2d's indices, h * W + w, are smaller than either).
 Geom<int32_t> narrow(const Geometry& g) {
   auto n = [](int64_t v) { return static_cast<int32_t>(v); };
-  return {n(g.planes), n(g.channels), n(g.h),  n(g.w),  n(g.oh), n(g.ow), n(g.kh),
-          n(g.kw),     n(g.sh),       n(g.sw), n(g.ph), n(g.pw), n(g.dh), n(g.dw),
-          g.count_include_pad, g.nhwc};
+  return {n(g.planes), n(g.channels), n(g.h),  n(g.w),  n(g.oh),
+          n(g.ow),     n(g.kh),       n(g.kw), n(g.sh), n(g.sw),
+          n(g.ph),     n(g.pw),       n(g.dh), n(g.dw), g.count_include_pad,
+          g.nhwc};
 }
 
 bool fits_int32(const Geometry& g) {
@@ -105,8 +106,10 @@ unsigned blocks(int64_t n) { return static_cast<unsigned>((n + kThreads - 1) / k
 // Calls f(geometry) with the geometry in the narrowest index type that holds it.
 template <typename F>
 void with_index_type(const Geometry& g, F&& f) {
-  if (fits_int32(g)) f(narrow(g));
-  else f(g);
+  if (fits_int32(g))
+    f(narrow(g));
+  else
+    f(g);
 }
 
 // Outputs along one dim whose window can hold input position `in`: o s - p + j d
@@ -176,7 +179,8 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
     for (I kx = 0; kx < g.kw; ++kx) {
       const I xx = ox * g.sw - g.pw + kx * g.dw;
       if (xx < 0 || xx >= g.w) continue;
-      const nn::Pack<D, VEC> p = *reinterpret_cast<const nn::Pack<D, VEC>*>(x + ((n * g.h + y) * g.w + xx) * g.channels + c);
+      const nn::Pack<D, VEC> p =
+          *reinterpret_cast<const nn::Pack<D, VEC>*>(x + ((n * g.h + y) * g.w + xx) * g.channels + c);
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
         const A v = to_acc(p.v[e]);
@@ -202,8 +206,8 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
 // whose saved index is this element, in (oh, ow) order: the order in which the
 // CPU kernel scatters, so both round the same sums.
 template <typename D, typename I>
-__global__ void max_pool_bwd(const D* __restrict__ gy, const int64_t* __restrict__ idx, D* __restrict__ gx,
-                             Geom<I> g, I total) {
+__global__ void max_pool_bwd(const D* __restrict__ gy, const int64_t* __restrict__ idx, D* __restrict__ gx, Geom<I> g,
+                             I total) {
   const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const Pos<I> at = position(g, i, g.h, g.w);

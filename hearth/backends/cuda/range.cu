@@ -23,7 +23,8 @@ template <typename D>
 __global__ void linspace_kernel(D* out, int64_t n, double start, double end, double step) {
   int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= n) return;
-  double v = (i < n / 2 || n == 1) ? start + step * static_cast<double>(i) : end - step * static_cast<double>(n - 1 - i);
+  double v =
+      (i < n / 2 || n == 1) ? start + step * static_cast<double>(i) : end - step * static_cast<double>(n - 1 - i);
   out[i] = from_acc<D>(static_cast<acc_t<D>>(v));
 }
 
@@ -54,7 +55,7 @@ void linspace(OpCall& call) {
   double step = at.steps > 1 ? (at.end - at.start) / static_cast<double>(at.steps - 1) : 0.0;
   HEARTH_CUDA_DISPATCH_NUMERIC(t.dtype(), "linspace_", [&] {
     linspace_kernel<<<blocks(t.numel()), kThreads, 0, stream(dev)>>>(static_cast<scalar_t*>(t.data_ptr()), at.steps,
-                                                                      at.start, at.end, step);
+                                                                     at.start, at.end, step);
   });
   HEARTH_CUDA_CHECK_LAUNCH();
 }

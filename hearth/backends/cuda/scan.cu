@@ -249,13 +249,17 @@ void scan_rows(const D* xp, D* yp, int64_t outer, int64_t n, int device, cudaStr
   using V1 = std::integral_constant<int, 1>;
   using VN = std::integral_constant<int, kVec>;
   if (segs > 1) {
-    if (vec) launch(VN{}, std::true_type{});
-    else launch(V1{}, std::true_type{});
+    if (vec)
+      launch(VN{}, std::true_type{});
+    else
+      launch(V1{}, std::true_type{});
     exclusive_scan_sums_kernel<A><<<rowred::grid_blocks(outer, 256 / 32, device), 256, 0, s>>>(offsets, outer, segs);
     HEARTH_CUDA_CHECK_LAUNCH();
   }
-  if (vec) launch(VN{}, std::false_type{});
-  else launch(V1{}, std::false_type{});
+  if (vec)
+    launch(VN{}, std::false_type{});
+  else
+    launch(V1{}, std::false_type{});
 }
 
 template <typename D, bool kRev>
@@ -281,8 +285,8 @@ void scan_lines(const D* xp, D* yp, int64_t outer, int64_t n, int64_t inner, int
   A* offsets = static_cast<A*>(scratch.data_ptr());
   scan_lines_kernel<D, kRev, true><<<blocks, 256, 0, s>>>(xp, yp, outer, n, inner, seg_len, segs, offsets);
   HEARTH_CUDA_CHECK_LAUNCH();
-  exclusive_scan_line_sums_kernel<A><<<rowred::grid_blocks(lines, 256, device), 256, 0, s>>>(offsets, outer, segs,
-                                                                                             inner);
+  exclusive_scan_line_sums_kernel<A>
+      <<<rowred::grid_blocks(lines, 256, device), 256, 0, s>>>(offsets, outer, segs, inner);
   HEARTH_CUDA_CHECK_LAUNCH();
   scan_lines_kernel<D, kRev, false><<<blocks, 256, 0, s>>>(xp, yp, outer, n, inner, seg_len, segs, offsets);
   HEARTH_CUDA_CHECK_LAUNCH();
@@ -297,11 +301,15 @@ void cumsum_typed(const Tensor& x, const Tensor& out, bool reverse) {
   const D* xp = static_cast<const D*>(x.data_ptr());
   D* yp = static_cast<D*>(out.data_ptr());
   if (inner == 1) {
-    if (reverse) scan_rows<D, true>(xp, yp, outer, n, device, s, x);
-    else scan_rows<D, false>(xp, yp, outer, n, device, s, x);
+    if (reverse)
+      scan_rows<D, true>(xp, yp, outer, n, device, s, x);
+    else
+      scan_rows<D, false>(xp, yp, outer, n, device, s, x);
   } else {
-    if (reverse) scan_lines<D, true>(xp, yp, outer, n, inner, device, s, x);
-    else scan_lines<D, false>(xp, yp, outer, n, inner, device, s, x);
+    if (reverse)
+      scan_lines<D, true>(xp, yp, outer, n, inner, device, s, x);
+    else
+      scan_lines<D, false>(xp, yp, outer, n, inner, device, s, x);
   }
 }
 

@@ -50,8 +50,10 @@ __global__ void __launch_bounds__(kMaxRowThreads)
       r.store(y + off, [&](int64_t, A(&v)[1]) { return v[0] - lse; });
     } else {
       const A inv = A(1) / sum;
-      if constexpr (kCached) r.store(y + off, [&](int64_t, A(&v)[1]) { return v[0] * inv; });
-      else r.store(y + off, [&](int64_t, A(&v)[1]) { return dev_exp(v[0] - shift) * inv; });
+      if constexpr (kCached)
+        r.store(y + off, [&](int64_t, A(&v)[1]) { return v[0] * inv; });
+      else
+        r.store(y + off, [&](int64_t, A(&v)[1]) { return dev_exp(v[0] - shift) * inv; });
     }
   }
 }

@@ -65,8 +65,8 @@ __global__ void transpose_copy_kernel(char* dst, const char* src, TransposeArgs 
 // layouts call for it (elementwise_plan.h's plan_transpose); false otherwise.
 inline bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   const int64_t elem = static_cast<int64_t>(dst.element_size());
-  const IterDims<2> dims =
-      collapse_dims<2>(dst.shape(), {broadcast_byte_strides(dst, dst.shape()), broadcast_byte_strides(src, dst.shape())});
+  const IterDims<2> dims = collapse_dims<2>(
+      dst.shape(), {broadcast_byte_strides(dst, dst.shape()), broadcast_byte_strides(src, dst.shape())});
   TransposePlan plan;
   if (!fits_int32(dims) || !plan_transpose(dims, elem, plan)) return false;
   const uint32_t row_tiles = static_cast<uint32_t>((plan.rows + kTile - 1) / kTile);
@@ -85,10 +85,18 @@ inline bool try_transpose_copy(const Tensor& dst, const Tensor& src) {
   const char* s = static_cast<const char*>(src.data_ptr());
   const OffsetCalc32<2> batch = make_offset_calc32(plan.batch);
   switch (elem) {
-    case 1: transpose_copy_kernel<uint8_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch); break;
-    case 2: transpose_copy_kernel<uint16_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch); break;
-    case 4: transpose_copy_kernel<uint32_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch); break;
-    default: transpose_copy_kernel<uint64_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch); break;
+    case 1:
+      transpose_copy_kernel<uint8_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch);
+      break;
+    case 2:
+      transpose_copy_kernel<uint16_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch);
+      break;
+    case 4:
+      transpose_copy_kernel<uint32_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch);
+      break;
+    default:
+      transpose_copy_kernel<uint64_t><<<blocks, threads, 0, stream(device)>>>(d, s, args, batch);
+      break;
   }
   HEARTH_CUDA_CHECK_LAUNCH();
   return true;
