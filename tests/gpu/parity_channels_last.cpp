@@ -16,8 +16,6 @@ namespace {
 
 const std::vector<DType> kFloat = {DType::float32, DType::float64, DType::bfloat16, DType::float16};
 
-Tensor nhwc(const Tensor& t) { return contiguous(t, MemoryFormat::channels_last); }
-
 // Outputs must keep the input's format; a case fails loudly where one does not.
 std::vector<Tensor> expect_channels_last(std::vector<Tensor> outs, const char* what) {
   for (const Tensor& t : outs)

@@ -1,8 +1,8 @@
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <optional>
 #include <string>
+
+#include <gtest/gtest.h>
 
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/ops/elementwise.h"
@@ -47,8 +47,11 @@ TEST(IndexSelect, DtypesAndLayouts) {
 }
 
 TEST(IndexSelect, BadInput) {
-  EXPECT_TRUE(throws_with<ValueError>([] { index_select(sample(), 1, idx({0, 3})); },
-                                      "index 3 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [] {
+        index_select(sample(), 1, idx({0, 3}));
+      },
+      "index 3 is out of bounds for dimension 1 with size 3"));
   EXPECT_TRUE(throws_with<ValueError>([] { index_select(sample(), 0, idx({-1})); }, "index -1 is out of bounds"));
   EXPECT_TRUE(throws_with<TypeError>([] { index_select(sample(), 0, tensor({0.f})); }, "int64"));
   EXPECT_TRUE(throws_with<ShapeError>([] { index_select(sample(), 0, idx({0, 0}, {1, 2})); }, "1-D"));
@@ -93,13 +96,18 @@ TEST(Gather, DtypesLayoutsAndExpandedIndex) {
 }
 
 TEST(Gather, BadInput) {
-  EXPECT_TRUE(throws_with<ValueError>([] { gather(sample(), 1, idx({0, 5}, {2, 1})); },
-                                      "index 5 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [] {
+        gather(sample(), 1, idx({0, 5}, {2, 1}));
+      },
+      "index 5 is out of bounds for dimension 1 with size 3"));
   EXPECT_TRUE(throws_with<ShapeError>([] { gather(sample(), 1, idx({0, 1})); }, "as many dims"));
-  EXPECT_TRUE(throws_with<ShapeError>([] { gather(sample(), 1, idx({0, 0, 0}, {3, 1})); },
-                                      "larger than input [2, 3] in dimension 0"));
-  EXPECT_TRUE(throws_with<TypeError>([] { gather(sample(), 1, tensor(std::vector<int32_t>{0, 0}, {2, 1})); },
-                                     "int64"));
+  EXPECT_TRUE(throws_with<ShapeError>(
+      [] {
+        gather(sample(), 1, idx({0, 0, 0}, {3, 1}));
+      },
+      "larger than input [2, 3] in dimension 0"));
+  EXPECT_TRUE(throws_with<TypeError>([] { gather(sample(), 1, tensor(std::vector<int32_t>{0, 0}, {2, 1})); }, "int64"));
 }
 
 TEST(Gather, Gradcheck) {
@@ -148,8 +156,7 @@ TEST(ScatterAdd, BadInput) {
                                       "index 2 is out of bounds for dimension 0 with size 2"));
   EXPECT_TRUE(throws_with<TypeError>([] { scatter_add(zeros({2}), 0, idx({0}), ones({1}, DType::float64)); },
                                      "src dtype float64"));
-  EXPECT_TRUE(throws_with<ShapeError>([] { scatter_add(zeros({2}), 0, idx({0, 1}), ones({1})); },
-                                      "larger than src"));
+  EXPECT_TRUE(throws_with<ShapeError>([] { scatter_add(zeros({2}), 0, idx({0, 1}), ones({1})); }, "larger than src"));
   EXPECT_TRUE(throws_with<ShapeError>([] { scatter_add(zeros({2, 2}), 0, idx({0}), ones({1})); }, "as many dims"));
   Tensor leaf = zeros({2}, DType::float64).requires_grad_();
   EXPECT_THROW(scatter_add_(leaf, 0, idx({0}), ones({1}, DType::float64)), AutogradError);
@@ -194,12 +201,16 @@ class ScopedEnv {
  public:
   ScopedEnv(const char* name, const char* value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = std::string(old);
-    if (value) setenv(name, value, 1);
-    else unsetenv(name);
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
   }
   ~ScopedEnv() {
-    if (old_) setenv(name_, old_->c_str(), 1);
-    else unsetenv(name_);
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
   }
   ScopedEnv(const ScopedEnv&) = delete;
   ScopedEnv& operator=(const ScopedEnv&) = delete;
@@ -222,14 +233,26 @@ class IndexChecks : public ::testing::Test {
 
 TEST_F(IndexChecks, OffTheCpuTheKernelsRaiseWithoutAHostCheck) {
   Tensor x = on_dev(sample());
-  EXPECT_TRUE(throws_with<ValueError>([&] { gather(x, 1, on_dev(idx({0, 5}, {2, 1}))); },
-                                      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
-  EXPECT_TRUE(throws_with<ValueError>([&] { index_select(x, 1, on_dev(idx({0, 3}))); },
-                                      "[index_select] index 3 is out of bounds for dimension 1 with size 3"));
-  EXPECT_TRUE(throws_with<ValueError>([&] { scatter_add(x, 0, on_dev(idx({0, -1}, {1, 2})), x); },
-                                      "[scatter_add] index -1 is out of bounds for dimension 0 with size 2"));
-  EXPECT_TRUE(throws_with<ValueError>([&] { one_hot(on_dev(idx({0, 3})), 3); },
-                                      "[scatter_add] index 3 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        gather(x, 1, on_dev(idx({0, 5}, {2, 1})));
+      },
+      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        index_select(x, 1, on_dev(idx({0, 3})));
+      },
+      "[index_select] index 3 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        scatter_add(x, 0, on_dev(idx({0, -1}, {1, 2})), x);
+      },
+      "[scatter_add] index -1 is out of bounds for dimension 0 with size 2"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        one_hot(on_dev(idx({0, 3})), 3);
+      },
+      "[scatter_add] index 3 is out of bounds for dimension 1 with size 3"));
   EXPECT_FALSE(host_checked());
   // Valid indices still work, and still without reading them back.
   EXPECT_TRUE(near(gather(x, 1, on_dev(idx({2, 0}, {2, 1}))).cpu(), {2, 3}));
@@ -241,26 +264,42 @@ TEST_F(IndexChecks, OffTheCpuTheKernelsRaiseWithoutAHostCheck) {
 TEST_F(IndexChecks, CheckIndicesChecksOnTheHostForEveryDevice) {
   ScopedEnv on("HEARTH_CHECK_INDICES", "1");
   Tensor x = on_dev(sample());
-  EXPECT_TRUE(throws_with<ValueError>([&] { gather(x, 1, on_dev(idx({0, 5}, {2, 1}))); },
-                                      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        gather(x, 1, on_dev(idx({0, 5}, {2, 1})));
+      },
+      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
   EXPECT_TRUE(host_checked());
   EXPECT_EQ(fallback_stats().count("gather"), 0u);  // raised before the kernel ran
-  EXPECT_TRUE(throws_with<ValueError>([&] { one_hot(on_dev(idx({0, 3})), 3); },
-                                      "[one_hot] class value 3 is out of range for num_classes 3"));
-  EXPECT_TRUE(throws_with<ValueError>([&] { scatter_add_(x, 0, on_dev(idx({2}, {1, 1})), x); },
-                                      "[scatter_add_] index 2 is out of bounds for dimension 0 with size 2"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        one_hot(on_dev(idx({0, 3})), 3);
+      },
+      "[one_hot] class value 3 is out of range for num_classes 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        scatter_add_(x, 0, on_dev(idx({2}, {1, 1})), x);
+      },
+      "[scatter_add_] index 2 is out of bounds for dimension 0 with size 2"));
 }
 
 TEST_F(IndexChecks, CpuIndicesAreCheckedOnTheHostAlways) {
-  EXPECT_TRUE(throws_with<ValueError>([] { gather(sample(), 1, idx({0, 5}, {2, 1})); },
-                                      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [] {
+        gather(sample(), 1, idx({0, 5}, {2, 1}));
+      },
+      "[gather] index 5 is out of bounds for dimension 1 with size 3"));
   EXPECT_TRUE(throws_with<ValueError>([] { scatter_add_(zeros({2}), 0, idx({7}), ones({1})); },
                                       "[scatter_add_] index 7 is out of bounds"));
 }
 
 TEST_F(IndexChecks, InferringOneHotClassesReadsTheIndexOnAnyDevice) {
-  EXPECT_TRUE(throws_with<ValueError>([&] { one_hot(on_dev(idx({1, -1}))); }, "[one_hot] class values must be "
-                                                                               "non-negative, got -1"));
+  EXPECT_TRUE(throws_with<ValueError>(
+      [&] {
+        one_hot(on_dev(idx({1, -1})));
+      },
+      "[one_hot] class values must be "
+      "non-negative, got -1"));
   EXPECT_EQ(ints(one_hot(on_dev(idx({1, 0}))).cpu()), (std::vector<int64_t>{0, 1, 1, 0}));
 }
 
