@@ -110,9 +110,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   using A = acc_t<D>;
   constexpr int kInputs = kResidual ? 2 : 1;
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; row < R;
-       row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (int64_t row : group_rows(R, tpr, gp)) {
     const int64_t c = row % C;
     const A scale = affine[c], shift = affine[C + c];
     const D* src[kInputs];
@@ -159,9 +157,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
                                  int tpr) {
   using A = acc_t<D>;
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; row < R;
-       row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (int64_t row : group_rows(R, tpr, gp)) {
     const int64_t c = row % C;
     const A k = coef[c], b = coef[C + c], m = coef[2 * C + c], d = coef[3 * C + c];
     constexpr int kInputs = kMasked ? 3 : 2;

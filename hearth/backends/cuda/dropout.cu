@@ -79,7 +79,7 @@ bool aligned_to(const void* p, size_t bytes) { return reinterpret_cast<uintptr_t
 
 unsigned groups_blocks(int64_t n, int device) {
   const int64_t groups = (n + 3) / 4;
-  return static_cast<unsigned>(std::min<int64_t>((groups + 255) / 256, static_cast<int64_t>(sm_count(device)) * 32));
+  return row_grid(groups, 256, device);
 }
 
 void dropout_forward(OpCall& call) {

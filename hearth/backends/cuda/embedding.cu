@@ -41,9 +41,7 @@ GatherPlan plan_gather(int64_t rows, int64_t units, int device) {
   p.tpr = std::min(pow2_at_least((units + 3) / 4), 256);
   const int64_t want = static_cast<int64_t>(sm_count(device)) * 2048;
   while (p.tpr < 256 && rows * p.tpr < want && 2 * p.tpr <= units) p.tpr *= 2;
-  const int64_t rows_per_block = p.threads / p.tpr;
-  p.blocks = static_cast<unsigned>(
-      std::min<int64_t>((rows + rows_per_block - 1) / rows_per_block, static_cast<int64_t>(sm_count(device)) * 32));
+  p.blocks = row_grid(rows, p.threads / p.tpr, device);
   return p;
 }
 
@@ -51,9 +49,7 @@ template <typename U>
 __global__ void embedding_kernel(const U* __restrict__ weight, Index indices, U* __restrict__ out, int64_t K, int64_t V,
                                  int64_t units, U bad, int tpr) {
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; k < K;
-       k += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (int64_t k : group_rows(K, tpr, gp)) {
     const int64_t v = indices[k];
     U* dst = out + k * units;
     if (v < 0 || v >= V) {
@@ -107,8 +103,7 @@ void embedding_forward(OpCall& call) {
 
 // Sort keys: the index, or V for an index out of range (sorted last, then skipped).
 __global__ void embedding_keys_kernel(Index indices, int64_t K, int64_t V, uint32_t* keys, int32_t* positions) {
-  for (int64_t k = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; k < K;
-       k += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t k : thread_rows(K)) {
     const int64_t v = indices[k];
     keys[k] = static_cast<uint32_t>(v >= 0 && v < V ? v : V);
     positions[k] = static_cast<int32_t>(k);
@@ -124,10 +119,8 @@ __global__ void embedding_piece_sums_kernel(const D* __restrict__ grad, const ui
                                             const int32_t* __restrict__ positions, int64_t K, int64_t V, int64_t Dim,
                                             int64_t padding_idx, A* __restrict__ partial, int tpr) {
   const GroupPos gp = group_pos(tpr);
-  const int groups_per_block = blockDim.x / tpr;
   const int64_t blocks_of_entries = (K + kPiece - 1) / kPiece;
-  for (int64_t b = static_cast<int64_t>(blockIdx.x) * groups_per_block + gp.group; b < blocks_of_entries;
-       b += static_cast<int64_t>(gridDim.x) * groups_per_block) {
+  for (int64_t b : group_rows(blocks_of_entries, tpr, gp)) {
     const int64_t stop = min(K, (b + 1) * kPiece);
     for (int64_t q = b * kPiece; q < stop;) {
       const uint32_t v = keys[q];
@@ -151,9 +144,7 @@ template <typename D, typename A>
 __global__ void embedding_run_sums_kernel(const uint32_t* __restrict__ keys, const A* __restrict__ partial, int64_t K,
                                           int64_t V, int64_t Dim, int64_t padding_idx, D* __restrict__ gw, int tpr) {
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; j < K;
-       j += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (int64_t j : group_rows(K, tpr, gp)) {
     const uint32_t v = keys[j];
     if ((j > 0 && keys[j - 1] == v) || v >= V || static_cast<int64_t>(v) == padding_idx) continue;
     for (int64_t d = gp.t; d < Dim; d += tpr) {
@@ -188,8 +179,7 @@ void embedding_backward(OpCall& call) {
   uint32_t* keys_out = keys_in + K;
   int32_t* pos_in = static_cast<int32_t*>(positions.data_ptr());
   int32_t* pos_out = pos_in + K;
-  embedding_keys_kernel<<<static_cast<unsigned>(std::min<int64_t>((K + 255) / 256, sm_count(dev.index) * 32)), 256, 0,
-                          s>>>(index_of(indices), K, V, keys_in, pos_in);
+  embedding_keys_kernel<<<row_grid(K, 256, dev.index), 256, 0, s>>>(index_of(indices), K, V, keys_in, pos_in);
   HEARTH_CUDA_CHECK_LAUNCH();
   const int bits = key_bits(V);
   size_t temp_bytes = 0;

@@ -22,9 +22,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   using A = acc_t<D>;
   __shared__ A smem[32];
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rows_per_block; base < M;
-       base += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (const int64_t base : block_row_steps(M, tpr)) {
     const int64_t row = base + gp.group;
     const bool active = row < M;
     const int64_t off = (active ? row : 0) * K;
@@ -56,9 +54,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   using A = acc_t<D>;
   __shared__ A smem[64];
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rows_per_block; base < M;
-       base += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (const int64_t base : block_row_steps(M, tpr)) {
     const int64_t row = base + gp.group;
     const bool active = row < M;
     const int64_t off = (active ? row : 0) * K;

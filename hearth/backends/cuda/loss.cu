@@ -54,11 +54,9 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   using A = acc_t<D>;
   __shared__ A smem[64];
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
   const bool smooth = a.ls > 0;
   const A ls = static_cast<A>(a.ls);
-  for (int64_t base = static_cast<int64_t>(blockIdx.x) * rows_per_block; base < a.M;
-       base += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (const int64_t base : block_row_steps(a.M, tpr)) {
     const int64_t row = base + gp.group;
     const bool active = row < a.M;
     const int64_t off = (active ? row : 0) * a.C;
@@ -102,11 +100,9 @@ __global__ void __launch_bounds__(kMaxRowThreads)
                                   int tpr) {
   using A = acc_t<D>;
   const GroupPos gp = group_pos(tpr);
-  const int rows_per_block = blockDim.x / tpr;
   const A ls = static_cast<A>(a.ls), per_class = static_cast<A>(a.ls / static_cast<double>(a.C));
   const A w_sum = a.w_sum ? static_cast<A>(*a.w_sum) : static_cast<A>(a.C);
-  for (int64_t row = static_cast<int64_t>(blockIdx.x) * rows_per_block + gp.group; row < a.M;
-       row += static_cast<int64_t>(gridDim.x) * rows_per_block) {
+  for (int64_t row : group_rows(a.M, tpr, gp)) {
     const int64_t off = row * a.C, t = target[row];
     const D* src[1] = {x + off};
     Rows<D, VEC, false, 1> r(src, a.C, gp.t, tpr, true);
@@ -128,8 +124,7 @@ template <typename D>
 __global__ void nll_loss_kernel(const D* __restrict__ x, Index target, Param<D> w, int64_t M, int64_t C,
                                 int64_t ignore_index, acc_t<D>* loss, acc_t<D>* target_weight) {
   using A = acc_t<D>;
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < M;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t r : thread_rows(M)) {
     const int64_t t = target[r];
     if (t == ignore_index) {
       loss[r] = target_weight[r] = A(0);
@@ -147,16 +142,11 @@ __global__ void nll_loss_kernel(const D* __restrict__ x, Index target, Param<D> 
 template <typename D>
 __global__ void nll_loss_backward_kernel(const acc_t<D>* __restrict__ grad_loss, Index target, Param<D> w, int64_t M,
                                          int64_t C, int64_t ignore_index, D* __restrict__ gx) {
-  for (int64_t r = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < M;
-       r += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+  for (int64_t r : thread_rows(M)) {
     const int64_t t = target[r];
     if (t == ignore_index || t < 0 || t >= C) continue;
     gx[r * C + t] = from_acc<D>(-grad_loss[r] * w.get(t, 1));
   }
-}
-
-unsigned row_blocks(int64_t M, int device) {
-  return static_cast<unsigned>(std::min<int64_t>((M + 255) / 256, static_cast<int64_t>(sm_count(device)) * 32));
 }
 
 void cross_entropy_forward(OpCall& call) {
@@ -225,7 +215,7 @@ void nll_loss_forward(OpCall& call) {
   HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "nll_loss", [&] {
     using D = scalar_t;
     using A = acc_t<D>;
-    nll_loss_kernel<D><<<row_blocks(M, device), 256, 0, stream(device)>>>(
+    nll_loss_kernel<D><<<row_grid(M, 256, device), 256, 0, stream(device)>>>(
         static_cast<const D*>(x.data_ptr()), index_of(target), param<D>(weight), M, C, ignore_index,
         static_cast<A*>(call.out(0).data_ptr()), static_cast<A*>(call.out(1).data_ptr()));
     HEARTH_CUDA_CHECK_LAUNCH();
@@ -244,9 +234,9 @@ void nll_loss_backward(OpCall& call) {
   HEARTH_CUDA_DISPATCH_FLOATING(gx.dtype(), "nll_loss_backward", [&] {
     using D = scalar_t;
     using A = acc_t<D>;
-    nll_loss_backward_kernel<D><<<row_blocks(M, device), 256, 0, s>>>(static_cast<const A*>(gl.data_ptr()),
-                                                                      index_of(target), param<D>(weight), M, C,
-                                                                      ignore_index, static_cast<D*>(gx.data_ptr()));
+    nll_loss_backward_kernel<D><<<row_grid(M, 256, device), 256, 0, s>>>(static_cast<const A*>(gl.data_ptr()),
+                                                                         index_of(target), param<D>(weight), M, C,
+                                                                         ignore_index, static_cast<D*>(gx.data_ptr()));
     HEARTH_CUDA_CHECK_LAUNCH();
   });
 }
