@@ -2,6 +2,7 @@
 #include <functional>
 
 #include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

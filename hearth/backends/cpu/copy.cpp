@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

@@ -14,6 +14,7 @@
 
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

@@ -8,6 +8,7 @@
 #include "hearth/backends/cpu/gemm.h"
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

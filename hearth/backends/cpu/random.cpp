@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
 

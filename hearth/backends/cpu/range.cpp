@@ -4,6 +4,7 @@
 #include "hearth/dispatch/schemas/range.h"
 
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

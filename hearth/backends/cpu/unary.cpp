@@ -4,6 +4,7 @@
 
 #include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

@@ -1,6 +1,7 @@
 // Selection on the CPU: where (cond ? a : b).
 #include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {

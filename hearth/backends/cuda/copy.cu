@@ -3,6 +3,7 @@
 
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/backends/cuda/tiled_transpose.cuh"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/copy.h"
 

@@ -3,6 +3,7 @@
 #include "hearth/backends/cuda/loops.cuh"
 #include "hearth/backends/cuda/philox.cuh"
 #include "hearth/backends/cuda/step_graph.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/random.h"
 

@@ -30,15 +30,9 @@ struct SumReducer {
 
 void sum_kernel(OpCall& call) {
   const RowsOf r = rows_of(call);
-  switch (r.x.dtype()) {
-    HEARTH_CUDA_FLOATING_CASES([&] {
-      rowred::reduce_rows(SumReducer<scalar_t>{static_cast<scalar_t*>(call.out(0).data_ptr())}, r.x, r.outer, r.inner);
-    })
-    HEARTH_CUDA_CASE(DType::int64, int64_t, [&] {
-      rowred::reduce_rows(SumReducer<scalar_t>{static_cast<scalar_t*>(call.out(0).data_ptr())}, r.x, r.outer, r.inner);
-    })
-    HEARTH_CUDA_UNSUPPORTED("sum", r.x.dtype())
-  }
+  HEARTH_CUDA_DISPATCH_IN((DTypeSet::floating() | DTypeSet{DType::int64}), r.x.dtype(), "sum", [&] {
+    rowred::reduce_rows(SumReducer<scalar_t>{static_cast<scalar_t*>(call.out(0).data_ptr())}, r.x, r.outer, r.inner);
+  });
 }
 
 HEARTH_REGISTER_KERNEL(sum, cuda_kind(), sum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});

@@ -317,11 +317,8 @@ void cumsum_kernel(OpCall& call) {
   const Tensor& x = call.in(0);
   activate(x.device().index);
   const bool reverse = call.attrs<ScanAttrs>().reverse;
-  switch (x.dtype()) {
-    HEARTH_CUDA_FLOATING_CASES([&] { cumsum_typed<scalar_t>(x, call.out(0), reverse); })
-    HEARTH_CUDA_CASE(DType::int64, int64_t, [&] { cumsum_typed<scalar_t>(x, call.out(0), reverse); })
-    HEARTH_CUDA_UNSUPPORTED("cumsum", x.dtype())
-  }
+  HEARTH_CUDA_DISPATCH_IN((DTypeSet::floating() | DTypeSet{DType::int64}), x.dtype(), "cumsum",
+                          [&] { cumsum_typed<scalar_t>(x, call.out(0), reverse); });
 }
 
 HEARTH_REGISTER_KERNEL(cumsum, cuda_kind(), cumsum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
