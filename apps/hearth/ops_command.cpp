@@ -1,7 +1,11 @@
-// `hearth ops`: the coverage table, op x backend x dtype, read from the registry
-// itself so it can never drift from the code.
+// `hearth ops`: the coverage table, op x backend x dtype, with each op's family,
+// read from the op list and the registry themselves so it can never drift from
+// the code.
+#include <algorithm>
 #include <iomanip>
 #include <iostream>
+#include <string>
+#include <vector>
 
 #include "apps/hearth/commands.h"
 #include "hearth/core/device_runtime.h"
@@ -32,40 +36,63 @@ std::string cell(const KernelEntry& k) {
   return s;
 }
 
+// The listed ops in list order (grouped by family), then any op defined at run
+// time that the list does not name.
+std::vector<OpHandle> ops_to_print() {
+  std::vector<OpHandle> ops;
+  for (const OpInfo& info : all_op_infos()) ops.push_back(find_op(info.id));
+  for (OpHandle op : all_ops())
+    if (op->info == nullptr) ops.push_back(op);
+  return ops;
+}
+
+std::string family_of(OpHandle op) { return op->info ? family_name(op->info->family) : "-"; }
+
 int print_ops(bool markdown) {
   std::vector<DeviceKind> kinds;
   for (int i = 0; i < num_device_kinds(); ++i) {
     DeviceKind k{static_cast<uint8_t>(i)};
     if (has_device_runtime(k)) kinds.push_back(k);
   }
-  auto ops = all_ops();
+  const std::vector<OpHandle> ops = ops_to_print();
   if (markdown) {
-    std::cout << "| op |";
+    std::cout << "| op | family |";
     for (DeviceKind k : kinds) std::cout << " " << device_kind_name(k) << " |";
-    std::cout << "\n|---|";
+    std::cout << "\n|---|---|";
     for (size_t i = 0; i < kinds.size(); ++i) std::cout << "---|";
     std::cout << "\n";
     for (OpHandle op : ops) {
-      std::cout << "| " << op->def.name << " |";
+      std::cout << "| " << op->def.name << " | " << family_of(op) << " |";
       for (DeviceKind k : kinds) std::cout << " " << cell(op->kernels[k.id]) << " |";
       std::cout << "\n";
     }
     return 0;
   }
-  std::cout << std::left << std::setw(26) << "op";
-  for (DeviceKind k : kinds) std::cout << std::setw(40) << device_kind_name(k);
-  std::cout << "\n";
+  // Columns as wide as their widest entry, two spaces apart: op, one per
+  // device kind, family.
+  constexpr size_t kGap = 2;
+  size_t op_width = std::string("op").size();
+  std::vector<size_t> widths;
+  for (DeviceKind k : kinds) widths.push_back(std::string(device_kind_name(k)).size());
+  for (OpHandle op : ops) {
+    op_width = std::max(op_width, op->def.name.size());
+    for (size_t i = 0; i < kinds.size(); ++i) widths[i] = std::max(widths[i], cell(op->kernels[kinds[i].id]).size());
+  }
+  std::cout << std::left << std::setw(static_cast<int>(op_width + kGap)) << "op";
+  for (size_t i = 0; i < kinds.size(); ++i)
+    std::cout << std::setw(static_cast<int>(widths[i] + kGap)) << device_kind_name(kinds[i]);
+  std::cout << "family\n";
   std::vector<int> counts(kinds.size(), 0);
   for (OpHandle op : ops) {
-    std::cout << std::setw(26) << op->def.name;
+    std::cout << std::setw(static_cast<int>(op_width + kGap)) << op->def.name;
     for (size_t i = 0; i < kinds.size(); ++i) {
       const KernelEntry& k = op->kernels[kinds[i].id];
       counts[i] += k.fn ? 1 : 0;
-      std::cout << std::setw(40) << cell(k);
+      std::cout << std::setw(static_cast<int>(widths[i] + kGap)) << cell(k);
     }
-    std::cout << "\n";
+    std::cout << family_of(op) << "\n";
   }
-  std::cout << "\n" << ops.size() << " ops;";
+  std::cout << "\n" << ops.size() << " ops in " << kNumOpFamilies << " families;";
   for (size_t i = 0; i < kinds.size(); ++i)
     std::cout << " " << device_kind_name(kinds[i]) << ": " << counts[i] << " implemented"
               << (device_runtime(kinds[i]).is_available() ? "" : " (backend not available)")

@@ -45,6 +45,7 @@ class DTypeSet {
     return r;
   }
   constexpr bool empty() const { return bits_ == 0; }
+  constexpr uint32_t bits() const { return bits_; }  // bit i: DType i
   static constexpr DTypeSet all() {
     DTypeSet r;
     r.bits_ = (1u << kNumDTypes) - 1;
@@ -95,34 +96,11 @@ struct dtype_of<bool> {
 template <typename T>
 inline constexpr DType dtype_of_v = dtype_of<T>::value;
 
+// A type as a value, for visitors (hearth/core/dtype_visit.h).
 template <typename T>
 struct TypeTag {
   using type = T;
 };
-
-// Calls f(TypeTag<T>{}) with T the C++ type of `t`.
-template <typename F>
-decltype(auto) visit_dtype(DType t, F&& f) {
-  switch (t) {
-    case DType::float32:
-      return f(TypeTag<float>{});
-    case DType::float64:
-      return f(TypeTag<double>{});
-    case DType::bfloat16:
-      return f(TypeTag<BFloat16>{});
-    case DType::float16:
-      return f(TypeTag<Half>{});
-    case DType::int64:
-      return f(TypeTag<int64_t>{});
-    case DType::int32:
-      return f(TypeTag<int32_t>{});
-    case DType::uint8:
-      return f(TypeTag<uint8_t>{});
-    case DType::bool_:
-      return f(TypeTag<bool>{});
-  }
-  HEARTH_THROW(TypeError, "[dtype] unknown dtype code ", static_cast<int>(t));
-}
 
 // The type arithmetic happens in: float for the half types, the type itself otherwise.
 template <typename T>

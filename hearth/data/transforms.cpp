@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "hearth/core/dtype_visit.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 

@@ -167,7 +167,7 @@ void run_kernel(OpHandle op, OpCall& call) {
   }
   const KernelEntry& cpu = op->kernels[kCpu.id];
   bool cpu_can = cpu.fn && cpu.dtypes.contains(dtype);
-  if (device.is_cpu() || !cpu_can || op->def.name == "copy_") {
+  if (device.is_cpu() || !cpu_can || op == find_op(OpId::copy_)) {
     std::string why =
         k.fn ? "for dtype " + std::string(dtype_name(dtype)) + " (supported: " + supported_dtypes(k) + ")" : "";
     HEARTH_THROW(NotImplementedError, "[", op->def.name, "] is not implemented for ", device_kind_name(device.kind),
@@ -211,7 +211,7 @@ Tensor transfer(const Tensor& src, Device device) {
 void copy_into(const Tensor& dst, const Tensor& src) {
   HEARTH_CHECK(dst.shape() == src.shape(), ShapeError, "[copy_] destination shape ", dst.shape_string(),
                " differs from source shape ", src.shape_string());
-  static OpHandle copy_op = find_op("copy_") ? find_op("copy_") : define_op(OpDef{"copy_", {}, 0});
+  static OpHandle copy_op = find_op(OpId::copy_);
   OpCall call;
   call.inputs = {src.device() == dst.device() ? src : transfer(src, dst.device())};
   call.outputs = {dst};

@@ -4,14 +4,67 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <type_traits>
+
+#include "hearth/dispatch/schemas/activation.h"
+#include "hearth/dispatch/schemas/attention_softmax.h"
+#include "hearth/dispatch/schemas/batch_norm.h"
+#include "hearth/dispatch/schemas/binary.h"
+#include "hearth/dispatch/schemas/clamp.h"
+#include "hearth/dispatch/schemas/compare.h"
+#include "hearth/dispatch/schemas/conv2d.h"
+#include "hearth/dispatch/schemas/copy.h"
+#include "hearth/dispatch/schemas/dropout.h"
+#include "hearth/dispatch/schemas/embedding.h"
+#include "hearth/dispatch/schemas/index.h"
+#include "hearth/dispatch/schemas/layer_norm.h"
+#include "hearth/dispatch/schemas/loss.h"
+#include "hearth/dispatch/schemas/matmul.h"
+#include "hearth/dispatch/schemas/maximum.h"
+#include "hearth/dispatch/schemas/optim.h"
+#include "hearth/dispatch/schemas/pooling.h"
+#include "hearth/dispatch/schemas/pow.h"
+#include "hearth/dispatch/schemas/random.h"
+#include "hearth/dispatch/schemas/range.h"
+#include "hearth/dispatch/schemas/reduce_minmax.h"
+#include "hearth/dispatch/schemas/reduce_norm.h"
+#include "hearth/dispatch/schemas/reduce_sum.h"
+#include "hearth/dispatch/schemas/reduce_var.h"
+#include "hearth/dispatch/schemas/scan.h"
+#include "hearth/dispatch/schemas/softmax.h"
+#include "hearth/dispatch/schemas/sort.h"
+#include "hearth/dispatch/schemas/unary.h"
+#include "hearth/dispatch/schemas/where.h"
 
 namespace hearth {
 namespace {
+
+// The schema column of op_list.h names real attribute structs (NoAttrs: none).
+struct NoAttrs {};
+#define HEARTH_CHECK_SCHEMA_(name, family, schema, ...) \
+  static_assert(std::is_class_v<schema>, "op_list.h: the schema of " #name " is not a struct");
+HEARTH_OP_LIST(HEARTH_CHECK_SCHEMA_)
+#undef HEARTH_CHECK_SCHEMA_
 
 struct Registry {
   std::mutex mu;
   // std::map keeps entries at stable addresses and sorted for printing.
   std::map<std::string, std::unique_ptr<OpEntry>> ops;
+  // The listed ops by OpId: filled once, below, and never changed after.
+  std::array<OpEntry*, kNumOps> listed{};
+
+  Registry() {
+    for (const OpInfo& info : all_op_infos()) {
+      auto& slot = ops[info.name];
+      slot = std::make_unique<OpEntry>();
+      slot->def.name = info.name;
+      slot->def.mutated_inputs.assign(info.mutated_inputs.begin(), info.mutated_inputs.end());
+      slot->def.mutated_stride = info.mutated_stride;
+      slot->defined = true;
+      slot->info = &info;
+      listed[static_cast<size_t>(info.id)] = slot.get();
+    }
+  }
 };
 
 Registry& registry() {
@@ -29,6 +82,22 @@ OpEntry& get_or_create(Registry& r, const std::string& name) {
 }
 
 }  // namespace
+
+OpHandle find_op(OpId op) { return registry().listed[static_cast<size_t>(op)]; }
+
+OpHandle register_kernel(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  OpEntry& e = *r.listed[static_cast<size_t>(op)];
+  e.kernels[kind.id] = KernelEntry{fn, dtypes};
+  return &e;
+}
+
+void unregister_kernel(OpId op, DeviceKind kind) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.listed[static_cast<size_t>(op)]->kernels[kind.id] = KernelEntry{};
+}
 
 OpHandle define_op(OpDef def) {
   auto& r = registry();

@@ -1,6 +1,7 @@
-// The op registry: every op is defined once by name (hearth/ops) and implemented
-// per device kind by registering kernels (hearth/backends/*). Support is a table
-// lookup, so dispatch decides before running anything.
+// The op registry: every op of hearth/dispatch/op_list.h is defined at start-up
+// from that list, and implemented per device kind by registering kernels
+// (hearth/backends/*) under its OpId. Support is a table lookup, so dispatch
+// decides before running anything.
 #pragma once
 
 #include <array>
@@ -10,6 +11,7 @@
 #include "hearth/core/device.h"
 #include "hearth/core/dtype.h"
 #include "hearth/dispatch/op_call.h"
+#include "hearth/dispatch/op_info.h"
 
 namespace hearth {
 
@@ -18,6 +20,8 @@ struct KernelEntry {
   DTypeSet dtypes;  // dtypes of the op's first input that this kernel handles
 };
 
+// An op's definition. For the listed ops it comes from their row of op_list.h;
+// define_op() also takes ops the list does not name (tests define their own).
 struct OpDef {
   std::string name;
   // Inputs the kernel writes in place besides its outputs (batch_norm's running
@@ -32,13 +36,20 @@ struct OpDef {
 struct OpEntry {
   OpDef def;
   bool defined = false;  // set by define_op; kernels may register first
+  const OpInfo* info = nullptr;  // its row of op_list.h; null for an op defined at run time
   std::array<KernelEntry, kMaxDeviceKinds> kernels{};
 };
 
 using OpHandle = OpEntry*;
 
-// Both are idempotent on the name and safe to call from static initialisers in
-// any order. Redefining or re-registering replaces.
+// A listed op; never null (every listed op is defined before any lookup).
+OpHandle find_op(OpId op);
+OpHandle register_kernel(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes);
+void unregister_kernel(OpId op, DeviceKind kind);
+
+// By name: for the CLI, the fallback's messages and tests. All are idempotent
+// on the name and safe to call from static initialisers in any order.
+// Redefining or re-registering replaces.
 OpHandle define_op(OpDef def);
 OpHandle register_kernel(const std::string& op, DeviceKind kind, KernelFn fn, DTypeSet dtypes);
 // Removes a kernel (tests use it to simulate a backend without an op).
@@ -49,11 +60,16 @@ std::vector<OpHandle> all_ops();            // sorted by name
 
 bool supports(OpHandle op, DeviceKind kind, DType dtype);
 
-// Static registration helpers for backends: HEARTH_REGISTER_KERNEL(add, kCpu, cpu_add, DTypeSet::all());
+// Static registration for backends, by the op's symbol:
+//   HEARTH_REGISTER_KERNEL(layer_norm, kCpu, layer_norm_kernel, DTypeSet::floating());
+// registers layer_norm_kernel for OpId::layer_norm at start-up.
 struct KernelRegistrar {
-  KernelRegistrar(const char* op, DeviceKind kind, KernelFn fn, DTypeSet dtypes) {
-    register_kernel(op, kind, fn, dtypes);
-  }
+  KernelRegistrar(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes) { register_kernel(op, kind, fn, dtypes); }
 };
 
 }  // namespace hearth
+
+// The kernel argument may hold commas (a template's arguments): it and the
+// dtypes travel as __VA_ARGS__.
+#define HEARTH_REGISTER_KERNEL(op, kind, ...) \
+  const ::hearth::KernelRegistrar hearth_kernel_registrar_##op(::hearth::OpId::op, kind, __VA_ARGS__)

@@ -1,6 +1,7 @@
 // Activations: relu, sigmoid, tanh, silu, gelu, with autograd.
+#include "hearth/dispatch/schemas/activation.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/unary_util.h"
 #include "hearth/ops/view.h"
 
@@ -14,7 +15,7 @@ using autograd::SavedTensor;
 
 // grad where y > 0, else 0; differentiable in grad (for double backward).
 Tensor relu_backward(const Tensor& grad, const Tensor& y) {
-  static OpHandle op = detail::op_handle("relu_backward");
+  static OpHandle op = detail::op_handle(OpId::relu_backward);
   Tensor g = grad.dtype() == y.dtype() ? grad : cast(grad, y.dtype());
   // Dense operands of one layout take the backends' flat path: NHWC stays NHWC.
   const MemoryFormat fmt = y.suggest_memory_format();
@@ -29,7 +30,7 @@ Tensor relu_backward(const Tensor& grad, const Tensor& y) {
 }
 
 Tensor relu(const Tensor& a) {
-  static OpHandle op = detail::op_handle("relu");
+  static OpHandle op = detail::op_handle(OpId::relu);
   detail::check_defined("relu", a, "input");
   HEARTH_CHECK(a.dtype() != DType::bool_, TypeError, "[relu] is not supported for bool tensors");
   Tensor out = detail::unary_forward(op, a, a.dtype());
@@ -45,7 +46,7 @@ Tensor relu(const Tensor& a) {
 }
 
 Tensor sigmoid(const Tensor& a) {
-  static OpHandle op = detail::op_handle("sigmoid");
+  static OpHandle op = detail::op_handle(OpId::sigmoid);
   detail::check_defined("sigmoid", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -58,7 +59,7 @@ Tensor sigmoid(const Tensor& a) {
 }
 
 Tensor tanh(const Tensor& a) {
-  static OpHandle op = detail::op_handle("tanh");
+  static OpHandle op = detail::op_handle(OpId::tanh);
   detail::check_defined("tanh", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -70,7 +71,7 @@ Tensor tanh(const Tensor& a) {
 }
 
 Tensor silu(const Tensor& a) {
-  static OpHandle op = detail::op_handle("silu");
+  static OpHandle op = detail::op_handle(OpId::silu);
   detail::check_floating("silu", a, "input");
   Tensor out = detail::unary_forward(op, a, a.dtype());
   if (autograd::any_requires_grad({a})) {
@@ -85,8 +86,8 @@ Tensor silu(const Tensor& a) {
 }
 
 Tensor gelu(const Tensor& a, const std::string& approximate) {
-  static OpHandle op = detail::op_handle("gelu");
-  static OpHandle backward_op = detail::op_handle("gelu_backward");
+  static OpHandle op = detail::op_handle(OpId::gelu);
+  static OpHandle backward_op = detail::op_handle(OpId::gelu_backward);
   detail::check_floating("gelu", a, "input");
   HEARTH_CHECK(approximate == "none" || approximate == "tanh", ValueError,
                "[gelu] approximate must be \"none\" or \"tanh\", got \"", approximate, "\"");

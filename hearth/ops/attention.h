@@ -36,7 +36,7 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // additive, broadcastable to the scores. Computes in the scores' dtype (float32
 // inside for half types) whatever autocast says.
 //
-// Backends with the attention_softmax kernel (hearth/dispatch/schemas/nn.h)
+// Backends with the attention_softmax kernel (hearth/dispatch/schemas/attention_softmax.h)
 // run it as one kernel forward and one backward; they read the mask in the
 // scores' dtype, or in float32 beside half scores (their arithmetic's dtype).
 // The composite of the ops above runs instead where there is no kernel, with

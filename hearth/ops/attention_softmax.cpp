@@ -4,12 +4,14 @@
 // dropout, and dropout_backward, softmax_backward, mul back), the largest
 // activations of a transformer layer; fused, each direction reads and writes
 // them once. What the kernel cannot express runs the composite instead.
+#include "hearth/dispatch/schemas/attention_softmax.h"
+
 #include <array>
 
 #include "hearth/autograd/function.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
-#include "hearth/dispatch/schemas/nn.h"
+#include "hearth/dispatch/schemas/dropout.h"
 #include "hearth/ops/attention.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
@@ -25,11 +27,11 @@ using autograd::BackwardContext;
 using autograd::SavedTensor;
 
 OpHandle forward_op() {
-  static OpHandle op = detail::op_handle("attention_softmax");
+  static OpHandle op = detail::op_handle(OpId::attention_softmax);
   return op;
 }
 OpHandle backward_op() {
-  static OpHandle op = detail::op_handle("attention_softmax_backward");
+  static OpHandle op = detail::op_handle(OpId::attention_softmax_backward);
   return op;
 }
 

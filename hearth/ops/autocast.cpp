@@ -47,7 +47,7 @@ AutocastState& state() {
 
 // The products every network spends its time in: a backend that cannot run
 // them in the autocast dtype cannot run mixed precision.
-constexpr const char* kLowPrecisionOps[] = {"bmm", "conv2d"};
+constexpr OpId kLowPrecisionOps[] = {OpId::bmm, OpId::conv2d};
 
 }  // namespace
 
@@ -66,9 +66,10 @@ bool autocast_active() {
 void check_autocast_supported(DeviceKind kind, DType dtype) {
   HEARTH_CHECK(dtype == DType::bfloat16 || dtype == DType::float16, TypeError,
                "[autocast] expected dtype bfloat16 or float16 for mixed precision, got ", dtype_name(dtype));
-  for (const char* name : kLowPrecisionOps) {
-    OpHandle op = find_op(name);
-    HEARTH_CHECK(op != nullptr && supports(op, kind, dtype), NotImplementedError, "[autocast] ", dtype_name(dtype),
+  for (OpId id : kLowPrecisionOps) {
+    const char* name = op_name(id);
+    OpHandle op = find_op(id);
+    HEARTH_CHECK(supports(op, kind, dtype), NotImplementedError, "[autocast] ", dtype_name(dtype),
                  " mixed precision on ", device_kind_name(kind), " needs its ", name, " kernel in ", dtype_name(dtype),
                  ", which the ", device_kind_name(kind), " backend does not have; train in fp32 (precision \"fp32\")",
                  dtype == DType::float16 ? " or try bf16-mixed" : " or try fp16-mixed", ", or use another device");

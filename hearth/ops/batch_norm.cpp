@@ -2,9 +2,10 @@
 // statistics updated in place while training; batch_norm_relu and
 // batch_norm_add_relu fuse the ReLU (and the residual add before it) that
 // follow most batch norms into the same kernels.
+#include "hearth/dispatch/schemas/batch_norm.h"
+
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
@@ -76,8 +77,12 @@ Tensor residual_operand(const char* name, const Tensor& residual, const Tensor& 
 Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                        const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps, bool relu,
                        const Tensor& residual = Tensor()) {
-  static OpHandle op = detail::op_handle("batch_norm", {1, 2});
-  static OpHandle bw_op = detail::op_handle("batch_norm_backward");
+  // The fused forms are ops of their own (one kernel each backend registers
+  // for all three, reading the ReLU from the attributes).
+  static OpHandle plain_op = detail::op_handle(OpId::batch_norm);
+  static OpHandle relu_op = detail::op_handle(OpId::batch_norm_relu);
+  static OpHandle add_relu_op = detail::op_handle(OpId::batch_norm_add_relu);
+  static OpHandle bw_op = detail::op_handle(OpId::batch_norm_backward);
   detail::check_floating(name, x, "input");
   HEARTH_CHECK(x.dim() >= 2, ShapeError, "[", name, "] expected an input of shape [N, C, *] with at least 2 dims, got ",
                x.shape_string());
@@ -99,6 +104,7 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
   }
 
   const Tensor res = residual_operand(name, residual, x);
+  const OpHandle op = res.defined() ? add_relu_op : relu ? relu_op : plain_op;
 
   const DType acc = detail::acc_dtype(x.dtype());
   const Device dev = x.device();

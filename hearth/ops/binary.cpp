@@ -1,6 +1,7 @@
 // add, sub, mul, div: broadcasting, type promotion, autograd.
+#include "hearth/dispatch/schemas/binary.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/op_utils.h"
@@ -42,7 +43,7 @@ void check_operands(const char* name, const Tensor& a, const Tensor& b) {
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  static OpHandle op = detail::op_handle("add");
+  static OpHandle op = detail::op_handle(OpId::add);
   check_operands("add", a, b);
   DType dt = result_type(a, b);
   Tensor out = binary_forward("add", op, a, b, dt, &alpha);
@@ -57,7 +58,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  static OpHandle op = detail::op_handle("sub");
+  static OpHandle op = detail::op_handle(OpId::sub);
   check_operands("sub", a, b);
   HEARTH_CHECK(!(a.dtype() == DType::bool_ && b.dtype() == DType::bool_), TypeError,
                "[sub] subtraction of two bool tensors is not supported; use logical_xor");
@@ -73,7 +74,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 }
 
 Tensor mul(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("mul");
+  static OpHandle op = detail::op_handle(OpId::mul);
   check_operands("mul", a, b);
   DType dt = result_type(a, b);
   Tensor out = binary_forward("mul", op, a, b, dt, nullptr);
@@ -91,7 +92,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 }
 
 Tensor div(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("div");
+  static OpHandle op = detail::op_handle(OpId::div);
   check_operands("div", a, b);
   DType dt = result_type(a, b);
   if (!is_floating(dt)) dt = DType::float32;  // true division
@@ -135,7 +136,7 @@ Tensor rsub(const Tensor& a, const Scalar& b) {
 }
 
 const Tensor& add_(const Tensor& a, const Tensor& b, const Scalar& alpha) {
-  static OpHandle op = detail::op_handle("add");
+  static OpHandle op = detail::op_handle(OpId::add);
   detail::check_inplace_allowed("add_", a);
   HEARTH_CHECK(broadcast_shapes(a.shape(), b.shape(), "add_") == a.shape(), ShapeError, "[add_] other of shape ",
                b.shape_string(), " does not broadcast to the destination shape ", a.shape_string());
@@ -150,7 +151,7 @@ const Tensor& add_(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 const Tensor& sub_(const Tensor& a, const Tensor& b, const Scalar& alpha) { return add_(a, b, -alpha.to_double()); }
 
 const Tensor& mul_(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("mul");
+  static OpHandle op = detail::op_handle(OpId::mul);
   detail::check_inplace_allowed("mul_", a);
   HEARTH_CHECK(broadcast_shapes(a.shape(), b.shape(), "mul_") == a.shape(), ShapeError, "[mul_] other of shape ",
                b.shape_string(), " does not broadcast to the destination shape ", a.shape_string());

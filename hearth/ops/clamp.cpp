@@ -1,8 +1,9 @@
 // clamp, clamp_min, clamp_max and clamp_: bounds are scalars that take part in
 // type promotion (an integer tensor clamped to 0.5 becomes float32). The
 // gradient flows where the input lies within the bounds, ends included.
+#include "hearth/dispatch/schemas/clamp.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/type_promotion.h"
 #include "hearth/ops/unary_util.h"
@@ -14,7 +15,7 @@ using autograd::BackwardContext;
 using autograd::SavedTensor;
 
 OpHandle clamp_op() {
-  static OpHandle op = detail::op_handle("clamp");
+  static OpHandle op = detail::op_handle(OpId::clamp);
   return op;
 }
 

@@ -1,4 +1,4 @@
-// Comparisons (eq, ne, lt, le, gt, ge), logical ops, isnan and isfinite. The
+// Comparisons (eq, ne, lt, le, gt, ge) and logical_and/or/xor. The
 // operands are promoted to their common dtype first, so 1 == 1.0 holds and an
 // integer tensor compares to 0.5 as a float; results are bool and carry no
 // gradient.
@@ -30,82 +30,64 @@ Tensor compare(const char* name, OpHandle op, const Tensor& a, const Scalar& b) 
 }  // namespace
 
 Tensor eq(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("eq");
+  static OpHandle op = detail::op_handle(OpId::eq);
   return compare("eq", op, a, b);
 }
 Tensor ne(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("ne");
+  static OpHandle op = detail::op_handle(OpId::ne);
   return compare("ne", op, a, b);
 }
 Tensor lt(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("lt");
+  static OpHandle op = detail::op_handle(OpId::lt);
   return compare("lt", op, a, b);
 }
 Tensor le(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("le");
+  static OpHandle op = detail::op_handle(OpId::le);
   return compare("le", op, a, b);
 }
 Tensor gt(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("gt");
+  static OpHandle op = detail::op_handle(OpId::gt);
   return compare("gt", op, a, b);
 }
 Tensor ge(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("ge");
+  static OpHandle op = detail::op_handle(OpId::ge);
   return compare("ge", op, a, b);
 }
 Tensor eq(const Tensor& a, const Scalar& b) {
-  static OpHandle op = detail::op_handle("eq");
+  static OpHandle op = detail::op_handle(OpId::eq);
   return compare("eq", op, a, b);
 }
 Tensor ne(const Tensor& a, const Scalar& b) {
-  static OpHandle op = detail::op_handle("ne");
+  static OpHandle op = detail::op_handle(OpId::ne);
   return compare("ne", op, a, b);
 }
 Tensor lt(const Tensor& a, const Scalar& b) {
-  static OpHandle op = detail::op_handle("lt");
+  static OpHandle op = detail::op_handle(OpId::lt);
   return compare("lt", op, a, b);
 }
 Tensor le(const Tensor& a, const Scalar& b) {
-  static OpHandle op = detail::op_handle("le");
+  static OpHandle op = detail::op_handle(OpId::le);
   return compare("le", op, a, b);
 }
 Tensor gt(const Tensor& a, const Scalar& b) {
-  static OpHandle op = detail::op_handle("gt");
+  static OpHandle op = detail::op_handle(OpId::gt);
   return compare("gt", op, a, b);
 }
 Tensor ge(const Tensor& a, const Scalar& b) {
-  static OpHandle op = detail::op_handle("ge");
+  static OpHandle op = detail::op_handle(OpId::ge);
   return compare("ge", op, a, b);
 }
 Tensor logical_and(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("logical_and");
+  static OpHandle op = detail::op_handle(OpId::logical_and);
   return compare("logical_and", op, a, b);
 }
 Tensor logical_or(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("logical_or");
+  static OpHandle op = detail::op_handle(OpId::logical_or);
   return compare("logical_or", op, a, b);
 }
 Tensor logical_xor(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("logical_xor");
+  static OpHandle op = detail::op_handle(OpId::logical_xor);
   return compare("logical_xor", op, a, b);
-}
-
-Tensor logical_not(const Tensor& a) {
-  static OpHandle op = detail::op_handle("logical_not");
-  detail::check_defined("logical_not", a, "input");
-  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
-}
-
-Tensor isnan(const Tensor& a) {
-  static OpHandle op = detail::op_handle("isnan");
-  detail::check_defined("isnan", a, "input");
-  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
-}
-
-Tensor isfinite(const Tensor& a) {
-  static OpHandle op = detail::op_handle("isfinite");
-  detail::check_defined("isfinite", a, "input");
-  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
 }
 
 }  // namespace hearth

@@ -1,7 +1,8 @@
 // conv2d: validation, output geometry, and the backward as three separate ops
 // (data, filter, bias) so a backend can map each onto its library's routine.
+#include "hearth/dispatch/schemas/conv2d.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/conv.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
@@ -27,7 +28,7 @@ int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
 // Every tensor a kernel sees is dense in the forward's memory format `fmt`.
 Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& x_shape, const Conv2dAttrs& a,
                            MemoryFormat fmt) {
-  static OpHandle op = detail::op_handle("conv2d_backward_input");
+  static OpHandle op = detail::op_handle(OpId::conv2d_backward_input);
   Tensor gx = Tensor::empty(x_shape, grad_out.dtype(), grad_out.device(), fmt);
   if (gx.numel() == 0) return gx;
   if (grad_out.numel() == 0 || weight.numel() == 0) return fill_(gx, 0);
@@ -39,7 +40,7 @@ Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const S
 // weights stay NCHW under channels_last activations), as its .grad must match it.
 Tensor conv_backward_weight(const Tensor& grad_out, const Tensor& x, const Shape& w_shape, const Conv2dAttrs& a,
                             MemoryFormat fmt, MemoryFormat weight_fmt) {
-  static OpHandle op = detail::op_handle("conv2d_backward_weight");
+  static OpHandle op = detail::op_handle(OpId::conv2d_backward_weight);
   Tensor gw = Tensor::empty(w_shape, grad_out.dtype(), grad_out.device(), fmt);
   if (gw.numel() == 0) return gw;
   if (grad_out.numel() == 0) return fill_(gw, 0);
@@ -48,7 +49,7 @@ Tensor conv_backward_weight(const Tensor& grad_out, const Tensor& x, const Shape
 }
 
 Tensor conv_backward_bias(const Tensor& grad_out, MemoryFormat fmt) {
-  static OpHandle op = detail::op_handle("conv2d_backward_bias");
+  static OpHandle op = detail::op_handle(OpId::conv2d_backward_bias);
   Tensor gb = Tensor::empty({grad_out.size(1)}, grad_out.dtype(), grad_out.device());
   if (gb.numel() == 0) return gb;
   if (grad_out.numel() == 0) return fill_(gb, 0);
@@ -64,7 +65,10 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
                    Pair dilation, int64_t groups, bool relu) {
   if (auto ac = detail::autocast("conv2d", x_in, weight, bias))
     return conv2d_impl(ac[0], ac[1], ac[2], stride, padding, dilation, groups, relu);
-  static OpHandle op = detail::op_handle("conv2d");
+  // conv2d_relu: the same kernels, which read the ReLU from the attributes.
+  static OpHandle plain_op = detail::op_handle(OpId::conv2d);
+  static OpHandle relu_op = detail::op_handle(OpId::conv2d_relu);
+  const OpHandle op = relu ? relu_op : plain_op;
   detail::check_floating("conv2d", x_in, "input");
   detail::check_floating("conv2d", weight, "weight");
   detail::check_same_dtype("conv2d", x_in, weight);

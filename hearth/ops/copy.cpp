@@ -1,4 +1,7 @@
-// copy_, cast, contiguous: moving values between layouts, dtypes and devices.
+// copy_, cast, contiguous: moving values between layouts, dtypes and devices;
+// fill_: writing one value everywhere.
+#include "hearth/dispatch/schemas/copy.h"
+
 #include "hearth/autograd/function.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
@@ -17,6 +20,15 @@ const Tensor& copy_(const Tensor& dst, const Tensor& src) {
   copy_into(dst, src.shape() == dst.shape() ? src : expand(src.detach(), dst.shape()));
   dst.bump_version();
   return dst;
+}
+
+const Tensor& fill_(const Tensor& t, const Scalar& value) {
+  static OpHandle op = detail::op_handle(OpId::fill_);
+  detail::check_inplace_allowed("fill_", t);
+  if (t.numel() == 0) return t;
+  detail::run(op, {}, {t}, FillAttrs{value});
+  t.bump_version();
+  return t;
 }
 
 Tensor cast(const Tensor& a, DType dtype) {

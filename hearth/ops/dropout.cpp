@@ -1,8 +1,9 @@
 // dropout: zeroes elements with probability p using the global Philox
 // generator, scaling survivors by 1/(1-p); backward reuses the same mask.
+#include "hearth/dispatch/schemas/dropout.h"
+
 #include "hearth/autograd/function.h"
 #include "hearth/core/generator.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
@@ -12,8 +13,8 @@
 namespace hearth {
 
 Tensor dropout(const Tensor& x, double p, bool training) {
-  static OpHandle op = detail::op_handle("dropout");
-  static OpHandle bw_op = detail::op_handle("dropout_backward");
+  static OpHandle op = detail::op_handle(OpId::dropout);
+  static OpHandle bw_op = detail::op_handle(OpId::dropout_backward);
   detail::check_floating("dropout", x, "input");
   HEARTH_CHECK(p >= 0.0 && p <= 1.0, ValueError, "[dropout] probability p must be in [0, 1], got ", p);
   if (!training || p == 0.0) return x;

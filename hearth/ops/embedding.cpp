@@ -1,8 +1,9 @@
 // embedding: rows of a [num_embeddings, dim] table picked by integer indices.
 // padding_idx -1 means no padding row (PyTorch's None); any other value must
 // name a row, whose gradient then stays zero.
+#include "hearth/dispatch/schemas/embedding.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
@@ -12,8 +13,8 @@
 namespace hearth {
 
 Tensor embedding(const Tensor& indices, const Tensor& weight, int64_t padding_idx) {
-  static OpHandle op = detail::op_handle("embedding");
-  static OpHandle bw_op = detail::op_handle("embedding_backward");
+  static OpHandle op = detail::op_handle(OpId::embedding);
+  static OpHandle bw_op = detail::op_handle(OpId::embedding_backward);
   detail::check_defined("embedding", indices, "indices");
   detail::check_dim("embedding", weight, 2, "weight");
   HEARTH_CHECK(indices.dtype() == DType::int64 || indices.dtype() == DType::int32, TypeError,

@@ -1,7 +1,6 @@
 #include "hearth/ops/factory.h"
 
 #include "hearth/core/checked_size.h"
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
 
@@ -56,15 +55,6 @@ template Tensor tensor(const std::vector<bool>&, const Shape&, Device);
 
 Tensor tensor(std::initializer_list<float> values, Device device) {
   return tensor(std::vector<float>(values), device);
-}
-
-const Tensor& fill_(const Tensor& t, const Scalar& value) {
-  static OpHandle op = detail::op_handle("fill_");
-  detail::check_inplace_allowed("fill_", t);
-  if (t.numel() == 0) return t;
-  detail::run(op, {}, {t}, FillAttrs{value});
-  t.bump_version();
-  return t;
 }
 
 const Tensor& zero_(const Tensor& t) { return fill_(t, 0); }

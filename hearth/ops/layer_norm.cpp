@@ -1,6 +1,7 @@
 // layer_norm: normalisation over the trailing dims given by normalized_shape.
+#include "hearth/dispatch/schemas/layer_norm.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -28,8 +29,8 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
                   double eps) {
   if (auto ac = detail::autocast("layer_norm", x, weight, bias))
     return layer_norm(ac[0], normalized_shape, ac[1], ac[2], eps);
-  static OpHandle op = detail::op_handle("layer_norm");
-  static OpHandle bw_op = detail::op_handle("layer_norm_backward");
+  static OpHandle op = detail::op_handle(OpId::layer_norm);
+  static OpHandle bw_op = detail::op_handle(OpId::layer_norm_backward);
   detail::check_floating("layer_norm", x, "input");
   const int64_t nd = static_cast<int64_t>(normalized_shape.size());
   HEARTH_CHECK(nd >= 1, ValueError, "[layer_norm] normalized_shape must have at least one dimension, got []");

@@ -2,8 +2,9 @@
 // Class-index losses move the class dim last so kernels see dense [M, C] rows
 // and [M] targets; per-row losses are kept in the accumulation dtype and reduced
 // there before the result takes the input's dtype.
+#include "hearth/dispatch/schemas/loss.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/nn.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
@@ -111,8 +112,8 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, const Tensor& w
                      const std::string& reduction, double label_smoothing) {
   if (auto ac = detail::autocast("cross_entropy", logits, target, weight))
     return cross_entropy(ac[0], ac[1], ac[2], ignore_index, reduction, label_smoothing);
-  static OpHandle op = detail::op_handle("cross_entropy");
-  static OpHandle bw_op = detail::op_handle("cross_entropy_backward");
+  static OpHandle op = detail::op_handle(OpId::cross_entropy);
+  static OpHandle bw_op = detail::op_handle(OpId::cross_entropy_backward);
   const Reduction red = detail::parse_reduction("cross_entropy", reduction);
   HEARTH_CHECK(label_smoothing >= 0.0 && label_smoothing <= 1.0, ValueError,
                "[cross_entropy] label_smoothing must be in [0, 1], got ", label_smoothing);
@@ -147,8 +148,8 @@ Tensor nll_loss(const Tensor& log_probs, const Tensor& target, const Tensor& wei
                 const std::string& reduction) {
   if (auto ac = detail::autocast("nll_loss", log_probs, target, weight))
     return nll_loss(ac[0], ac[1], ac[2], ignore_index, reduction);
-  static OpHandle op = detail::op_handle("nll_loss");
-  static OpHandle bw_op = detail::op_handle("nll_loss_backward");
+  static OpHandle op = detail::op_handle(OpId::nll_loss);
+  static OpHandle bw_op = detail::op_handle(OpId::nll_loss_backward);
   const Reduction red = detail::parse_reduction("nll_loss", reduction);
   ClassRows r = prepare("nll_loss", log_probs, target, weight);
   const DType acc = detail::acc_dtype(log_probs.dtype());

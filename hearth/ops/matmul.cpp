@@ -1,10 +1,11 @@
 // matmul, mm, bmm, linear. All of them reduce to one differentiable batched
 // product over 3-D operands whose layouts the backend can hand to BLAS
 // unchanged: transposed views and broadcast batches cost no copy.
+#include "hearth/dispatch/schemas/matmul.h"
+
 #include <algorithm>
 
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/linalg.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -38,7 +39,7 @@ bool column_major(const Tensor& t) { return t.stride(1) == 1 && t.stride(2) != 1
 
 // out[i] = a[i] @ b[i] for a [B, M, K], b [B, K, N] (already validated).
 Tensor batched_product(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("bmm");
+  static OpHandle op = detail::op_handle(OpId::bmm);
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
   Tensor out = Tensor::empty({batch, m, n}, a.dtype(), a.device());
   if (out.numel() > 0) {
@@ -160,7 +161,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   if (x.dim() < 2 || rows == 0 || k == 0 || n == 0 || bias.dtype() != x.dtype())
     return add(matmul(x, transpose(weight, 0, 1)), bias);
   // One GEMM whose epilogue adds the bias: [rows, K] @ [K, N] + bias.
-  static OpHandle op = detail::op_handle("bmm");
+  static OpHandle op = detail::op_handle(OpId::bmm);
   const Tensor x3 = reshape(x.detach(), {1, rows, k});
   const Tensor w3 = unsqueeze(transpose(weight.detach(), 0, 1), 0);
   Tensor out = Tensor::empty({1, rows, n}, x.dtype(), x.device());

@@ -38,12 +38,12 @@ Tensor extremum(const char* name, const char* backward_name, OpHandle op, const 
 }  // namespace
 
 Tensor maximum(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("maximum");
+  static OpHandle op = detail::op_handle(OpId::maximum);
   return extremum("maximum", "MaximumBackward", op, a, b, [](const Tensor& x, const Tensor& y) { return gt(x, y); });
 }
 
 Tensor minimum(const Tensor& a, const Tensor& b) {
-  static OpHandle op = detail::op_handle("minimum");
+  static OpHandle op = detail::op_handle(OpId::minimum);
   return extremum("minimum", "MinimumBackward", op, a, b, [](const Tensor& x, const Tensor& y) { return lt(x, y); });
 }
 

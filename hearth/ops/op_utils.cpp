@@ -4,12 +4,6 @@
 
 namespace hearth::detail {
 
-OpHandle op_handle(const char* name, std::vector<int> mutated_inputs, int mutated_stride) {
-  OpHandle h = find_op(name);
-  if (h && h->defined) return h;
-  return define_op(OpDef{name, std::move(mutated_inputs), mutated_stride});
-}
-
 void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
   OpCall call;
   call.inputs = std::move(inputs);

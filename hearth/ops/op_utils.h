@@ -9,9 +9,9 @@
 
 namespace hearth::detail {
 
-// Looks the op up once (static local in each op file) and defines it if no
-// backend registered it yet. mutated_stride: see OpDef.
-OpHandle op_handle(const char* name, std::vector<int> mutated_inputs = {}, int mutated_stride = 0);
+// The registry's entry of a listed op (hearth/dispatch/op_list.h); op files
+// keep it in a static local.
+inline OpHandle op_handle(OpId op) { return find_op(op); }
 
 // Dispatches `op` with no attributes.
 void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs);

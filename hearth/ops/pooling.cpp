@@ -72,7 +72,7 @@ Tensor finish(const Tensor& out, bool unbatched) { return unbatched ? squeeze(ou
 }  // namespace
 
 Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, Pair dilation, bool ceil_mode) {
-  static OpHandle op = detail::op_handle("max_pool2d");
+  static OpHandle op = detail::op_handle(OpId::max_pool2d);
   PoolInput in = batched_input("max_pool2d", input);
   const Pool2dAttrs attrs = pool_attrs("max_pool2d", kernel, stride, padding, dilation);
   const Shape shape = pooled_shape("max_pool2d", in.x, attrs, ceil_mode);
@@ -81,7 +81,7 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
   if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out, indices}, attrs);
   autograd::record("MaxPool2dBackward", {in.x}, {out},
                    [si = SavedTensor(indices), attrs, x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
-                     static OpHandle bop = detail::op_handle("max_pool2d_backward");
+                     static OpHandle bop = detail::op_handle(OpId::max_pool2d_backward);
                      Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
                      Tensor idx = si.unpack(c.name());
                      if (idx.numel() == 0)
@@ -94,7 +94,7 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
 }
 
 Tensor avg_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, bool ceil_mode, bool count_include_pad) {
-  static OpHandle op = detail::op_handle("avg_pool2d");
+  static OpHandle op = detail::op_handle(OpId::avg_pool2d);
   PoolInput in = batched_input("avg_pool2d", input);
   Pool2dAttrs attrs = pool_attrs("avg_pool2d", kernel, stride, padding, {1, 1});
   attrs.count_include_pad = count_include_pad;
@@ -103,7 +103,7 @@ Tensor avg_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, b
   if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out}, attrs);
   autograd::record("AvgPool2dBackward", {in.x}, {out},
                    [attrs, x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
-                     static OpHandle bop = detail::op_handle("avg_pool2d_backward");
+                     static OpHandle bop = detail::op_handle(OpId::avg_pool2d_backward);
                      Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
                      if (c.grad(0).numel() == 0)
                        fill_(gx, 0);
@@ -115,7 +115,7 @@ Tensor avg_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, b
 }
 
 Tensor adaptive_avg_pool2d(const Tensor& input, Pair output_size) {
-  static OpHandle op = detail::op_handle("adaptive_avg_pool2d");
+  static OpHandle op = detail::op_handle(OpId::adaptive_avg_pool2d);
   PoolInput in = batched_input("adaptive_avg_pool2d", input);
   HEARTH_CHECK(output_size[0] >= 1 && output_size[1] >= 1, ValueError,
                "[adaptive_avg_pool2d] output size must be >= 1 in both dims, got (", output_size[0], ", ",
@@ -125,7 +125,7 @@ Tensor adaptive_avg_pool2d(const Tensor& input, Pair output_size) {
   if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out});
   autograd::record("AdaptiveAvgPool2dBackward", {in.x}, {out},
                    [x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
-                     static OpHandle bop = detail::op_handle("adaptive_avg_pool2d_backward");
+                     static OpHandle bop = detail::op_handle(OpId::adaptive_avg_pool2d_backward);
                      Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
                      if (c.grad(0).numel() == 0)
                        fill_(gx, 0);

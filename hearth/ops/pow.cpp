@@ -14,7 +14,7 @@ using autograd::SavedTensor;
 using autograd::sum_to_shape;
 
 OpHandle pow_op() {
-  static OpHandle op = detail::op_handle("pow");
+  static OpHandle op = detail::op_handle(OpId::pow);
   return op;
 }
 

@@ -8,8 +8,9 @@
 namespace hearth {
 namespace {
 
-void random_fill(const char* name, const Tensor& t, bool four_per_counter, double a, double b) {
-  OpHandle op = detail::op_handle(name, {});
+void random_fill(OpId id, const Tensor& t, bool four_per_counter, double a, double b) {
+  const char* name = op_name(id);
+  OpHandle op = detail::op_handle(id);
   detail::check_inplace_allowed(name, t);
   if (t.numel() == 0) return;
   Generator& g = default_generator();
@@ -29,14 +30,14 @@ void random_fill(const char* name, const Tensor& t, bool four_per_counter, doubl
 
 const Tensor& uniform_(const Tensor& t, double low, double high) {
   detail::check_floating("uniform_", t, "self");
-  random_fill("uniform_", t, t.dtype() != DType::float64, low, high);
+  random_fill(OpId::uniform_, t, t.dtype() != DType::float64, low, high);
   return t;
 }
 
 const Tensor& normal_(const Tensor& t, double mean, double std) {
   detail::check_floating("normal_", t, "self");
   HEARTH_CHECK(std >= 0, ValueError, "[normal_] std must be non-negative, got ", std);
-  random_fill("normal_", t, false, mean, std);
+  random_fill(OpId::normal_, t, false, mean, std);
   return t;
 }
 
@@ -55,7 +56,7 @@ Tensor randn(const Shape& shape, DType dtype, Device device) {
 Tensor randint(int64_t low, int64_t high, const Shape& shape, DType dtype, Device device) {
   HEARTH_CHECK(high > low, ValueError, "[randint] expected low < high, got low=", low, " high=", high);
   Tensor t = empty(shape, dtype, device);
-  random_fill("randint_", t, false, static_cast<double>(low), static_cast<double>(high));
+  random_fill(OpId::randint_, t, false, static_cast<double>(low), static_cast<double>(high));
   return t;
 }
 

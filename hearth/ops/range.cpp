@@ -1,9 +1,10 @@
 // arange, linspace and eye. The values are computed by a kernel on the target
 // device (no host buffer to copy), and each element depends only on its index.
+#include "hearth/dispatch/schemas/range.h"
+
 #include <algorithm>
 #include <cmath>
 
-#include "hearth/dispatch/schemas/elementwise.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/op_utils.h"
@@ -11,7 +12,7 @@
 namespace hearth {
 
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, DType dtype, Device device) {
-  static OpHandle op = detail::op_handle("arange_");
+  static OpHandle op = detail::op_handle(OpId::arange_);
   HEARTH_CHECK(dtype != DType::bool_, TypeError, "[arange] is not supported for dtype bool");
   const double s = start.to_double(), e = end.to_double(), st = step.to_double();
   HEARTH_CHECK(std::isfinite(s) && std::isfinite(e), ValueError, "[arange] start and end must be finite, got start=", s,
@@ -39,7 +40,7 @@ Tensor arange(int64_t end, Device device) {
 }
 
 Tensor linspace(double start, double end, int64_t steps, DType dtype, Device device) {
-  static OpHandle op = detail::op_handle("linspace_");
+  static OpHandle op = detail::op_handle(OpId::linspace_);
   HEARTH_CHECK(steps >= 0, ValueError, "[linspace] number of steps must be non-negative, got ", steps);
   HEARTH_CHECK(dtype != DType::bool_, TypeError, "[linspace] is not supported for dtype bool");
   Tensor t = Tensor::empty({steps}, dtype, device);

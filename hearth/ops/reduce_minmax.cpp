@@ -4,7 +4,6 @@
 // it to the returned index only.
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"
@@ -72,19 +71,19 @@ std::pair<Tensor, Tensor> extreme_with_index(OpHandle op, const char* label, con
 }
 
 OpHandle amax_op() {
-  static OpHandle op = detail::op_handle("amax");
+  static OpHandle op = detail::op_handle(OpId::amax);
   return op;
 }
 OpHandle amin_op() {
-  static OpHandle op = detail::op_handle("amin");
+  static OpHandle op = detail::op_handle(OpId::amin);
   return op;
 }
 OpHandle max_dim_op() {
-  static OpHandle op = detail::op_handle("max_dim");
+  static OpHandle op = detail::op_handle(OpId::max_dim);
   return op;
 }
 OpHandle min_dim_op() {
-  static OpHandle op = detail::op_handle("min_dim");
+  static OpHandle op = detail::op_handle(OpId::min_dim);
   return op;
 }
 

@@ -1,10 +1,11 @@
 // norm: the vector p-norm over any set of dims (p = 0 counts nonzeros, p = +-inf
 // is the largest/smallest magnitude). Gradients follow PyTorch, including
 // zero where the norm is zero and an even split among tied extremes for inf.
+#include "hearth/dispatch/schemas/reduce_norm.h"
+
 #include <cmath>
 
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -40,7 +41,7 @@ Tensor norm_backward(const Tensor& x, const Tensor& n, const Tensor& g, double p
 
 Tensor norm(const Tensor& a, double p, const std::vector<int64_t>& dims, bool keepdim) {
   if (auto ac = detail::autocast("norm", a)) return norm(ac[0], p, dims, keepdim);
-  static OpHandle op = detail::op_handle("norm");
+  static OpHandle op = detail::op_handle(OpId::norm);
   detail::check_floating("norm", a, "input");
   HEARTH_CHECK(!std::isnan(p), ValueError, "[norm] p must be a number, got nan");
   detail::ReducePlan p_plan = detail::plan_reduction("norm", a, dims, keepdim);

@@ -47,7 +47,7 @@ ReducePlan plan_reduction(const char* op, const Tensor& a, const std::vector<int
 
 Tensor sum(const Tensor& a, const std::vector<int64_t>& dims, bool keepdim) {
   if (auto ac = detail::autocast("sum", a)) return sum(ac[0], dims, keepdim);
-  static OpHandle op = detail::op_handle("sum");
+  static OpHandle op = detail::op_handle(OpId::sum);
   detail::check_defined("sum", a, "input");
   detail::ReducePlan p = detail::plan_reduction("sum", a, dims, keepdim);
   DType out_dtype = is_integral(a.dtype(), /*include_bool=*/true) ? DType::int64 : a.dtype();

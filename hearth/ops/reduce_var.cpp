@@ -1,8 +1,9 @@
 // var and std over any set of dims, with Bessel's `correction`. The kernel
 // computes both in double by two passes; the gradient is the textbook one,
 // 2 (x - mean) / (n - correction), scaled by 1 / (2 std) for std.
+#include "hearth/dispatch/schemas/reduce_var.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
@@ -17,7 +18,7 @@ using autograd::SavedTensor;
 
 Tensor variance(const char* name, const Tensor& a, const std::vector<int64_t>& dims, int64_t correction,
                 bool keepdim, bool take_sqrt) {
-  static OpHandle op = detail::op_handle("var");
+  static OpHandle op = detail::op_handle(OpId::var);
   detail::check_floating(name, a, "input");
   detail::ReducePlan p = detail::plan_reduction(name, a, dims, keepdim);
   Tensor out = Tensor::empty({p.outer}, a.dtype(), a.device());

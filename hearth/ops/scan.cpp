@@ -1,8 +1,9 @@
 // cumsum along any dim. Integer and bool inputs sum in int64 (as PyTorch). The
 // gradient of a cumulative sum is the reverse cumulative sum of the gradient,
 // which the same kernel computes with ScanAttrs::reverse.
+#include "hearth/dispatch/schemas/scan.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
@@ -13,7 +14,7 @@ namespace hearth {
 namespace {
 
 Tensor scan_sum(const Tensor& a, int64_t dim, bool reverse) {
-  static OpHandle op = detail::op_handle("cumsum");
+  static OpHandle op = detail::op_handle(OpId::cumsum);
   detail::check_defined("cumsum", a, "input");
   const int64_t d = wrap_dim(dim, a.dim(), "cumsum");
   const DType out_dtype = is_integral(a.dtype(), /*include_bool=*/true) ? DType::int64 : a.dtype();

@@ -22,8 +22,8 @@ Shape lines_shape(const Tensor& x, int64_t dim) {
 }
 
 Tensor softmax_impl(const char* name, const char* backward_name, bool log, const Tensor& x, int64_t dim) {
-  static OpHandle fwd[2] = {detail::op_handle("softmax"), detail::op_handle("log_softmax")};
-  static OpHandle bwd[2] = {detail::op_handle("softmax_backward"), detail::op_handle("log_softmax_backward")};
+  static OpHandle fwd[2] = {detail::op_handle(OpId::softmax), detail::op_handle(OpId::log_softmax)};
+  static OpHandle bwd[2] = {detail::op_handle(OpId::softmax_backward), detail::op_handle(OpId::log_softmax_backward)};
   detail::check_floating(name, x, "input");
   const int64_t d = wrap_dim(dim, x.dim(), name);
   const Shape s3 = lines_shape(x, d);

@@ -1,8 +1,9 @@
 // sort and topk along one dim. Both move that dim last so the kernels sort dense
 // rows, then move it back. The gradient of the values goes to the positions the
 // indices name (a scatter into zeros).
+#include "hearth/dispatch/schemas/sort.h"
+
 #include "hearth/autograd/function.h"
-#include "hearth/dispatch/schemas/reduction.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/op_utils.h"
@@ -54,7 +55,7 @@ void record_select_backward(const char* name, const Tensor& a, const Tensor& val
 }  // namespace
 
 std::pair<Tensor, Tensor> sort(const Tensor& a, int64_t dim, bool descending) {
-  static OpHandle op = detail::op_handle("sort");
+  static OpHandle op = detail::op_handle(OpId::sort);
   detail::check_defined("sort", a, "input");
   const int64_t d = wrap_dim(dim, a.dim(), "sort");
   Rows r = rows_along(a, d);
@@ -71,7 +72,7 @@ std::pair<Tensor, Tensor> sort(const Tensor& a, int64_t dim, bool descending) {
 // Results are always sorted (best first); `sorted = false` allows any order, so
 // it is served the same way.
 std::pair<Tensor, Tensor> topk(const Tensor& a, int64_t k, int64_t dim, bool largest, bool /*sorted*/) {
-  static OpHandle op = detail::op_handle("topk");
+  static OpHandle op = detail::op_handle(OpId::topk);
   detail::check_defined("topk", a, "input");
   const int64_t d = wrap_dim(dim, a.dim(), "topk");
   const int64_t n = a.dim() == 0 ? 1 : a.shape()[d];

@@ -2,6 +2,7 @@
 // `x.sum()` and `hearth::sum(x)` are the same op.
 #include "hearth/autograd/function.h"
 #include "hearth/core/device_runtime.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/core/storage.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/ops/elementwise.h"

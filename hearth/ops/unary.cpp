@@ -1,4 +1,5 @@
-// Unary math: neg, abs, exp, log, sqrt, rsqrt, sign, square, with autograd.
+// Unary math: neg, abs, exp, log, sqrt, rsqrt, sign, square, with autograd;
+// and the bool-valued logical_not, isnan and isfinite (no gradient).
 #include "hearth/autograd/function.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/factory.h"
@@ -17,7 +18,7 @@ void check_not_bool(const char* name, const Tensor& a, const char* instead) {
 }  // namespace
 
 Tensor neg(const Tensor& a) {
-  static OpHandle op = detail::op_handle("neg");
+  static OpHandle op = detail::op_handle(OpId::neg);
   detail::check_defined("neg", a, "input");
   check_not_bool("neg", a, "; use logical_not to invert a mask");
   Tensor out = detail::unary_forward(op, a, a.dtype());
@@ -27,7 +28,7 @@ Tensor neg(const Tensor& a) {
 }
 
 Tensor abs(const Tensor& a) {
-  static OpHandle op = detail::op_handle("abs");
+  static OpHandle op = detail::op_handle(OpId::abs);
   detail::check_defined("abs", a, "input");
   check_not_bool("abs", a, "");
   Tensor out = detail::unary_forward(op, a, a.dtype());
@@ -41,7 +42,7 @@ Tensor abs(const Tensor& a) {
 
 Tensor exp(const Tensor& a) {
   if (auto ac = detail::autocast("exp", a)) return exp(ac[0]);
-  static OpHandle op = detail::op_handle("exp");
+  static OpHandle op = detail::op_handle(OpId::exp);
   detail::check_defined("exp", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -54,7 +55,7 @@ Tensor exp(const Tensor& a) {
 
 Tensor log(const Tensor& a) {
   if (auto ac = detail::autocast("log", a)) return log(ac[0]);
-  static OpHandle op = detail::op_handle("log");
+  static OpHandle op = detail::op_handle(OpId::log);
   detail::check_defined("log", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -66,7 +67,7 @@ Tensor log(const Tensor& a) {
 }
 
 Tensor sqrt(const Tensor& a) {
-  static OpHandle op = detail::op_handle("sqrt");
+  static OpHandle op = detail::op_handle(OpId::sqrt);
   detail::check_defined("sqrt", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -80,7 +81,7 @@ Tensor sqrt(const Tensor& a) {
 
 Tensor rsqrt(const Tensor& a) {
   if (auto ac = detail::autocast("rsqrt", a)) return rsqrt(ac[0]);
-  static OpHandle op = detail::op_handle("rsqrt");
+  static OpHandle op = detail::op_handle(OpId::rsqrt);
   detail::check_defined("rsqrt", a, "input");
   Tensor out = detail::unary_forward(op, a, detail::float_op_dtype(a.dtype()));
   if (autograd::any_requires_grad({a})) {
@@ -95,7 +96,7 @@ Tensor rsqrt(const Tensor& a) {
 
 // Piecewise constant: its gradient is zero everywhere it exists.
 Tensor sign(const Tensor& a) {
-  static OpHandle op = detail::op_handle("sign");
+  static OpHandle op = detail::op_handle(OpId::sign);
   detail::check_defined("sign", a, "input");
   if (a.dtype() == DType::bool_) return a.detach().clone();
   Tensor out = detail::unary_forward(op, a, a.dtype());
@@ -106,7 +107,7 @@ Tensor sign(const Tensor& a) {
 
 // Bool squares as int64, as pow(bool, 2) promotes in PyTorch.
 Tensor square(const Tensor& a) {
-  static OpHandle op = detail::op_handle("square");
+  static OpHandle op = detail::op_handle(OpId::square);
   detail::check_defined("square", a, "input");
   DType dt = a.dtype() == DType::bool_ ? DType::int64 : a.dtype();
   Tensor out = detail::unary_forward(op, a, dt);
@@ -116,6 +117,24 @@ Tensor square(const Tensor& a) {
     });
   }
   return out;
+}
+
+Tensor logical_not(const Tensor& a) {
+  static OpHandle op = detail::op_handle(OpId::logical_not);
+  detail::check_defined("logical_not", a, "input");
+  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
+}
+
+Tensor isnan(const Tensor& a) {
+  static OpHandle op = detail::op_handle(OpId::isnan);
+  detail::check_defined("isnan", a, "input");
+  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
+}
+
+Tensor isfinite(const Tensor& a) {
+  static OpHandle op = detail::op_handle(OpId::isfinite);
+  detail::check_defined("isfinite", a, "input");
+  return detail::unary_forward(op, a, a.dtype(), DType::bool_);
 }
 
 Tensor Tensor::exp() const { return hearth::exp(*this); }

@@ -13,7 +13,7 @@ using autograd::SavedTensor;
 using autograd::sum_to_shape;
 
 OpHandle where_op() {
-  static OpHandle op = detail::op_handle("where");
+  static OpHandle op = detail::op_handle(OpId::where);
   return op;
 }
 

@@ -52,4 +52,58 @@ Tensor random_transposed(const Shape& shape, DType dtype) {
   return transpose(random_input(s, dtype), -1, -2);
 }
 
+ParityCase unary(const std::string& op, std::vector<std::string> covers, std::vector<DType> dtypes,
+                 std::function<Tensor(const Tensor&)> f, bool positive, bool backward) {
+  return ParityCase{op + " dense + transposed",
+                    std::move(covers),
+                    std::move(dtypes),
+                    [positive](DType dt) {
+                      Tensor x = random_input({23, 41}, dt);
+                      if (positive) x = cast(add(abs(cast(x, DType::float64)), 0.5), dt);
+                      return std::vector<Tensor>{x};
+                    },
+                    [f](const std::vector<Tensor>& in, Device) {
+                      return std::vector<Tensor>{f(in[0]), f(transpose(in[0], 0, 1))};
+                    },
+                    backward};
+}
+
+ParityCase binary(const std::string& name, std::vector<std::string> covers, std::vector<DType> dtypes,
+                  std::function<Tensor(const Tensor&, const Tensor&)> f, bool backward) {
+  return ParityCase{
+      name + " broadcast + transposed",
+      std::move(covers),
+      std::move(dtypes),
+      [](DType dt) {
+        Tensor a = random_input({19, 33}, dt);
+        // Share some rows so eq/ne and ties see equal elements.
+        Tensor b = random_input({19, 33}, dt);
+        copy_(slice(b, 0, 0, 5), slice(a, 0, 0, 5));
+        return std::vector<Tensor>{a, b, random_input({33}, dt)};
+      },
+      [f](const std::vector<Tensor>& in, Device) {
+        return std::vector<Tensor>{f(in[0], in[1]), f(transpose(in[0], 0, 1), transpose(in[1], 0, 1)), f(in[0], in[2])};
+      },
+      backward};
+}
+
+Tensor cat_bools(const Tensor& a, const Tensor& b) { return add(cast(a, DType::uint8), mul(cast(b, DType::uint8), 2)); }
+
+ParityCase one_input(std::string name, std::vector<std::string> covers, std::vector<DType> dtypes, Shape shape,
+                     std::function<std::vector<Tensor>(const Tensor&)> fn, bool backward, double tolerance) {
+  return ParityCase{std::move(name),
+                    std::move(covers),
+                    std::move(dtypes),
+                    [shape](DType dt) { return std::vector<Tensor>{random_input(shape, dt)}; },
+                    [fn](const std::vector<Tensor>& in, Device) { return fn(in[0]); },
+                    backward,
+                    tolerance};
+}
+
+Tensor positive(const Shape& shape, DType dt) {
+  return cast(add(mul(random_input(shape, DType::float64), 0.5), 1.0), dt);
+}
+
+Tensor nhwc(const Tensor& t) { return contiguous(t, MemoryFormat::channels_last); }
+
 }  // namespace hearth::gpu_testing

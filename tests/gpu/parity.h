@@ -36,6 +36,24 @@ struct ParityRegistrar {
 // Default relative-error bound per dtype.
 double default_tolerance(DType t);
 
+// Builders and inputs the family files share.
+// A unary op on a [23, 41] input, once dense and once through a transposed view.
+ParityCase unary(const std::string& op, std::vector<std::string> covers, std::vector<DType> dtypes,
+                 std::function<Tensor(const Tensor&)> f, bool positive = false, bool backward = true);
+// A binary op on [19, 33] operands sharing some rows (so eq/ne and ties see
+// equal elements): as they are, both transposed, and against a broadcast [33].
+ParityCase binary(const std::string& name, std::vector<std::string> covers, std::vector<DType> dtypes,
+                  std::function<Tensor(const Tensor&, const Tensor&)> f, bool backward = true);
+// Both comparisons in one bool tensor (as bytes), so one output checks them all.
+Tensor cat_bools(const Tensor& a, const Tensor& b);
+// One random input of `shape`; `fn` applies the op to it in several ways.
+ParityCase one_input(std::string name, std::vector<std::string> covers, std::vector<DType> dtypes, Shape shape,
+                     std::function<std::vector<Tensor>(const Tensor&)> fn, bool backward = true, double tolerance = 0);
+// Values in [0.5, 1.5): variances and class weights.
+Tensor positive(const Shape& shape, DType dt);
+// The channels_last (NHWC) copy of an image tensor.
+Tensor nhwc(const Tensor& t);
+
 // Random helpers for case inputs: values in [-1, 1) (never all zeros), cast to dtype.
 Tensor random_input(const Shape& shape, DType dtype);
 // Inputs of a convolution followed by a ReLU whose outputs are exact in every

@@ -16,8 +16,6 @@ namespace {
 
 const std::vector<DType> kFloat = {DType::float32, DType::float64, DType::bfloat16, DType::float16};
 
-Tensor nhwc(const Tensor& t) { return contiguous(t, MemoryFormat::channels_last); }
-
 // Outputs must keep the input's format; a case fails loudly where one does not.
 std::vector<Tensor> expect_channels_last(std::vector<Tensor> outs, const char* what) {
   for (const Tensor& t : outs)
@@ -58,9 +56,11 @@ const ParityRegistrar conv_groups(conv_case("groups=2 no bias", {2, 6, 8, 8}, {4
 // The ReLU fused into the NHWC bias pass.
 const ParityRegistrar conv_relu_nhwc(ParityCase{
     "conv2d_relu channels_last 3x3 pad1 bias",
-    {"conv2d", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
+    {"conv2d_relu", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
     kFloat,
-    [](DType dt) { return relu_safe_conv_inputs({2, 8, 11, 9}, {16, 8, 3, 3}, true, dt); },
+    [](DType dt) {
+      return relu_safe_conv_inputs({2, 8, 11, 9}, {16, 8, 3, 3}, true, dt);
+    },
     [](const std::vector<Tensor>& in, Device) {
       return expect_channels_last({conv2d_relu(nhwc(in[0]), nhwc(in[1]), in[2], {1, 1}, {1, 1})}, "conv2d_relu");
     },
@@ -94,7 +94,7 @@ const ParityRegistrar batch_norm_nhwc({"batch_norm channels_last: training with 
 // gradients that flow back through the layout conversion keep NHWC's numbers.
 const ParityRegistrar batch_norm_add_relu_nhwc(
     {"batch_norm_add_relu channels_last: training with running stats, eval",
-     {"batch_norm", "batch_norm_backward"},
+     {"batch_norm_add_relu", "batch_norm_backward"},
      kFloat,
      [](DType dt) {
        return std::vector<Tensor>{random_input({6, 16, 7, 9}, dt),  random_input({16}, dt),

@@ -1,5 +1,5 @@
 // Parity cases aimed at each path of the CUDA elementwise engine (loops.cuh,
-// elementwise_plan.h) and of copy_ (transpose_copy.cuh): 16-byte vectors over
+// elementwise_plan.h) and of copy_ (tiled_transpose.cuh): 16-byte vectors over
 // a dense innermost dim with a scalar tail, vectors with broadcast operands,
 // the element path for misaligned views and odd inner sizes, 5-D spaces with
 // stride-0 dims in the middle, permuted copies, tiled transposes, and casts

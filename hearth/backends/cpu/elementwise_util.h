@@ -1,49 +1,50 @@
 // Small pieces the CPU elementwise kernels share: visiting only the dtypes a
 // kernel registered for (so nothing is instantiated for types it never sees),
-// and integer arithmetic that wraps instead of overflowing (signed overflow is
-// undefined behaviour, and the sanitizer build would flag it).
+// the loop of the binary arithmetic kernels, and integer arithmetic that wraps
+// instead of overflowing (signed overflow is undefined behaviour, and the
+// sanitizer build would flag it).
 #pragma once
 
 #include <cmath>
 #include <type_traits>
+#include <utility>
 
+#include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/core/dtype.h"
+#include "hearth/core/dtype_visit.h"
+#include "hearth/dispatch/op_call.h"
 
 namespace hearth::cpu {
 
+// The core visitor (hearth/core/dtype_visit.h) over the floating dtypes.
 template <typename F>
 decltype(auto) visit_floating(DType t, F&& f) {
-  switch (t) {
-    case DType::float32:
-      return f(TypeTag<float>{});
-    case DType::float64:
-      return f(TypeTag<double>{});
-    case DType::bfloat16:
-      return f(TypeTag<BFloat16>{});
-    case DType::float16:
-      return f(TypeTag<Half>{});
-    default:
-      break;
-  }
-  HEARTH_THROW(TypeError, "[cpu] kernel called with non-floating dtype ", dtype_name(t));
+  return visit_dtype_in<DTypeSet::floating().bits()>(t, std::forward<F>(f), [](DType bad) {
+    HEARTH_THROW(TypeError, "[cpu] kernel called with non-floating dtype ", dtype_name(bad));
+  });
 }
 
 // Every dtype but bool.
 template <typename F>
 decltype(auto) visit_numeric(DType t, F&& f) {
-  switch (t) {
-    case DType::int64:
-      return f(TypeTag<int64_t>{});
-    case DType::int32:
-      return f(TypeTag<int32_t>{});
-    case DType::uint8:
-      return f(TypeTag<uint8_t>{});
-    case DType::bool_:
-      break;
-    default:
-      return visit_floating(t, std::forward<F>(f));
-  }
-  HEARTH_THROW(TypeError, "[cpu] kernel called with dtype bool");
+  return visit_dtype_in<(DTypeSet::floating() | DTypeSet::integral()).bits()>(t, std::forward<F>(f), [](DType bad) {
+    if (bad == DType::bool_) HEARTH_THROW(TypeError, "[cpu] kernel called with dtype bool");
+    HEARTH_THROW(TypeError, "[cpu] kernel called with non-floating dtype ", dtype_name(bad));
+  });
+}
+
+// out = fn(a, b) elementwise, fn made per dtype by make_fn(TypeTag<C>) and
+// applied in compute_t<T> (float for the half types).
+template <typename F>
+void run_binary(OpCall& call, F&& make_fn) {
+  const Tensor& out = call.out(0);
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    auto fn = make_fn(TypeTag<C>{});
+    binary_loop<T, T, T>(out, call.in(0), call.in(1),
+                         [&](T a, T b) { return static_cast<T>(fn(static_cast<C>(a), static_cast<C>(b))); });
+  });
 }
 
 template <typename T>

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/core/dtype_visit.h"
 #include "hearth/core/tensor.h"
 #include "hearth/dispatch/op_call.h"
 

@@ -1,5 +1,5 @@
 // Per-channel partial sums over [N, C, S] tensors for the batch norm kernels
-// (hearth/backends/cuda/batch_norm_kernels.cu): the statistics pass forward
+// (hearth/backends/cuda/batch_norm.cu): the statistics pass forward
 // (shifted sums of x and x^2) and the gradient pass backward (sums of g and of
 // g (x - mean)), with an optional ReLU mask on the first input and its masked
 // copy written on the way. Channels-fastest inputs (S == 1: [N, C], NHWC

@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "hearth/core/dtype.h"
+#include "hearth/core/dtype_visit.h"
 
 namespace hearth::cuda {
 
@@ -59,46 +60,31 @@ __host__ __device__ inline D from_acc(A v) {
   else return static_cast<D>(v);
 }
 
+// What a dispatch macro below does with a dtype outside its set.
+[[noreturn]] inline void throw_no_cuda_kernel(const char* op, DType t) {
+  HEARTH_THROW(NotImplementedError, "[", op, "] has no CUDA kernel for dtype ", dtype_name(t));
+}
+
 }  // namespace hearth::cuda
 
-// Type dispatch for .cu files: pastes the lambda into a case where `scalar_t` is
-// the device element type (float, double, __nv_bfloat16, __half, int64_t, ...),
-// so __device__ lambdas inside it are legal for nvcc. Usage:
+// Type dispatch for .cu files: the core visitor (hearth/core/dtype_visit.h)
+// with the device types, `scalar_t` naming the device element type (float,
+// double, __nv_bfloat16, __half, int64_t, ...) inside the body. Usage:
 //   HEARTH_CUDA_DISPATCH_ALL(t.dtype(), "op", [&] { gpu_elementwise<scalar_t>(...); });
-#define HEARTH_CUDA_CASE(DT, TYPE, ...) \
-  case DT: {                            \
-    using scalar_t = TYPE;              \
-    __VA_ARGS__();                      \
-    break;                              \
-  }
-#define HEARTH_CUDA_FLOATING_CASES(...)                                   \
-  HEARTH_CUDA_CASE(::hearth::DType::float32, float, __VA_ARGS__)          \
-  HEARTH_CUDA_CASE(::hearth::DType::float64, double, __VA_ARGS__)         \
-  HEARTH_CUDA_CASE(::hearth::DType::bfloat16, __nv_bfloat16, __VA_ARGS__) \
-  HEARTH_CUDA_CASE(::hearth::DType::float16, __half, __VA_ARGS__)
-#define HEARTH_CUDA_INTEGRAL_CASES(...)                           \
-  HEARTH_CUDA_CASE(::hearth::DType::int64, int64_t, __VA_ARGS__)  \
-  HEARTH_CUDA_CASE(::hearth::DType::int32, int32_t, __VA_ARGS__)  \
-  HEARTH_CUDA_CASE(::hearth::DType::uint8, uint8_t, __VA_ARGS__)
-#define HEARTH_CUDA_UNSUPPORTED(OPNAME, DTYPE)                                                          \
-  default:                                                                                              \
-    HEARTH_THROW(::hearth::NotImplementedError, "[", OPNAME, "] has no CUDA kernel for dtype ", \
-                 ::hearth::dtype_name(DTYPE));
+// A dtype outside the set throws NotImplementedError naming the op. The body
+// runs inside a generic lambda: launch kernels with functor structs there, not
+// with __device__ lambdas (nvcc refuses those inside a generic lambda).
+#define HEARTH_CUDA_DISPATCH_IN(SET, DTYPE, OPNAME, ...)             \
+  ::hearth::visit_dtype_in<(SET).bits(), ::hearth::cuda::dev_t>(     \
+      DTYPE,                                                         \
+      [&](auto hearth_dtype_tag_) {                                  \
+        using scalar_t = typename decltype(hearth_dtype_tag_)::type; \
+        (__VA_ARGS__)();                                             \
+      },                                                             \
+      [&](::hearth::DType hearth_dtype_) { ::hearth::cuda::throw_no_cuda_kernel(OPNAME, hearth_dtype_); })
 #define HEARTH_CUDA_DISPATCH_FLOATING(DTYPE, OPNAME, ...) \
-  switch (DTYPE) {                                        \
-    HEARTH_CUDA_FLOATING_CASES(__VA_ARGS__)               \
-    HEARTH_CUDA_UNSUPPORTED(OPNAME, DTYPE)                \
-  }
-#define HEARTH_CUDA_DISPATCH_ALL(DTYPE, OPNAME, ...)             \
-  switch (DTYPE) {                                               \
-    HEARTH_CUDA_FLOATING_CASES(__VA_ARGS__)                      \
-    HEARTH_CUDA_INTEGRAL_CASES(__VA_ARGS__)                      \
-    HEARTH_CUDA_CASE(::hearth::DType::bool_, bool, __VA_ARGS__)  \
-    HEARTH_CUDA_UNSUPPORTED(OPNAME, DTYPE)                       \
-  }
+  HEARTH_CUDA_DISPATCH_IN(::hearth::DTypeSet::floating(), DTYPE, OPNAME, __VA_ARGS__)
+#define HEARTH_CUDA_DISPATCH_ALL(DTYPE, OPNAME, ...) \
+  HEARTH_CUDA_DISPATCH_IN(::hearth::DTypeSet::all(), DTYPE, OPNAME, __VA_ARGS__)
 #define HEARTH_CUDA_DISPATCH_NUMERIC(DTYPE, OPNAME, ...) \
-  switch (DTYPE) {                                       \
-    HEARTH_CUDA_FLOATING_CASES(__VA_ARGS__)              \
-    HEARTH_CUDA_INTEGRAL_CASES(__VA_ARGS__)              \
-    HEARTH_CUDA_UNSUPPORTED(OPNAME, DTYPE)               \
-  }
+  HEARTH_CUDA_DISPATCH_IN((::hearth::DTypeSet::floating() | ::hearth::DTypeSet::integral()), DTYPE, OPNAME, __VA_ARGS__)

@@ -1,5 +1,6 @@
-// bmm through cuBLASLt. hearth's matrices are row-major or column-major views
-// (see hearth/dispatch/schemas/linalg.h); cuBLASLt is column-major, so
+// Batched GEMM through cuBLASLt (gemm.h), for bmm (matmul.cu). hearth's
+// matrices are row-major or column-major views (see
+// hearth/dispatch/schemas/matmul.h); cuBLASLt is column-major, so
 // C = A B is computed as C^T = B^T A^T with each operand's transpose flag
 // chosen from its strides: no copies. Descriptors and the heuristic's algorithm
 // are cached per problem, since a training step repeats the same shapes.
@@ -13,7 +14,6 @@
 #include "hearth/backends/cuda/device_types.cuh"
 #include "hearth/backends/cuda/gemm.h"
 #include "hearth/core/env.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cuda {
 namespace {
@@ -240,13 +240,4 @@ void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Ten
   if (bias.defined() && !p.fused_bias) add_bias_rows(out, bias, n, ctx.stream);
 }
 
-namespace {
-
-void bmm_kernel(OpCall& call) {
-  gemm_batched(call.in(0), call.in(1), call.out(0), call.inputs.size() > 2 ? call.in(2) : Tensor());
-}
-
-const KernelRegistrar reg_bmm("bmm", register_device_kind("cuda"), bmm_kernel, DTypeSet::floating());
-
-}  // namespace
 }  // namespace hearth::cuda

@@ -7,7 +7,7 @@ namespace hearth::cuda {
 
 // out[b] = a[b] @ b[b] (+ bias over out's columns, when defined) for a [B, M, K],
 // b [B, K, N], out [B, M, N] contiguous, bias [N]; operand layouts as in
-// hearth/dispatch/schemas/linalg.h. The bias rides cuBLASLt's epilogue.
+// hearth/dispatch/schemas/matmul.h. The bias rides cuBLASLt's epilogue.
 void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias = Tensor());
 
 // TF32 tensor cores for float32 products: on unless HEARTH_ALLOW_TF32=0

@@ -8,10 +8,10 @@
 //    dense tensor is the one-dimensional case, with a scalar tail;
 //  - elements with 32-bit offsets and multiply-shift division;
 //  - elements with 64-bit offsets, for spaces past 2^31 elements or bytes.
-// Functors take and return device element types (see device_types.cuh). nvcc
-// forbids extended __device__ lambdas inside generic lambdas, so kernels pick
-// types with the HEARTH_CUDA_DISPATCH_* macros (device_types.cuh), inside which
-// `[=] __device__ (...)` lambdas are fine, or pass functor structs.
+// Functors take and return device element types (see device_types.cuh).
+// Kernels pick types with the HEARTH_CUDA_DISPATCH_* macros (device_types.cuh),
+// whose body runs inside a generic lambda, where nvcc forbids extended
+// __device__ lambdas: pass functor structs.
 #pragma once
 
 #include <array>

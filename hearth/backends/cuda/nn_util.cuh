@@ -5,14 +5,15 @@
 // type (mixed precision keeps float32 parameters beside bfloat16 activations).
 #pragma once
 
-#include <cuda/std/limits>
-
 #include <algorithm>
 #include <cstdint>
+
+#include <cuda/std/limits>
 
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
 #include "hearth/backends/cuda/device_types.cuh"
+#include "hearth/backends/cuda/row_loop.cuh"
 #include "hearth/core/tensor.h"
 
 namespace hearth::cuda::nn {
@@ -290,8 +291,6 @@ inline int pow2_at_least(int64_t n) {
   return p;
 }
 
-inline int sm_count(int device) { return context(device).props.multiProcessorCount; }
-
 // Blocks of 256 threads for a kernel with one thread per channel (or column)
 // walking the channels with a grid stride past the cap.
 inline unsigned channel_blocks(int64_t C) { return static_cast<unsigned>(std::min<int64_t>((C + 255) / 256, 4096)); }
@@ -325,9 +324,7 @@ inline RowPlan plan_rows(int64_t M, int64_t K, size_t elem, size_t acc, std::ini
   const int64_t want = static_cast<int64_t>(sm_count(device)) * 2048;
   while (p.tpr < kMaxRowThreads && M * p.tpr < want && 2 * p.tpr <= chunks) p.tpr *= 2;
   p.threads = std::max(p.tpr, 256);
-  const int64_t rows_per_block = p.threads / p.tpr;
-  const int64_t blocks = (M + rows_per_block - 1) / rows_per_block;
-  p.blocks = static_cast<unsigned>(std::min<int64_t>(blocks, static_cast<int64_t>(sm_count(device)) * 32));
+  p.blocks = row_grid(M, p.threads / p.tpr, device);
   return p;
 }
 
@@ -376,12 +373,6 @@ void with_row_layout(const RowPlan& p, F&& launch) {
     else launch(IntTag<1>{}, BoolTag<false>{});
   }
 }
-
-// Row group of this thread under a plan: row index within the block's rows, thread within the row.
-struct GroupPos {
-  int group, t;
-};
-__device__ __forceinline__ GroupPos group_pos(int tpr) { return {static_cast<int>(threadIdx.x) / tpr, static_cast<int>(threadIdx.x) % tpr}; }
 
 // ---- optional parameters of dtype D or acc_t<D> ----
 

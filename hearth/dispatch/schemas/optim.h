@@ -1,7 +1,7 @@
 // Optimizer steps as backends see them: one op call updates one parameter
 // tensor and its state in place, so a backend can replace the whole update
 // with one fused kernel (and later a multi-tensor one). The functional layer
-// (hearth/optim/functional.cpp) checks everything and passes dense tensors:
+// (hearth/ops/optim.cpp) checks everything and passes dense tensors:
 // param, grad and every state tensor are contiguous, of the same shape and
 // dtype T (floating), on one device. Arithmetic is in compute_t<T>; the
 // scalar coefficients are computed in double and rounded once.

@@ -106,19 +106,5 @@ TEST(Logical, Broadcasting) {
   EXPECT_EQ(bools(logical_or(r, c)), (B{true, true, true, true, false, true}));
 }
 
-TEST(IsNanIsFinite, FloatsAndIntegers) {
-  const float inf = std::numeric_limits<float>::infinity();
-  Tensor x = tensor({1.f, NAN, inf, -inf});
-  EXPECT_EQ(bools(isnan(x)), (B{false, true, false, false}));
-  EXPECT_EQ(bools(isfinite(x)), (B{true, false, false, false}));
-  Tensor h = x.to(DType::float16);
-  EXPECT_EQ(bools(isnan(h)), (B{false, true, false, false}));
-  EXPECT_EQ(bools(isfinite(h)), (B{true, false, false, false}));
-  Tensor i = tensor(std::vector<int32_t>{1, 2});
-  EXPECT_EQ(bools(isnan(i)), (B{false, false}));
-  EXPECT_EQ(bools(isfinite(i)), (B{true, true}));
-  EXPECT_EQ(isnan(zeros({0})).numel(), 0);
-}
-
 }  // namespace
 }  // namespace hearth

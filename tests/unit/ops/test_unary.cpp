@@ -9,6 +9,7 @@
 namespace hearth {
 namespace {
 
+using test::bools;
 using test::grad_ok;
 using test::leaf;
 using test::spread;
@@ -167,6 +168,22 @@ TEST(Unary, GradcheckContiguousAndStrided) {
     EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return sqrt(in[0]); }, {p}));
     EXPECT_TRUE(grad_ok([](const std::vector<Tensor>& in) { return rsqrt(in[0]); }, {p}));
   }
+}
+
+using B = std::vector<bool>;
+
+TEST(IsNanIsFinite, FloatsAndIntegers) {
+  const float inf = std::numeric_limits<float>::infinity();
+  Tensor x = tensor({1.f, NAN, inf, -inf});
+  EXPECT_EQ(bools(isnan(x)), (B{false, true, false, false}));
+  EXPECT_EQ(bools(isfinite(x)), (B{true, false, false, false}));
+  Tensor h = x.to(DType::float16);
+  EXPECT_EQ(bools(isnan(h)), (B{false, true, false, false}));
+  EXPECT_EQ(bools(isfinite(h)), (B{true, false, false, false}));
+  Tensor i = tensor(std::vector<int32_t>{1, 2});
+  EXPECT_EQ(bools(isnan(i)), (B{false, false}));
+  EXPECT_EQ(bools(isfinite(i)), (B{true, true}));
+  EXPECT_EQ(isnan(zeros({0})).numel(), 0);
 }
 
 }  // namespace

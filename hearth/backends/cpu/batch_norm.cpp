@@ -1,0 +1,169 @@
+// Batch norm on the CPU (contract in hearth/dispatch/schemas/batch_norm.h).
+// Statistics use two passes accumulated in double, so a large mean does not
+// swamp the variance; elementwise work is in compute_t<T>.
+#include "hearth/dispatch/schemas/batch_norm.h"
+
+#include <cmath>
+#include <vector>
+
+#include "hearth/backends/cpu/nn_kernel_util.h"
+#include "hearth/backends/cpu/parallel.h"
+#include "hearth/dispatch/registry.h"
+
+namespace hearth::cpu {
+namespace {
+
+// x [N, C, S], per-channel statistics over N and S.
+
+// Channels per thread chunk so each chunk has enough elements to pay for a thread.
+int64_t channel_grain(int64_t N, int64_t S) {
+  return std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(N * S, 1));
+}
+
+void batch_norm_kernel(OpCall& call) {
+  const Tensor& x = call.in(0);
+  const Tensor &running_mean = call.in(1), &running_var = call.in(2);
+  const BatchNormAttrs& a = call.attrs<BatchNormAttrs>();
+  const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
+  const int64_t count = N * S;
+  const std::vector<double> w = read_doubles(call.in(3)), b = read_doubles(call.in(4));
+  std::vector<double> mean(C), invstd(C), unbiased(C);
+
+  visit_floating(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Cm = compute_t<T>;
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    T* yp = static_cast<T*>(call.out(0).data_ptr());
+    const T* resp = call.in(5).defined() ? static_cast<const T*>(call.in(5).data_ptr()) : nullptr;
+    if (a.training) {
+      parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
+        for (int64_t c = cb; c < ce; ++c) {
+          double s = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* row = xp + (n * C + c) * S;
+            for (int64_t i = 0; i < S; ++i) s += static_cast<double>(static_cast<Cm>(row[i]));
+          }
+          const double m = s / static_cast<double>(count);
+          double ss = 0;
+          for (int64_t n = 0; n < N; ++n) {
+            const T* row = xp + (n * C + c) * S;
+            for (int64_t i = 0; i < S; ++i) {
+              const double d = static_cast<double>(static_cast<Cm>(row[i])) - m;
+              ss += d * d;
+            }
+          }
+          mean[c] = m;
+          invstd[c] = 1.0 / std::sqrt(ss / static_cast<double>(count) + a.eps);
+          unbiased[c] = count > 1 ? ss / static_cast<double>(count - 1) : 0.0;
+        }
+      });
+    } else {
+      const std::vector<double> rm = read_doubles(running_mean), rv = read_doubles(running_var);
+      for (int64_t c = 0; c < C; ++c) {
+        mean[c] = rm[c];
+        invstd[c] = 1.0 / std::sqrt(rv[c] + a.eps);
+      }
+    }
+    // y = x * scale + shift per channel; a residual is added to y rounded to T,
+    // as add(batch_norm(x), residual) would.
+    std::vector<Cm> scale(C), shift(C);
+    for (int64_t c = 0; c < C; ++c) {
+      const double sc = invstd[c] * (w.empty() ? 1.0 : w[c]);
+      scale[c] = static_cast<Cm>(sc);
+      shift[c] = static_cast<Cm>((b.empty() ? 0.0 : b[c]) - mean[c] * sc);
+    }
+    parallel_for(N * C, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(S, 1)), [&](int64_t rb, int64_t re) {
+      for (int64_t r = rb; r < re; ++r) {
+        const int64_t c = r % C;
+        const T* xr = xp + r * S;
+        const T* rr = resp ? resp + r * S : nullptr;
+        T* yr = yp + r * S;
+        for (int64_t i = 0; i < S; ++i) {
+          T v = static_cast<T>(static_cast<Cm>(xr[i]) * scale[c] + shift[c]);
+          if (rr) v = static_cast<T>(static_cast<Cm>(v) + static_cast<Cm>(rr[i]));
+          yr[i] = a.relu && !(static_cast<Cm>(v) > Cm(0)) ? static_cast<T>(Cm(0)) : v;
+        }
+      }
+    });
+  });
+
+  write_doubles(call.out(1), mean);
+  write_doubles(call.out(2), invstd);
+  if (a.training && running_mean.defined()) {
+    std::vector<double> rm = read_doubles(running_mean);
+    for (int64_t c = 0; c < C; ++c) rm[c] = (1.0 - a.momentum) * rm[c] + a.momentum * mean[c];
+    write_doubles(running_mean, rm);
+  }
+  if (a.training && running_var.defined()) {
+    std::vector<double> rv = read_doubles(running_var);
+    for (int64_t c = 0; c < C; ++c) rv[c] = (1.0 - a.momentum) * rv[c] + a.momentum * unbiased[c];
+    write_doubles(running_var, rv);
+  }
+}
+
+void batch_norm_backward_kernel(OpCall& call) {
+  const Tensor &g = call.in(0), &x = call.in(1);
+  const BatchNormAttrs& a = call.attrs<BatchNormAttrs>();
+  const Tensor &gx = call.out(0), &gw = call.out(1), &gb = call.out(2), &gr = call.out(3);
+  const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
+  const double count = static_cast<double>(N * S);
+  const std::vector<double> mean = read_doubles(call.in(2)), invstd = read_doubles(call.in(3));
+  const std::vector<double> w = read_doubles(call.in(4));
+  std::vector<double> sum_g(C), sum_gxhat(C);
+
+  visit_floating(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using Cm = compute_t<T>;
+    const T* xp = static_cast<const T*>(x.data_ptr());
+    const T* gp = static_cast<const T*>(g.data_ptr());
+    const T* yp = a.relu ? static_cast<const T*>(call.in(5).data_ptr()) : nullptr;
+    // The fused ReLU's gradient: grad_y where the output is positive, else 0.
+    auto clipped = [&](int64_t i) { return yp && !(static_cast<Cm>(yp[i]) > Cm(0)); };
+    auto grad_at = [&](int64_t i) { return clipped(i) ? 0.0 : static_cast<double>(static_cast<Cm>(gp[i])); };
+    T* gxp = gx.defined() ? static_cast<T*>(gx.data_ptr()) : nullptr;
+    // The residual's gradient: the masked grad_y, exact in T.
+    T* grp = gr.defined() ? static_cast<T*>(gr.data_ptr()) : nullptr;
+    parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
+      for (int64_t c = cb; c < ce; ++c) {
+        double sg = 0, sgx = 0;
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t base = (n * C + c) * S;
+          for (int64_t i = 0; i < S; ++i) {
+            const double gv = grad_at(base + i);
+            if (grp) grp[base + i] = clipped(base + i) ? static_cast<T>(Cm(0)) : gp[base + i];
+            sg += gv;
+            sgx += gv * (static_cast<double>(static_cast<Cm>(xp[base + i])) - mean[c]);
+          }
+        }
+        sum_g[c] = sg;
+        sum_gxhat[c] = sgx * invstd[c];
+        if (!gxp) continue;
+        const double k = invstd[c] * (w.empty() ? 1.0 : w[c]);
+        // Training: the batch statistics depend on x, which subtracts the mean
+        // gradient and its projection on xhat.
+        const double mg = a.training ? sg / count : 0.0;
+        const double mgx = a.training ? sum_gxhat[c] / count : 0.0;
+        for (int64_t n = 0; n < N; ++n) {
+          const int64_t base = (n * C + c) * S;
+          for (int64_t i = 0; i < S; ++i) {
+            const double xhat = (static_cast<double>(static_cast<Cm>(xp[base + i])) - mean[c]) * invstd[c];
+            const double gv = grad_at(base + i);
+            gxp[base + i] = static_cast<T>(static_cast<Cm>(k * (gv - mg - xhat * mgx)));
+          }
+        }
+      }
+    });
+  });
+  if (gw.defined()) write_doubles(gw, sum_gxhat);
+  if (gb.defined()) write_doubles(gb, sum_g);
+}
+
+// The fused forms: the same kernel, which reads the ReLU from the attributes
+// and the residual from input 5.
+HEARTH_REGISTER_KERNEL(batch_norm, kCpu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_relu, kCpu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_add_relu, kCpu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(batch_norm_backward, kCpu, batch_norm_backward_kernel, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cpu

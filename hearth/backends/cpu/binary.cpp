@@ -1,0 +1,60 @@
+// add, sub, mul, div on the CPU. Arithmetic in float for the half types.
+#include "hearth/dispatch/schemas/binary.h"
+
+#include "hearth/backends/cpu/elementwise_util.h"
+#include "hearth/backends/cpu/strided_loop.h"
+#include "hearth/dispatch/registry.h"
+
+namespace hearth::cpu {
+namespace {
+
+void add_kernel(OpCall& call) {
+  const Scalar alpha = call.attrs<AlphaAttrs>().alpha;
+  run_binary(call, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<C, bool>) {
+      return [](bool a, bool b) { return a || b; };
+    } else {
+      const C al = alpha.to<C>();
+      return [al](C a, C b) { return static_cast<C>(a + al * b); };
+    }
+  });
+}
+
+void sub_kernel(OpCall& call) {
+  const Scalar alpha = call.attrs<AlphaAttrs>().alpha;
+  run_binary(call, [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<C, bool>) {
+      return [](bool a, bool b) { return a != b; };
+    } else {
+      const C al = alpha.to<C>();
+      return [al](C a, C b) { return static_cast<C>(a - al * b); };
+    }
+  });
+}
+
+void mul_kernel(OpCall& call) {
+  run_binary(call, [](auto tag) {
+    using C = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<C, bool>)
+      return [](bool a, bool b) { return a && b; };
+    else
+      return [](C a, C b) { return static_cast<C>(a * b); };
+  });
+}
+
+void div_kernel(OpCall& call) {
+  run_binary(call, [](auto tag) {
+    using C = typename decltype(tag)::type;
+    return [](C a, C b) { return static_cast<C>(a / b); };
+  });
+}
+
+HEARTH_REGISTER_KERNEL(add, kCpu, add_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(sub, kCpu, sub_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(mul, kCpu, mul_kernel, DTypeSet::all());
+HEARTH_REGISTER_KERNEL(div, kCpu, div_kernel, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cpu

@@ -1,0 +1,235 @@
+// conv2d forward and backward on the CPU: im2col + OpenBLAS GEMM per (image,
+// group); 1x1 stride-1 unpadded convolutions skip im2col (the image already is
+// the column matrix). With enough (image, group) items each OpenMP thread takes
+// whole items, im2col and GEMM, with its own column buffer: no synchronisation
+// inside an item, and im2col runs in parallel as well. Otherwise items run in
+// turn, with im2col and each GEMM split over the threads.
+#include "hearth/dispatch/schemas/conv2d.h"
+
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "hearth/backends/cpu/gemm.h"
+#include "hearth/backends/cpu/half_convert.h"
+#include "hearth/backends/cpu/im2col.h"
+#include "hearth/backends/cpu/parallel.h"
+#include "hearth/dispatch/nchw_detour.h"
+#include "hearth/dispatch/registry.h"
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+namespace hearth::cpu {
+namespace {
+
+ConvGeom geometry(const Shape& x, const Shape& weight, const Shape& out, const Conv2dAttrs& a) {
+  ConvGeom g{};
+  g.n = x[0], g.c = x[1], g.h = x[2], g.w = x[3];
+  g.o = weight[0], g.kh = weight[2], g.kw = weight[3];
+  g.oh = out[2], g.ow = out[3];
+  g.sh = a.stride[0], g.sw = a.stride[1], g.ph = a.padding[0], g.pw = a.padding[1];
+  g.dh = a.dilation[0], g.dw = a.dilation[1], g.groups = a.groups;
+  g.cg = g.c / g.groups, g.og = g.o / g.groups;
+  g.kk = g.cg * g.kh * g.kw;
+  g.p = g.oh * g.ow;
+  g.pointwise = g.kh == 1 && g.kw == 1 && g.sh == 1 && g.sw == 1 && g.ph == 0 && g.pw == 0;
+  return g;
+}
+
+template <typename T>
+std::unique_ptr<T[]> scratch(int64_t n) {
+  return std::unique_ptr<T[]>(new T[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+}
+
+// About this many bytes of column matrix per band: small enough to stay in a
+// core's L2 cache from im2col to the GEMM that consumes it, but never fewer
+// than kMinBandCols columns, below which the GEMM itself loses efficiency.
+constexpr double kBandBytes = 768 * 1024;
+constexpr int64_t kMinBandCols = 512;
+
+// Output rows per band (whole rows, at least one).
+int64_t band_rows(const ConvGeom& g, size_t elem) {
+  const double row_bytes = static_cast<double>(g.kk) * static_cast<double>(g.ow) * static_cast<double>(elem);
+  const int64_t by_cache = static_cast<int64_t>(kBandBytes / std::max(row_bytes, 1.0));
+  const int64_t by_gemm = (kMinBandCols + g.ow - 1) / std::max<int64_t>(g.ow, 1);
+  return std::clamp<int64_t>(std::max(by_cache, by_gemm), 1, std::max<int64_t>(g.oh, 1));
+}
+
+// Calls f(band) over the output rows in bands of `rows`.
+template <typename F>
+void for_each_band(const ConvGeom& g, int64_t rows, F&& f) {
+  for (int64_t y = 0; y < g.oh; y += rows) f(Band{y, std::min(g.oh, y + rows)});
+}
+
+// Runs item(i, col, slot) for i in [0, n): whole items per OpenMP thread when
+// that pays (each thread with its own column buffer of `col_size`), else in turn.
+// item's third argument is the index of the thread's slot (0 in turn).
+template <typename T, typename Item>
+void for_each_item(int64_t n, double flops_each, int64_t col_size, Item&& item) {
+  if (prefer_batch_parallel(n, flops_each)) {
+#pragma omp parallel
+    {
+      auto col = scratch<T>(col_size);
+      int slot = 0;
+#ifdef _OPENMP
+      slot = omp_get_thread_num();
+#endif
+#pragma omp for schedule(static)
+      for (int64_t i = 0; i < n; ++i) item(i, col.get(), slot);
+    }
+  } else {
+    auto col = scratch<T>(col_size);
+    for (int64_t i = 0; i < n; ++i) item(i, col.get(), 0);
+  }
+}
+
+template <typename T>
+void forward(const T* x, const T* w, const T* bias, T* out, const ConvGeom& g, bool relu) {
+  const int64_t rows = band_rows(g, sizeof(T));
+  const int64_t col_size = g.pointwise ? 0 : g.kk * rows * g.ow;
+  for_each_item<T>(g.n * g.groups, 2.0 * g.og * g.kk * g.p, col_size, [&](int64_t i, T* col, int) {
+    const int64_t n = i / g.groups, gi = i % g.groups;
+    const T* xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
+    const T* wg = w + gi * g.og * g.kk;
+    T* yg = out + (n * g.o + gi * g.og) * g.p;
+    if (g.pointwise) {
+      gemm(false, false, g.og, g.p, g.kk, T(1), wg, g.kk, xg, g.p, T(0), yg, g.p);
+    } else {
+      for_each_band(g, rows, [&](Band band) {
+        const int64_t cols = band.cols(g);
+        im2col(xg, g, g.cg, band, col);
+        gemm(false, false, g.og, cols, g.kk, T(1), wg, g.kk, col, cols, T(0), yg + band.y0 * g.ow, g.p);
+      });
+    }
+    if (bias) {
+      for (int64_t o = 0; o < g.og; ++o) {
+        const T b = bias[gi * g.og + o];
+        T* row = yg + o * g.p;
+        for (int64_t q = 0; q < g.p; ++q) row[q] += b;
+      }
+    }
+    if (relu)  // as the relu op: NaN stays NaN
+      for (int64_t q = 0; q < g.og * g.p; ++q) yg[q] = yg[q] < T(0) ? T(0) : yg[q];
+  });
+}
+
+template <typename T>
+void backward_input(const T* gy, const T* w, T* gx, const ConvGeom& g) {
+  const int64_t rows = band_rows(g, sizeof(T));
+  const int64_t col_size = g.pointwise ? 0 : g.kk * rows * g.ow;
+  for_each_item<T>(g.n * g.groups, 2.0 * g.og * g.kk * g.p, col_size, [&](int64_t i, T* col, int) {
+    const int64_t n = i / g.groups, gi = i % g.groups;
+    const T* gyg = gy + (n * g.o + gi * g.og) * g.p;
+    T* gxg = gx + (n * g.c + gi * g.cg) * g.h * g.w;
+    const T* wg = w + gi * g.og * g.kk;
+    if (g.pointwise) {
+      gemm(true, false, g.kk, g.p, g.og, T(1), wg, g.kk, gyg, g.p, T(0), gxg, g.p);
+      return;
+    }
+    std::fill(gxg, gxg + g.cg * g.h * g.w, T(0));
+    for_each_band(g, rows, [&](Band band) {
+      const int64_t cols = band.cols(g);
+      gemm(true, false, g.kk, cols, g.og, T(1), wg, g.kk, gyg + band.y0 * g.ow, g.p, T(0), col, cols);
+      col2im_add(col, g, g.cg, band, gxg);
+    });
+  });
+}
+
+template <typename T>
+void backward_weight(const T* gy, const T* x, T* gw, const ConvGeom& g) {
+  const int64_t wsize = g.o * g.kk;
+  const int64_t items = g.n * g.groups;
+  const double flops = 2.0 * g.og * g.kk * g.p;
+  // Threads accumulate into private copies of the weight gradient, summed at the
+  // end; slot 0 accumulates straight into the output.
+  const int slots = prefer_batch_parallel(items, flops) ? num_threads() : 1;
+  std::vector<std::unique_ptr<T[]>> partial;
+  for (int s = 1; s < slots; ++s) partial.push_back(scratch<T>(wsize));
+  parallel_for(wsize, kGrainElementwise, [&](int64_t b, int64_t e) {
+    std::fill(gw + b, gw + e, T(0));
+    for (auto& p : partial) std::fill(p.get() + b, p.get() + e, T(0));
+  });
+  const int64_t rows = band_rows(g, sizeof(T));
+  const int64_t col_size = g.pointwise ? 0 : g.kk * rows * g.ow;
+  for_each_item<T>(items, flops, col_size, [&](int64_t i, T* col, int slot) {
+    const int64_t n = i / g.groups, gi = i % g.groups;
+    const T* gyg = gy + (n * g.o + gi * g.og) * g.p;
+    const T* xg = x + (n * g.c + gi * g.cg) * g.h * g.w;
+    T* acc = (slot == 0 ? gw : partial[slot - 1].get()) + gi * g.og * g.kk;
+    if (g.pointwise) {
+      gemm(false, true, g.og, g.kk, g.p, T(1), gyg, g.p, xg, g.p, T(1), acc, g.kk);
+      return;
+    }
+    for_each_band(g, rows, [&](Band band) {
+      const int64_t cols = band.cols(g);
+      im2col(xg, g, g.cg, band, col);
+      gemm(false, true, g.og, g.kk, cols, T(1), gyg + band.y0 * g.ow, g.p, col, cols, T(1), acc, g.kk);
+    });
+  });
+  if (partial.empty()) return;
+  parallel_for(wsize, kGrainElementwise, [&](int64_t b, int64_t e) {
+    for (auto& p : partial)
+      for (int64_t k = b; k < e; ++k) gw[k] += p[k];
+  });
+}
+
+template <typename T>
+void backward_bias(const T* gy, T* gb, int64_t n, int64_t o, int64_t p) {
+  parallel_for(o, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(n * p, 1)), [&](int64_t b, int64_t e) {
+    for (int64_t c = b; c < e; ++c) {
+      double s = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        const T* row = gy + (i * o + c) * p;
+        T part = 0;
+        for (int64_t q = 0; q < p; ++q) part += row[q];
+        s += part;
+      }
+      gb[c] = static_cast<T>(s);
+    }
+  });
+}
+
+void conv2d_kernel(OpCall& call) {
+  const ConvGeom g = geometry(call.in(0).shape(), call.in(1).shape(), call.out(0).shape(), call.attrs<Conv2dAttrs>());
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    forward(in[0].data<T>(), in[1].data<T>(), in[2].defined() ? in[2].data<T>() : nullptr, out[0].data<T>(), g,
+            call.attrs<Conv2dAttrs>().relu);
+  });
+}
+
+void conv2d_backward_input_kernel(OpCall& call) {
+  const ConvGeom g = geometry(call.out(0).shape(), call.in(1).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    backward_input(in[0].data<T>(), in[1].data<T>(), out[0].data<T>(), g);
+  });
+}
+
+void conv2d_backward_weight_kernel(OpCall& call) {
+  const ConvGeom g = geometry(call.in(1).shape(), call.out(0).shape(), call.in(0).shape(), call.attrs<Conv2dAttrs>());
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    backward_weight(in[0].data<T>(), in[1].data<T>(), out[0].data<T>(), g);
+  });
+}
+
+void conv2d_backward_bias_kernel(OpCall& call) {
+  const Shape& s = call.in(0).shape();
+  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+    using T = typename decltype(tag)::type;
+    backward_bias(in[0].data<T>(), out[0].data<T>(), s[0], s[1], s[2] * s[3]);
+  });
+}
+
+// conv2d_relu: the same kernel, which reads the ReLU from the attributes.
+HEARTH_REGISTER_KERNEL(conv2d, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_relu, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_input, kCpu, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_weight, kCpu, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_backward_bias, kCpu, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cpu

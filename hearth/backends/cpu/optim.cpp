@@ -1,0 +1,113 @@
+// Optimizer steps on the CPU (contracts in hearth/dispatch/schemas/optim.h):
+// one pass over each parameter, reading and writing every state element once.
+#include "hearth/dispatch/schemas/optim.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "hearth/backends/cpu/nn_kernel_util.h"
+#include "hearth/backends/cpu/parallel.h"
+#include "hearth/dispatch/registry.h"
+
+namespace hearth::cpu {
+namespace {
+
+template <typename T>
+T* ptr_or_null(const Tensor& t) {
+  return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
+}
+
+void sgd_step_kernel(OpCall& call) {
+  const Tensor& param = call.in(0);
+  const SgdStepAttrs& a = call.attrs<SgdStepAttrs>();
+  const int64_t n = param.numel();
+  visit_floating(param.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* p = static_cast<T*>(param.data_ptr());
+    const T* g = static_cast<const T*>(call.in(1).data_ptr());
+    T* buf = ptr_or_null<T>(call.in(2));
+    const C lr = static_cast<C>(a.lr), wd = static_cast<C>(a.weight_decay), mom = static_cast<C>(a.momentum);
+    const C keep = static_cast<C>(1.0 - a.dampening), sign = a.maximize ? C(-1) : C(1);
+    const bool use_buf = a.momentum != 0.0, init = a.init_buffer, nesterov = a.nesterov;
+    parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const C pv = static_cast<C>(p[i]);
+        C d = sign * static_cast<C>(g[i]) + wd * pv;
+        if (use_buf) {
+          const C bv = init ? d : mom * static_cast<C>(buf[i]) + keep * d;
+          buf[i] = static_cast<T>(bv);
+          // Later steps read the buffer as stored, so use the rounded value.
+          const C stored = static_cast<C>(buf[i]);
+          d = nesterov ? d + mom * stored : stored;
+        }
+        p[i] = static_cast<T>(pv - lr * d);
+      }
+    });
+  });
+}
+
+void adam_step_kernel(OpCall& call) {
+  const Tensor& param = call.in(0);
+  const AdamStepAttrs& a = call.attrs<AdamStepAttrs>();
+  const int64_t n = param.numel();
+  const double step = static_cast<double>(a.step);
+  const double bias_correction1 = 1.0 - std::pow(a.beta1, step);
+  const double bias_correction2 = 1.0 - std::pow(a.beta2, step);
+  visit_floating(param.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    T* p = static_cast<T*>(param.data_ptr());
+    const T* g = static_cast<const T*>(call.in(1).data_ptr());
+    T* m = static_cast<T*>(call.in(2).data_ptr());
+    T* v = static_cast<T*>(call.in(3).data_ptr());
+    T* vmax = ptr_or_null<T>(call.in(4));
+    const C beta1 = static_cast<C>(a.beta1), beta2 = static_cast<C>(a.beta2);
+    const C one_minus_beta1 = static_cast<C>(1.0 - a.beta1), one_minus_beta2 = static_cast<C>(1.0 - a.beta2);
+    const C eps = static_cast<C>(a.eps), sign = a.maximize ? C(-1) : C(1);
+    const C step_size = static_cast<C>(a.lr / bias_correction1);
+    const C bc2_sqrt = static_cast<C>(std::sqrt(bias_correction2));
+    const C l2 = a.decoupled_weight_decay ? C(0) : static_cast<C>(a.weight_decay);
+    const C decay = static_cast<C>(a.decoupled_weight_decay ? 1.0 - a.lr * a.weight_decay : 1.0);
+    const bool amsgrad = a.amsgrad;
+    parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const C pv = static_cast<C>(p[i]) * decay;
+        const C gv = sign * static_cast<C>(g[i]) + l2 * pv;
+        const C mv = beta1 * static_cast<C>(m[i]) + one_minus_beta1 * gv;
+        const C vv = beta2 * static_cast<C>(v[i]) + one_minus_beta2 * gv * gv;
+        m[i] = static_cast<T>(mv);
+        v[i] = static_cast<T>(vv);
+        C vd = static_cast<C>(v[i]);
+        if (amsgrad) {
+          vmax[i] = static_cast<T>(std::max(static_cast<C>(vmax[i]), vd));
+          vd = static_cast<C>(vmax[i]);
+        }
+        const C denom = std::sqrt(vd) / bc2_sqrt + eps;
+        p[i] = static_cast<T>(pv - step_size * (static_cast<C>(m[i]) / denom));
+      }
+    });
+  });
+}
+
+// The foreach ops run the single-tensor kernel on each group: on the CPU the
+// per-call cost is small next to the pass over memory.
+template <void (*Single)(OpCall&), size_t kGroup>
+void foreach_kernel(OpCall& call) {
+  OpCall one;
+  one.attrs_ptr = call.attrs_ptr;
+  one.attrs_type = call.attrs_type;
+  for (size_t base = 0; base + kGroup <= call.inputs.size(); base += kGroup) {
+    one.inputs.assign(call.inputs.begin() + static_cast<std::ptrdiff_t>(base),
+                      call.inputs.begin() + static_cast<std::ptrdiff_t>(base + kGroup));
+    if (one.inputs[0].numel() > 0) Single(one);
+  }
+}
+
+HEARTH_REGISTER_KERNEL(sgd_step, kCpu, sgd_step_kernel, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sgd_step_foreach, kCpu, foreach_kernel<sgd_step_kernel, 3>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step_foreach, kCpu, foreach_kernel<adam_step_kernel, 5>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step, kCpu, adam_step_kernel, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cpu

@@ -1,0 +1,205 @@
+// Fused optimizer steps on CUDA (formulas in hearth/dispatch/schemas/optim.h,
+// shared with the CPU kernels). Every update is multi-tensor: a launch covers
+// up to kMaxTensors parameters, each cut into chunks of kChunk elements, one
+// block per chunk, with the tensors' addresses passed in the kernel's
+// arguments. A step of ResNet-50 (161 parameters) is then 5 launches instead
+// of 161, and each element is read and written once. The single-tensor ops are
+// the same launch with one tensor.
+#include <cmath>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "hearth/backends/cuda/loops.cuh"
+#include "hearth/dispatch/registry.h"
+#include "hearth/dispatch/schemas/optim.h"
+
+namespace hearth::cuda {
+namespace {
+
+inline constexpr int kMaxTensors = 36;    // keeps the argument block under the 4 KiB every GPU accepts
+inline constexpr int kMaxBlocks = 320;    // chunks per launch
+inline constexpr int64_t kChunk = 65536;  // elements per block
+
+// Depth: tensors per parameter (param, grad, state...). Unused slots are null.
+template <int Depth>
+struct TensorLists {
+  void* ptr[Depth][kMaxTensors];
+  int64_t numel[kMaxTensors];
+  bool aligned[kMaxTensors];  // every tensor of the slot starts on a 16-byte boundary
+  unsigned char block_tensor[kMaxBlocks];
+  int block_chunk[kMaxBlocks];
+};
+
+template <typename D>
+struct alignas(sizeof(D) * 4) Quad {
+  D v[4];
+};
+
+// Runs update(values...) on every element of this block's chunk, one
+// reference per tensor of the slot (a null tensor gets a dummy). When the
+// slot's tensors are aligned, each thread moves four elements per access, so
+// four times the bytes are in flight per thread: the steps are bound by
+// memory bandwidth, and one element per access left them at about half of it.
+// `writes` says which tensors the update changes; only those are stored.
+template <typename D, int Depth, typename Update>
+__device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bool (&writes)[Depth], Update&& update) {
+  const int t = tl.block_tensor[blockIdx.x];
+  const int64_t begin = static_cast<int64_t>(tl.block_chunk[blockIdx.x]) * kChunk;
+  const int64_t end = min(begin + kChunk, tl.numel[t]);
+  D* ptr[Depth];
+#pragma unroll
+  for (int k = 0; k < Depth; ++k) ptr[k] = static_cast<D*>(tl.ptr[k][t]);
+  int64_t scalar_from = begin;
+  if (tl.aligned[t]) {
+    // Chunks start at multiples of kChunk (a multiple of 4), so quads stay aligned.
+    const int64_t quads = (end - begin) / 4;
+    for (int64_t q = threadIdx.x; q < quads; q += blockDim.x) {
+      const int64_t i = begin + 4 * q;
+      Quad<D> r[Depth];
+#pragma unroll
+      for (int k = 0; k < Depth; ++k)
+        if (ptr[k]) r[k] = *reinterpret_cast<const Quad<D>*>(ptr[k] + i);
+#pragma unroll
+      for (int l = 0; l < 4; ++l) [&]<int... K>(std::integer_sequence<int, K...>) {
+          update(r[K].v[l]...);
+        }
+      (std::make_integer_sequence<int, Depth>{});
+#pragma unroll
+      for (int k = 0; k < Depth; ++k)
+        if (writes[k] && ptr[k]) *reinterpret_cast<Quad<D>*>(ptr[k] + i) = r[k];
+    }
+    scalar_from = begin + 4 * quads;
+  }
+  D dummy[Depth] = {};
+  for (int64_t i = scalar_from + threadIdx.x; i < end; i += blockDim.x)
+    [&]<int... K>(std::integer_sequence<int, K...>) { update((ptr[K] ? ptr[K][i] : dummy[K])...); }
+  (std::make_integer_sequence<int, Depth>{});
+}
+
+template <typename D>
+__global__ void sgd_kernel(TensorLists<3> tl, SgdStepAttrs a) {
+  using A = acc_t<D>;
+  constexpr bool kWrites[3] = {true, false, true};
+  for_chunk<D>(tl, kWrites, [&](D& param, const D& grad, D& buf) {
+    const A p = to_acc(param);
+    A g = to_acc(grad);
+    if (a.maximize) g = -g;
+    A d = g + static_cast<A>(a.weight_decay) * p;
+    if (a.momentum != 0.0) {
+      const A b = a.init_buffer ? d : static_cast<A>(a.momentum) * to_acc(buf) + static_cast<A>(1.0 - a.dampening) * d;
+      buf = from_acc<D>(b);
+      const A stored = to_acc(buf);  // later steps read the rounded buffer: use it now too
+      d = a.nesterov ? d + static_cast<A>(a.momentum) * stored : stored;
+    }
+    param = from_acc<D>(p - static_cast<A>(a.lr) * d);
+  });
+}
+
+template <typename D>
+__global__ void adam_kernel(TensorLists<5> tl, AdamStepAttrs a, double step_size, double bias_correction2_sqrt) {
+  using A = acc_t<D>;
+  const A beta1 = static_cast<A>(a.beta1), beta2 = static_cast<A>(a.beta2);
+  constexpr bool kWrites[5] = {true, false, true, true, true};
+  for_chunk<D>(tl, kWrites, [&](D& param, const D& grad, D& m, D& v, D& vmax) {
+    A p = to_acc(param);
+    A g = to_acc(grad);
+    if (a.maximize) g = -g;
+    if (a.decoupled_weight_decay)
+      p *= static_cast<A>(1.0 - a.lr * a.weight_decay);
+    else
+      g = g + static_cast<A>(a.weight_decay) * p;
+    m = from_acc<D>(beta1 * to_acc(m) + static_cast<A>(1.0 - a.beta1) * g);
+    v = from_acc<D>(beta2 * to_acc(v) + static_cast<A>(1.0 - a.beta2) * g * g);
+    A vv = to_acc(v);  // the stored (rounded) state, as the CPU kernel uses
+    if (a.amsgrad) {
+      vmax = from_acc<D>(max(to_acc(vmax), vv));
+      vv = to_acc(vmax);
+    }
+    const A denom = sqrt(vv) / static_cast<A>(bias_correction2_sqrt) + static_cast<A>(a.eps);
+    param = from_acc<D>(p - static_cast<A>(step_size) * (to_acc(m) / denom));
+  });
+}
+
+// Packs the groups of `call` (Depth inputs each) into launches of `launch`.
+template <int Depth, typename Launch>
+void for_each_launch(const OpCall& call, Launch&& launch) {
+  TensorLists<Depth> tl{};
+  int tensors = 0, blocks = 0;
+  auto flush = [&] {
+    if (blocks > 0) launch(tl, blocks);
+    tl = TensorLists<Depth>{};
+    tensors = blocks = 0;
+  };
+  for (size_t base = 0; base + Depth <= call.inputs.size(); base += Depth) {
+    const int64_t n = call.in(base).numel();
+    if (n == 0) continue;
+    if (tensors == kMaxTensors) flush();
+    bool aligned = true;
+    for (int k = 0; k < Depth; ++k) {
+      const Tensor& t = call.in(base + k);
+      tl.ptr[k][tensors] = t.defined() ? t.data_ptr() : nullptr;
+      if (t.defined()) aligned = aligned && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
+    }
+    tl.numel[tensors] = n;
+    tl.aligned[tensors] = aligned;
+    const int64_t chunks = (n + kChunk - 1) / kChunk;
+    for (int64_t c = 0; c < chunks; ++c) {
+      if (blocks == kMaxBlocks) {
+        // The tensor goes on in the next launch: carry its slot over.
+        const int slot = tensors;
+        void* ptrs[Depth];
+        for (int k = 0; k < Depth; ++k) ptrs[k] = tl.ptr[k][slot];
+        launch(tl, blocks);
+        tl = TensorLists<Depth>{};
+        tensors = blocks = 0;
+        for (int k = 0; k < Depth; ++k) tl.ptr[k][0] = ptrs[k];
+        tl.numel[0] = n;
+        tl.aligned[0] = aligned;
+      }
+      tl.block_tensor[blocks] = static_cast<unsigned char>(tensors);
+      tl.block_chunk[blocks] = static_cast<int>(c);
+      ++blocks;
+    }
+    ++tensors;
+  }
+  flush();
+}
+
+void sgd_step_foreach(OpCall& call) {
+  const Tensor& first = call.in(0);
+  const int dev = first.device().index;
+  activate(dev);
+  const SgdStepAttrs& a = call.attrs<SgdStepAttrs>();
+  HEARTH_CUDA_DISPATCH_FLOATING(first.dtype(), "sgd_step", [&] {
+    for_each_launch<3>(call, [&](const TensorLists<3>& tl, int blocks) {
+      sgd_kernel<scalar_t><<<blocks, kThreads, 0, stream(dev)>>>(tl, a);
+      HEARTH_CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+void adam_step_foreach(OpCall& call) {
+  const Tensor& first = call.in(0);
+  const int dev = first.device().index;
+  activate(dev);
+  const AdamStepAttrs& a = call.attrs<AdamStepAttrs>();
+  const double bc1 = 1.0 - std::pow(a.beta1, static_cast<double>(a.step));
+  const double bc2 = 1.0 - std::pow(a.beta2, static_cast<double>(a.step));
+  HEARTH_CUDA_DISPATCH_FLOATING(first.dtype(), "adam_step", [&] {
+    for_each_launch<5>(call, [&](const TensorLists<5>& tl, int blocks) {
+      adam_kernel<scalar_t><<<blocks, kThreads, 0, stream(dev)>>>(tl, a, a.lr / bc1, std::sqrt(bc2));
+      HEARTH_CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
+DeviceKind cuda_kind() { return register_device_kind("cuda"); }
+// The single-tensor ops are one group of the foreach layout.
+HEARTH_REGISTER_KERNEL(sgd_step, cuda_kind(), sgd_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step, cuda_kind(), adam_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(sgd_step_foreach, cuda_kind(), sgd_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(adam_step_foreach, cuda_kind(), adam_step_foreach, DTypeSet::floating());
+
+}  // namespace
+}  // namespace hearth::cuda

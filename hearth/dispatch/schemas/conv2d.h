@@ -1,0 +1,37 @@
+// 2-D convolution as backends see it. The functional layer validates shapes,
+// batches unbatched input, and makes every image tensor (x, weight, out and
+// their gradients) dense in ONE memory format, the input's: all NCHW-contiguous
+// or all NHWC (channels_last); bias and grad_bias are plain [O] vectors. The
+// kernels read the layout from the strides (the CPU backend computes on NCHW
+// copies of NHWC calls; cuDNN takes the strides as they are) and their
+// geometry from the shapes (always logical [N, C, H, W]) and Conv2dAttrs.
+// Cg = C / groups input channels and Og = O / groups output channels per group.
+//   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined}
+//                           outputs {out [N, O, OH, OW]}
+//   conv2d_backward_input   inputs {grad_out [N, O, OH, OW], weight [O, Cg, kH, kW]}
+//                           outputs {grad_x [N, C, H, W]}            (backward-data; fully overwritten)
+//   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
+//                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
+//   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW]} outputs {grad_bias [O]}; no attributes
+//   conv2d_relu             conv2d's operands with relu set (Conv2dAttrs::relu): the forward
+//                           writes max(conv + bias, 0), the ReLU that follows most
+// convolutions with a bias (VGG) in the same pass as the bias; the functional
+// layer masks the gradient with the saved output before the backward ops.
+// All tensors share one floating dtype and none is empty (the functional layer
+// handles empty batches and channel-less weights itself). OH = (H + 2 pH - dH (kH - 1) - 1) / sH + 1, likewise OW.
+#pragma once
+
+#include <array>
+#include <cstdint>
+
+namespace hearth {
+
+struct Conv2dAttrs {
+  std::array<int64_t, 2> stride{1, 1};
+  std::array<int64_t, 2> padding{0, 0};
+  std::array<int64_t, 2> dilation{1, 1};
+  int64_t groups = 1;
+  bool relu = false;  // out = max(conv + bias, 0)
+};
+
+}  // namespace hearth

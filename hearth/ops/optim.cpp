@@ -1,0 +1,176 @@
+// The optimizer steps (hearth/optim/functional.h): checks, then one dispatched
+// sgd_step/adam_step per parameter, or one foreach call per device and dtype.
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "hearth/dispatch/registry.h"
+#include "hearth/ops/elementwise.h"
+#include "hearth/ops/op_utils.h"
+#include "hearth/ops/view.h"
+#include "hearth/optim/functional.h"
+
+namespace hearth::optim {
+namespace {
+
+void check_like(const char* op, const Tensor& param, const Tensor& t, const char* arg) {
+  HEARTH_CHECK(t.defined(), ValueError, "[", op, "] argument '", arg, "' is an undefined tensor");
+  HEARTH_CHECK(t.shape() == param.shape(), ShapeError, "[", op, "] '", arg, "' has shape ", t.shape_string(),
+               " but the parameter has shape ", param.shape_string());
+  HEARTH_CHECK(t.dtype() == param.dtype(), TypeError, "[", op, "] '", arg, "' has dtype ", dtype_name(t.dtype()),
+               " but the parameter has dtype ", dtype_name(param.dtype()));
+  HEARTH_CHECK(t.device() == param.device(), DeviceError, "[", op, "] '", arg, "' is on ", t.device().str(),
+               " but the parameter is on ", param.device().str());
+}
+
+void check_hyper(const char* op, bool ok, const char* what, double value) {
+  HEARTH_CHECK(ok, ValueError, "[", op, "] invalid ", what, ": ", value);
+}
+
+// A tensor the kernel may write: itself when dense, else a dense copy that
+// finish() writes back.
+struct Writable {
+  Tensor user, arg;
+  explicit Writable(const Tensor& t) : user(t), arg(!t.defined() || t.is_contiguous() ? t : contiguous(t.detach())) {}
+  void finish() const {
+    if (!user.defined()) return;
+    if (arg.is_same(user))
+      user.bump_version();
+    else
+      copy_(user, arg);
+  }
+};
+
+void run_step(OpHandle op, const std::vector<Tensor>& writable_in, const Tensor& grad, size_t grad_pos,
+              const auto& attrs) {
+  std::vector<Writable> w;
+  for (const Tensor& t : writable_in) w.emplace_back(t);
+  std::vector<Tensor> inputs;
+  for (const Writable& x : w) inputs.push_back(x.arg);
+  inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(grad_pos), grad.is_contiguous() ? grad : contiguous(grad));
+  if (grad.numel() > 0) detail::run(op, inputs, {}, attrs);
+  for (const Writable& x : w) x.finish();
+}
+
+void check_sgd(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepAttrs& a) {
+  detail::check_floating("sgd_step", param, "param");
+  check_like("sgd_step", param, grad, "grad");
+  check_hyper("sgd_step", a.lr >= 0, "learning rate", a.lr);
+  check_hyper("sgd_step", a.momentum >= 0, "momentum", a.momentum);
+  check_hyper("sgd_step", a.weight_decay >= 0, "weight_decay", a.weight_decay);
+  HEARTH_CHECK(!a.nesterov || (a.momentum > 0 && a.dampening == 0), ValueError,
+               "[sgd_step] Nesterov momentum requires a momentum > 0 and zero dampening, got momentum=", a.momentum,
+               " dampening=", a.dampening);
+  if (a.momentum != 0) check_like("sgd_step", param, momentum_buffer, "momentum_buffer");
+  HEARTH_CHECK(a.momentum != 0 || !momentum_buffer.defined(), ValueError,
+               "[sgd_step] a momentum_buffer was given but momentum is 0");
+  detail::check_inplace_allowed("sgd_step", param);
+}
+
+void check_adam(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                const Tensor& max_exp_avg_sq, const AdamStepAttrs& a) {
+  detail::check_floating("adam_step", param, "param");
+  check_like("adam_step", param, grad, "grad");
+  check_like("adam_step", param, exp_avg, "exp_avg");
+  check_like("adam_step", param, exp_avg_sq, "exp_avg_sq");
+  if (a.amsgrad) check_like("adam_step", param, max_exp_avg_sq, "max_exp_avg_sq");
+  HEARTH_CHECK(a.amsgrad || !max_exp_avg_sq.defined(), ValueError,
+               "[adam_step] a max_exp_avg_sq was given but amsgrad is off");
+  check_hyper("adam_step", a.lr >= 0, "learning rate", a.lr);
+  check_hyper("adam_step", a.eps >= 0, "epsilon value", a.eps);
+  check_hyper("adam_step", a.beta1 >= 0 && a.beta1 < 1, "beta parameter at index 0", a.beta1);
+  check_hyper("adam_step", a.beta2 >= 0 && a.beta2 < 1, "beta parameter at index 1", a.beta2);
+  check_hyper("adam_step", a.weight_decay >= 0, "weight_decay value", a.weight_decay);
+  HEARTH_CHECK(a.step >= 1, ValueError, "[adam_step] step counts the update being made and must be >= 1, got ", a.step);
+  detail::check_inplace_allowed("adam_step", param);
+}
+
+// Runs a foreach op over groups of `per_group` tensors (grad at position 1 of
+// each group), one call per (device, dtype) present; where the backend has no
+// foreach kernel, `single` updates each group with the single-tensor op.
+template <typename Attrs, typename Single>
+void run_foreach(OpHandle op, size_t per_group, const std::vector<std::vector<Tensor>>& groups, const Attrs& attrs,
+                 Single&& single) {
+  std::map<std::pair<std::string, int>, std::vector<size_t>> by_place;
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const Tensor& p = groups[i][0];
+    by_place[{p.device().str(), static_cast<int>(p.dtype())}].push_back(i);
+  }
+  for (const auto& [place, members] : by_place) {
+    const Tensor& first = groups[members.front()][0];
+    if (!supports(op, first.device().kind, first.dtype())) {
+      for (size_t i : members) single(groups[i]);
+      continue;
+    }
+    std::vector<Writable> w;
+    std::vector<Tensor> inputs;
+    w.reserve(members.size() * per_group);
+    for (size_t i : members) {
+      const std::vector<Tensor>& g = groups[i];
+      if (g[1].numel() == 0) continue;
+      for (size_t k = 0; k < per_group; ++k) {
+        if (k == 1) {
+          inputs.push_back(g[1].is_contiguous() ? g[1].detach() : contiguous(g[1].detach()));
+          continue;
+        }
+        w.emplace_back(g[k]);
+        inputs.push_back(w.back().arg);
+      }
+    }
+    if (!inputs.empty()) detail::run(op, inputs, {}, attrs);
+    for (const Writable& x : w) x.finish();
+  }
+}
+
+void check_counts(const char* op, size_t params, size_t other, const char* what) {
+  HEARTH_CHECK(other == params, ValueError, "[", op, "] got ", params, " parameters but ", other, " ", what);
+}
+
+}  // namespace
+
+void sgd_step_(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepAttrs& a) {
+  static OpHandle op = detail::op_handle(OpId::sgd_step);
+  check_sgd(param, grad, momentum_buffer, a);
+  run_step(op, {param, momentum_buffer}, grad.detach(), 1, a);
+}
+
+void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, const Tensor& exp_avg_sq,
+                const Tensor& max_exp_avg_sq, const AdamStepAttrs& a) {
+  static OpHandle op = detail::op_handle(OpId::adam_step);
+  check_adam(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, a);
+  run_step(op, {param, exp_avg, exp_avg_sq, max_exp_avg_sq}, grad.detach(), 1, a);
+}
+
+void sgd_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                       const std::vector<Tensor>& momentum_buffers, const SgdStepAttrs& a) {
+  static OpHandle op = detail::op_handle(OpId::sgd_step_foreach);
+  check_counts("sgd_step_foreach", params.size(), grads.size(), "gradients");
+  if (a.momentum != 0) check_counts("sgd_step_foreach", params.size(), momentum_buffers.size(), "momentum buffers");
+  std::vector<std::vector<Tensor>> groups;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor buf = a.momentum != 0 ? momentum_buffers[i] : Tensor();
+    check_sgd(params[i], grads[i], buf, a);
+    groups.push_back({params[i], grads[i], buf});
+  }
+  run_foreach(op, 3, groups, a, [&](const std::vector<Tensor>& g) { sgd_step_(g[0], g[1], g[2], a); });
+}
+
+void adam_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                        const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
+                        const std::vector<Tensor>& max_exp_avg_sqs, const AdamStepAttrs& a) {
+  static OpHandle op = detail::op_handle(OpId::adam_step_foreach);
+  check_counts("adam_step_foreach", params.size(), grads.size(), "gradients");
+  check_counts("adam_step_foreach", params.size(), exp_avgs.size(), "exp_avg tensors");
+  check_counts("adam_step_foreach", params.size(), exp_avg_sqs.size(), "exp_avg_sq tensors");
+  if (a.amsgrad) check_counts("adam_step_foreach", params.size(), max_exp_avg_sqs.size(), "max_exp_avg_sq tensors");
+  std::vector<std::vector<Tensor>> groups;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor vmax = a.amsgrad ? max_exp_avg_sqs[i] : Tensor();
+    check_adam(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax, a);
+    groups.push_back({params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax});
+  }
+  run_foreach(op, 5, groups, a, [&](const std::vector<Tensor>& g) { adam_step_(g[0], g[1], g[2], g[3], g[4], a); });
+}
+
+}  // namespace hearth::optim
