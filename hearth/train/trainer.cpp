@@ -435,6 +435,7 @@ TrainOutput Trainer::train() {
   } catch (...) {
     state_.is_training = false;
     if (progress_) progress_->close();
+    abandon_step_graphs();
     throw;
   }
   state_.is_training = false;

@@ -228,6 +228,8 @@ class Trainer {
   void record_step_loss(const Tensor& loss);
   // args.step_graphs: what rules recording out before any step runs ("" if nothing).
   std::string step_graph_obstacles() const;
+  // After an error ends train(): drops the recorded step and its kept gradients.
+  void abandon_step_graphs();
   // Sets up the recorded step when args.step_graphs asks and nothing rules it out.
   void setup_step_graphs();
   // The step's forward and backward, replayed when it can be; returns the step's loss.

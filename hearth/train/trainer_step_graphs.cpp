@@ -98,4 +98,13 @@ void Trainer::finish_step_graphs() {
   optimizer_->zero_grad();
 }
 
+void Trainer::abandon_step_graphs() {
+  if (!step_graphs_) return;
+  // An error left the run (an out-of-memory error, a signal): release the
+  // graph and leave the model as an eager step that failed leaves it, without
+  // the gradients the graph kept allocated.
+  step_graphs_.reset();
+  optimizer_->zero_grad();
+}
+
 }  // namespace hearth::train

@@ -395,6 +395,34 @@ TEST(TrainerStepGraphs, GradientsReplacedAfterRecordingEndTheReplays) {
       << said;
 }
 
+// Throws from a step end once the graph is replaying.
+class FailAtStep5 : public TrainerCallback {
+ public:
+  std::string name() const override { return "FailAtStep5"; }
+  void on_step_end(const TrainingArguments&, TrainerState& state, TrainerControl&) override {
+    if (state.global_step == 5) HEARTH_THROW(OutOfMemoryError, "injected at step 5");
+  }
+};
+
+// An error that ends a graphed run leaves the model as an eager run's error
+// leaves it: no gradients kept by the graph.
+TEST(TrainerStepGraphs, AnErrorEndingAGraphedRunLeavesNoGradients) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("graphs"));
+  args.use_cpu = false;
+  args.device = graph_device().str();
+  args.dataloader_pin_memory = false;
+  TrainerOptions options;
+  std::ostringstream console;
+  options.console = &console;
+  options.progress_bar = false;
+  auto model = small_cnn();
+  Trainer trainer(model, args, images(), nullptr, {std::make_shared<FailAtStep5>()}, options);
+  EXPECT_THROW(trainer.train(), OutOfMemoryError);
+  EXPECT_GT(trainer.step_graph_report().replayed_steps, 0) << "the run was graphed when it failed";
+  for (const Tensor& p : model->parameters()) EXPECT_FALSE(p.grad().defined());
+}
+
 TEST(TrainerStepGraphs, ArgumentsThatRuleRecordingOutAreNamed) {
   TempDir dir;
   auto accumulate = [](TrainingArguments& a, TrainerOptions&) { a.gradient_accumulation_steps = 2; };
