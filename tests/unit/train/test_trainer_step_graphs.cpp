@@ -210,12 +210,17 @@ TEST(TrainerStepGraphs, OnTheCpuTheRunIsTheEagerRunAndSaysWhyOnce) {
   EXPECT_NE(graphs.report.eager_reason.find("cpu has no step graphs"), std::string::npos);
 }
 
+// The run with step_graphs left unset (the default), and the eager run beside it.
+std::pair<TrainingRun, TrainingRun> default_and_eager(const TempDir& dir, Device device) {
+  return {
+      train(dir.file("default"), false, device, [](TrainingArguments& a, TrainerOptions&) { a.step_graphs.reset(); }),
+      train(dir.file("eager"), false, device)};
+}
+
 // By default the CPU, which has no step graphs, trains eagerly without a word.
 TEST(TrainerStepGraphs, ByDefaultTheCpuTrainsEagerlyAndSaysNothing) {
   TempDir dir;
-  const TrainingRun eager = train(dir.file("eager"), false, Device());
-  const TrainingRun dflt = train(dir.file("default"), false, Device(),
-                                 [](TrainingArguments& a, TrainerOptions&) { a.step_graphs.reset(); });
+  const auto [dflt, eager] = default_and_eager(dir, Device());
   EXPECT_EQ(dflt.losses, eager.losses);
   EXPECT_EQ(dflt.weights, eager.weights);
   EXPECT_EQ(count_of(dflt.said, "step_graphs"), 0u) << dflt.said;
@@ -225,9 +230,7 @@ TEST(TrainerStepGraphs, ByDefaultTheCpuTrainsEagerlyAndSaysNothing) {
 // By default a device with step graphs records and replays, as --step_graphs does.
 TEST(TrainerStepGraphs, ByDefaultADeviceWithStepGraphsReplaysThem) {
   TempDir dir;
-  const TrainingRun eager = train(dir.file("eager"), false, graph_device());
-  const TrainingRun dflt = train(dir.file("default"), false, graph_device(),
-                                 [](TrainingArguments& a, TrainerOptions&) { a.step_graphs.reset(); });
+  const auto [dflt, eager] = default_and_eager(dir, graph_device());
   EXPECT_EQ(dflt.losses, eager.losses);
   EXPECT_EQ(dflt.weights, eager.weights);
   EXPECT_EQ(dflt.report.replayed_steps, 10);
