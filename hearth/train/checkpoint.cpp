@@ -84,7 +84,14 @@ void save_checkpoint(const std::string& dir, const CheckpointContents& c) {
       io::save_safetensors(join(tmp, kOptimizerFile), opt.tensors, meta);
     }
     if (!c.trainer_state.is_null()) io::write_file_atomic(join(tmp, kTrainerStateFile), c.trainer_state.dump(2) + "\n");
-    if (c.args != nullptr) c.args->save(join(tmp, kTrainingArgsFile));
+    if (c.args != nullptr) {
+      // The arguments describe the run, not how this process started it: without
+      // resume_from_checkpoint, reusing the file as --config starts a run of the
+      // same settings instead of silently resuming this one.
+      TrainingArguments saved = *c.args;
+      saved.resume_from_checkpoint.reset();
+      saved.save(join(tmp, kTrainingArgsFile));
+    }
     if (c.grad_scaler != nullptr)
       io::write_file_atomic(join(tmp, kGradScalerFile), c.grad_scaler->state_dict().dump(2) + "\n");
     if (c.extra_files) c.extra_files(tmp);

@@ -5,7 +5,7 @@
 //     optimizer.safetensors  the optimizer's state tensors; its JSON state and
 //                            the scheduler's in the metadata ("optimizer", "scheduler")
 //     trainer_state.json     step, epoch, RNG, data position, best metric, log history
-//     training_args.json     the TrainingArguments of the run
+//     training_args.json     the TrainingArguments of the run (without resume_from_checkpoint)
 //     scaler.json            the loss scaler's state (fp16-mixed runs only)
 //     (and whatever extra files the caller writes, e.g. config.json)
 //

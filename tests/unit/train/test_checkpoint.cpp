@@ -37,6 +37,7 @@ TEST(Checkpoint, SavesTheHuggingFaceLayoutAndLoadsItBack) {
   sched->step();
   TrainingArguments args;
   args.seed = 9;
+  args.resume_from_checkpoint = "latest";
   CheckpointContents c;
   c.model = model.get();
   c.optimizer = &opt;
@@ -54,6 +55,8 @@ TEST(Checkpoint, SavesTheHuggingFaceLayoutAndLoadsItBack) {
                                              "trainer_state.json", "training_args.json"}));
   EXPECT_EQ(read_trainer_state(ckpt)["global_step"], 1);
   EXPECT_EQ(TrainingArguments::load(ckpt + "/training_args.json").seed, 9);
+  EXPECT_FALSE(TrainingArguments::load(ckpt + "/training_args.json").resume_from_checkpoint.has_value())
+      << "a reused training_args.json must not resume the run it came from";
 
   auto other = toy_model(2);
   optim::AdamW opt2(other->parameters(), {.lr = 0.1});
