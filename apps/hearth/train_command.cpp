@@ -211,7 +211,7 @@ int run_train(const TrainFlags& f) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cout << "\nhearth: finished " << out.global_step << " steps (" << std::fixed << std::setprecision(2)
             << trainer.state().epoch << " epochs) in " << train::format_duration(wall) << " wall time on "
-            << trainer.device_choice().description << "\n";
+            << trainer.device_choice().device.str() << "\n";  // why this device: said once, at the start
   std::cout << "  train_loss       " << fmt_metric(out.training_loss) << "\n";
   for (const char* key : {"eval_loss", "eval_accuracy", "eval_f1"}) {
     auto it = final_eval->find(key);

@@ -113,6 +113,15 @@ if(CASE STREQUAL "cv_example")
   run(out ${common} --cpu --output_dir "${WORK_DIR}/cpu-flag")
   expect_rc("--cpu over device cuda:7" "${out_rc}" 0)
   expect("--cpu over device cuda:7" "${out}" "finished 2 steps on cpu")
+  # ---- why there is no accelerator is said once, at the start ----
+  file(WRITE "${xdg_config}" "{}\n")
+  run(out ${common} --device auto --output_dir "${WORK_DIR}/auto")
+  expect_rc("--device auto" "${out_rc}" 0)
+  string(REGEX MATCHALL "no accelerator" said "${out}")
+  list(LENGTH said times)
+  if(times GREATER 1)
+    message(FATAL_ERROR "user_config ${CASE}: the no-accelerator explanation was printed ${times} times:\n${out}")
+  endif()
   # ---- bad files ----
   expect_bad_files_refused("cv_example: error: " "" ${common})
 
