@@ -6,11 +6,13 @@
 #include <charconv>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "apps/common/training_argument_flags.h"
 #include "apps/common/user_config.h"
@@ -23,6 +25,7 @@
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/train/callbacks.h"
+#include "hearth/train/checkpoint.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
@@ -75,6 +78,27 @@ double parse_number_flag(const std::string& flag, const std::string& text) {
 
 // Defaults of the task, then the user's config (`hearth config`), then the
 // --config file of training arguments, then the flags.
+// A checkpoint of another model would fail on its weights with a list of
+// keys; its config.json names the model, so say that instead, before anything
+// loads.
+void check_resumed_model(const TrainingArguments& args, const TaskConfig& task) {
+  if (!args.resume_from_checkpoint) return;
+  std::optional<std::string> dir = *args.resume_from_checkpoint == "latest"
+                                       ? train::latest_checkpoint(args.output_dir)
+                                       : std::optional<std::string>(*args.resume_from_checkpoint);
+  if (!dir || !std::filesystem::is_regular_file(std::filesystem::path(*dir) / "config.json")) return;
+  TaskConfig saved;
+  try {
+    saved = load_task_config(*dir);
+  } catch (const Error&) {
+    return;  // not one of hearth train's checkpoints: the Trainer says what is wrong with it
+  }
+  if (saved.model_type != task.model_type)
+    throw UsageError("--resume_from_checkpoint " + *dir + ": the checkpoint holds a " + saved.model_type +
+                     " (config.json model_type); --model is " + task.model_type + ". Pass --model " + saved.model_type +
+                     ", or start a new run in another --output_dir.");
+}
+
 TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task) {
   TrainingArguments args = default_arguments(task);
   try {
@@ -165,6 +189,7 @@ int run_train(const TrainFlags& f) {
     throw UsageError(e.what());
   }
   TrainingArguments args = resolve_arguments(f, task);
+  check_resumed_model(args, task);
   const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
   const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);
   std::vector<train::CallbackPtr> callbacks;
