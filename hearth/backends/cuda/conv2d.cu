@@ -4,6 +4,7 @@
 // once and cached: by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1
 // (cudnn.benchmark), by timing the candidates on the first call.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <mutex>
 #include <tuple>
@@ -181,14 +182,14 @@ std::map<PlanKey, std::shared_ptr<graph::ExecutionPlan>>& plan_cache() {
 }
 
 // Strides of a tensor of these dims, dense in NCHW or NHWC order.
-std::vector<int64_t> dense_strides(const Shape& d, bool nhwc) {
+std::array<int64_t, 4> dense_strides(const Shape& d, bool nhwc) {
   if (!nhwc) return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
   return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
 }
 
 // Dense in the format (strides of size-1 dims are free).
 bool dense_in(const Tensor& t, bool nhwc) {
-  const std::vector<int64_t> want = dense_strides(t.shape(), nhwc);
+  const std::array<int64_t, 4> want = dense_strides(t.shape(), nhwc);
   for (int i = 0; i < 4; ++i)
     if (t.shape()[i] != 1 && t.strides()[i] != want[i]) return false;
   return true;
@@ -224,8 +225,9 @@ std::shared_ptr<graph::ExecutionPlan> conv_plan(Pass pass, const Tensor& x, cons
   }
   const cudnnDataType_t dt = cudnn_dtype(x.dtype());
   auto spec = [&](int64_t uid, const Tensor& t, int64_t align) {
+    const std::array<int64_t, 4> strides = dense_strides(t.shape(), nhwc);
     return graph::make_tensor(graph::TensorSpec{uid, dt, std::vector<int64_t>(t.shape().begin(), t.shape().end()),
-                                                dense_strides(t.shape(), nhwc), align, false});
+                                                std::vector<int64_t>(strides.begin(), strides.end()), align, false});
   };
   graph::Descriptor tx = spec(kUidX, x, ax), tw = spec(kUidW, w, aw), ty = spec(kUidY, y, ay);
   const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
@@ -293,9 +295,9 @@ struct ReluFn {
 // y += bias over the channels of an NHWC output, through the elementwise
 // engine: with the bias broadcast as [1, O, 1, 1], the pixels merge into one
 // dim and the channels stay innermost and dense on both sides, so the add
-// runs on 16-byte vectors. cuDNN's add is kept for the NCHW path without a
-// ReLU; with one, both layouts take the engine (an NCHW bias is a broadcast
-// over the planes).
+// runs on 16-byte vectors. cuDNN's add is kept for the legacy NCHW path
+// without a ReLU; otherwise both layouts take the engine (an NCHW bias is a
+// broadcast over the planes).
 void add_bias(const Tensor& y, const Tensor& bias, bool relu) {
   const Tensor b4 = bias.as_strided_view({1, bias.size(0), 1, 1}, {bias.size(0), 1, 1, 1}, bias.offset());
   HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d", [&] {
@@ -317,9 +319,9 @@ void conv2d_forward(OpCall& call) {
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);
   const bool graphed = run_graph_pass(Pass::forward, x, w, y, call.attrs<Conv2dAttrs>(), h);
-  ConvSetup s;
   Scalars k;
   if (!graphed) {
+    ConvSetup s;  // the legacy path's descriptors, created only where it runs
     setup(s, x, w, y, call.attrs<Conv2dAttrs>());
     Choice c = choose(Pass::forward, s, x, w, y, h);
     Tensor ws = workspace_tensor(c.workspace, y.device());
@@ -332,10 +334,10 @@ void conv2d_forward(OpCall& call) {
   if (bias.defined() && (relu || channels_last(y) || graphed)) {
     add_bias(y, bias, relu);
   } else if (bias.defined()) {
-    TensorDesc b;
+    TensorDesc b, yd;
     b.set_nchw(bias.dtype(), 1, static_cast<int>(bias.size(0)), 1, 1);
-    HEARTH_CUDNN_CHECK(
-        cudnnAddTensor(h, k.one(x.dtype()), b.d, bias.data_ptr(), k.one(x.dtype()), s.y.d, y.data_ptr()));
+    yd.set(y);
+    HEARTH_CUDNN_CHECK(cudnnAddTensor(h, k.one(x.dtype()), b.d, bias.data_ptr(), k.one(x.dtype()), yd.d, y.data_ptr()));
   } else if (relu) {
     relu_in_place(y);
   }
