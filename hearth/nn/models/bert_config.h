@@ -62,9 +62,12 @@ struct BertConfig {
   void validate(const std::string& where = "config") const;
   // Bounds validate() puts on sizes: each size at most kMaxSize (2^31 - 1),
   // the layer count at most kMaxLayers, the label count at most kMaxLabels.
+  // Every label is written back twice (id2label and label2id), so the label
+  // bound is what keeps a one-line config from expanding into a saved
+  // config.json of hundreds of megabytes and minutes of work.
   static constexpr int64_t kMaxSize = (int64_t{1} << 31) - 1;
   static constexpr int64_t kMaxLayers = 4096;
-  static constexpr int64_t kMaxLabels = int64_t{1} << 24;
+  static constexpr int64_t kMaxLabels = int64_t{1} << 16;
   // A config.json larger than this is refused. Unknown fields are kept (and
   // written back) only while nested at most kMaxExtraFieldDepth deep and
   // kMaxExtraBytes in all (compact JSON); the rest are dropped.

@@ -124,6 +124,11 @@ TEST(NnBertConfig, ErrorsNameTheFileAndTheField) {
       expect_error(std::string("{\"") + field + "\": " + value + "}", field, std::string("got ") + value);
   }
   expect_error(R"({"num_labels": 100000000})", "num_labels", "expected at most");
+  // 2^24 labels passed once and took minutes (and gigabytes) to write back as
+  // id2label and label2id; the largest accepted count writes back promptly.
+  expect_error(R"({"num_labels": 16777216})", "num_labels", "expected at most 65536");
+  EXPECT_NE(BertConfig::from_json_string(R"({"num_labels": 65536})", "c").to_json_string().find("LABEL_65535"),
+            std::string::npos);
   EXPECT_THROW(BertConfig::from_json_file("/no/such/config.json"), IoError);
 }
 
