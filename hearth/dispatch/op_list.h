@@ -132,10 +132,12 @@
   X(scatter_add,                  index,             IndexDimAttrs,         (),           0, false, ())           \
   /* matmul: every product is one batched GEMM */                                                                \
   X(bmm,                          matmul,            NoAttrs,               (),           0, false, ())           \
-  /* conv2d; conv2d_relu: max(conv + bias, 0) in the same pass */                                                \
+  /* conv2d; _relu: max(conv + bias, 0) in the same pass; _add_relu: max(conv + bias + residual, 0) */         \
   X(conv2d,                       conv2d,            Conv2dAttrs,           (),           0, false,              \
     (conv2d_backward_input, conv2d_backward_weight, conv2d_backward_bias))                                       \
   X(conv2d_relu,                  conv2d,            Conv2dAttrs,           (),           0, false,              \
+    (conv2d_backward_input, conv2d_backward_weight, conv2d_backward_bias))                                       \
+  X(conv2d_add_relu,              conv2d,            Conv2dAttrs,           (),           0, false,              \
     (conv2d_backward_input, conv2d_backward_weight, conv2d_backward_bias))                                       \
   X(conv2d_backward_input,        conv2d,            Conv2dAttrs,           (),           0, false, ())           \
   X(conv2d_backward_weight,       conv2d,            Conv2dAttrs,           (),           0, false, ())           \

@@ -3,6 +3,7 @@
 #include "hearth/dispatch/schemas/conv2d.h"
 
 #include "hearth/autograd/function.h"
+#include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
@@ -61,19 +62,29 @@ Tensor conv_backward_bias(const Tensor& grad_out, MemoryFormat fmt) {
 
 namespace {
 
+// residual (only with relu): out = max(conv + bias + residual, 0).
 Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding,
-                   Pair dilation, int64_t groups, bool relu) {
-  if (auto ac = detail::autocast("conv2d", x_in, weight, bias))
-    return conv2d_impl(ac[0], ac[1], ac[2], stride, padding, dilation, groups, relu);
-  // conv2d_relu: the same kernels, which read the ReLU from the attributes.
+                   Pair dilation, int64_t groups, bool relu, const Tensor& residual_in = Tensor()) {
+  if (auto ac = detail::autocast("conv2d", x_in, weight, bias)) {
+    // The residual joins the convolution's output, so it takes the dtype the
+    // convolution computes in (a differentiable cast, as the add would make).
+    const Tensor r =
+        residual_in.defined() && residual_in.dtype() != ac[0].dtype() ? cast(residual_in, ac[0].dtype()) : residual_in;
+    return conv2d_impl(ac[0], ac[1], ac[2], stride, padding, dilation, groups, relu, r);
+  }
+  // conv2d_relu and conv2d_add_relu: the same kernels, which read the ReLU
+  // from the attributes and the residual from a fourth input.
   static OpHandle plain_op = detail::op_handle(OpId::conv2d);
   static OpHandle relu_op = detail::op_handle(OpId::conv2d_relu);
-  const OpHandle op = relu ? relu_op : plain_op;
-  detail::check_floating("conv2d", x_in, "input");
-  detail::check_floating("conv2d", weight, "weight");
-  detail::check_same_dtype("conv2d", x_in, weight);
-  if (bias.defined()) detail::check_same_dtype("conv2d", x_in, bias);
-  common_device("conv2d", {x_in, weight, bias});
+  static OpHandle add_relu_op = detail::op_handle(OpId::conv2d_add_relu);
+  const char* name = residual_in.defined() ? "conv2d_add_relu" : "conv2d";
+  const OpHandle op = residual_in.defined() ? add_relu_op : relu ? relu_op : plain_op;
+  detail::check_floating(name, x_in, "input");
+  detail::check_floating(name, weight, "weight");
+  detail::check_same_dtype(name, x_in, weight);
+  if (bias.defined()) detail::check_same_dtype(name, x_in, bias);
+  if (residual_in.defined()) detail::check_same_dtype(name, x_in, residual_in);
+  common_device(name, {x_in, weight, bias, residual_in});
   HEARTH_CHECK(x_in.dim() == 3 || x_in.dim() == 4, ShapeError,
                "[conv2d] expected a 3-D (unbatched) or 4-D (batched) input [N, C, H, W], got shape ",
                x_in.shape_string());
@@ -108,26 +119,39 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
   // kernels want both) and yields a channels_last output.
   const MemoryFormat fmt = x.suggest_memory_format();
   const MemoryFormat weight_fmt = weight.suggest_memory_format();
+  const Tensor residual = residual_in.defined() && unbatched ? unsqueeze(residual_in, 0) : residual_in;
+  if (residual.defined())
+    HEARTH_CHECK(residual.shape() == Shape({n, o, oh, ow}), ShapeError,
+                 "[conv2d_add_relu] expected a residual of the output's shape [", n, ", ", o, ", ", oh, ", ", ow,
+                 "], got ", residual_in.shape_string());
   Tensor xc = contiguous(x.detach(), fmt);
   Tensor wc = contiguous(weight.detach(), fmt);
   Tensor bc = bias.defined() ? contiguous(bias.detach()) : Tensor();
   Tensor out = Tensor::empty({n, o, oh, ow}, x.dtype(), x.device(), fmt);
   if (out.numel() > 0) {
     if (wc.numel() == 0) {
-      // No input channels: the output is the bias alone.
-      if (bc.defined())
-        copy_(out, relu ? hearth::relu(bc).view({1, o, 1, 1}) : bc.view({1, o, 1, 1}));
+      // No input channels: the output is the bias (and residual) alone.
+      NoGradGuard no_grad;
+      Tensor v = bc.defined() ? bc.view({1, o, 1, 1}) : Tensor();
+      if (residual.defined()) v = v.defined() ? add(residual.detach(), v) : residual.detach();
+      if (v.defined())
+        copy_(out, relu ? hearth::relu(v) : v);
       else
         fill_(out, 0);
     } else {
-      detail::run(op, {xc, wc, bc}, {out}, attrs);
+      std::vector<Tensor> inputs{xc, wc, bc};
+      if (residual.defined()) inputs.push_back(contiguous(residual.detach(), fmt));
+      detail::run(op, std::move(inputs), {out}, attrs);
     }
   }
-  if (autograd::any_requires_grad({x, weight, bias})) {
+  if (autograd::any_requires_grad({x, weight, bias, residual})) {
     // The fused ReLU's mask comes from the output, as relu's own backward takes it.
     const SavedTensor sy = relu ? SavedTensor(out) : SavedTensor();
     autograd::record(
-        relu ? "Conv2dReluBackward" : "Conv2dBackward", {x, weight, bias}, {out},
+        residual.defined() ? "Conv2dAddReluBackward"
+        : relu             ? "Conv2dReluBackward"
+                           : "Conv2dBackward",
+        {x, weight, bias, residual}, {out},
         [sx = SavedTensor(xc), sw = SavedTensor(wc), sy, attrs, fmt, weight_fmt](const BackwardContext& ctx) {
           const Tensor g =
               attrs.relu ? contiguous(relu_backward(ctx.grad(0), sy.unpack(ctx.name())), fmt) : ctx.grad(0);
@@ -140,7 +164,8 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
             gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs, fmt, weight_fmt);
           }
           if (ctx.needs(2)) gb = conv_backward_bias(g, fmt);
-          return std::vector<Tensor>{gx, gw, gb};
+          // The residual's gradient is the masked gradient itself.
+          return std::vector<Tensor>{gx, gw, gb, ctx.needs(3) ? g : Tensor()};
         });
   }
   return unbatched ? squeeze(out, 0) : out;
@@ -156,6 +181,12 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair st
 Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, Pair stride, Pair padding, Pair dilation,
                    int64_t groups) {
   return conv2d_impl(x, weight, bias, stride, padding, dilation, groups, true);
+}
+
+Tensor conv2d_add_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& residual, Pair stride,
+                       Pair padding, Pair dilation, int64_t groups) {
+  detail::check_defined("conv2d_add_relu", residual, "residual");
+  return conv2d_impl(x, weight, bias, stride, padding, dilation, groups, true, residual);
 }
 
 }  // namespace hearth

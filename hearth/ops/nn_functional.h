@@ -18,6 +18,12 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // output fewer) and its gradient mask taken from the saved output.
 Tensor conv2d_relu(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), Pair stride = {1, 1},
                    Pair padding = {0, 0}, Pair dilation = {1, 1}, int64_t groups = 1);
+// relu(conv2d(...) + residual), residual in the output's shape: ResNet's block
+// tail with batch norm folded into the convolution (inference). Where the
+// backend fuses it, the bias, the add and the ReLU are the convolution's
+// epilogue; the residual's gradient is the masked output gradient.
+Tensor conv2d_add_relu(const Tensor& x, const Tensor& weight, const Tensor& bias, const Tensor& residual,
+                       Pair stride = {1, 1}, Pair padding = {0, 0}, Pair dilation = {1, 1}, int64_t groups = 1);
 Tensor max_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0},
                   Pair dilation = {1, 1}, bool ceil_mode = false);  // stride {0,0} = kernel
 Tensor avg_pool2d(const Tensor& x, Pair kernel, Pair stride = {0, 0}, Pair padding = {0, 0}, bool ceil_mode = false,

@@ -66,6 +66,37 @@ const ParityRegistrar conv_relu_nhwc(ParityCase{
     },
     true,
     5e-3});
+// The bias, the residual and the ReLU as the convolution's epilogue (a fused
+// cuDNN graph where an engine takes it, an elementwise pass otherwise).
+// Integer inputs and a bias of k + 0.5 keep every output away from the kink.
+ParityCase conv_add_relu_case(const char* name, Shape x, Shape w, Pair stride, Pair padding) {
+  return ParityCase{
+      std::string("conv2d_add_relu channels_last ") + name,
+      {"conv2d_add_relu", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias", "relu_backward"},
+      kFloat,
+      [=](DType dt) {
+        std::vector<Tensor> in = relu_safe_conv_inputs(x, w, true, dt);
+        const int64_t oh = (x[2] + 2 * padding[0] - w[2]) / stride[0] + 1,
+                      ow = (x[3] + 2 * padding[1] - w[3]) / stride[1] + 1;
+        in.push_back(cast(randint(-3, 4, {x[0], w[0], oh, ow}, DType::int64), dt));
+        return in;
+      },
+      [=](const std::vector<Tensor>& in, Device) {
+        return expect_channels_last({conv2d_add_relu(nhwc(in[0]), nhwc(in[1]), in[2], nhwc(in[3]), stride, padding)},
+                                    "conv2d_add_relu");
+      },
+      true,
+      5e-3};
+}
+const ParityRegistrar conv_add_relu_3x3(conv_add_relu_case("3x3 pad1", {2, 8, 11, 9}, {16, 8, 3, 3}, {1, 1}, {1, 1}));
+const ParityRegistrar conv_add_relu_1x1(conv_add_relu_case("1x1 s2 64->32", {2, 64, 14, 14}, {32, 64, 1, 1}, {2, 2},
+                                                           {0, 0}));
+const ParityRegistrar conv_add_relu_odd(conv_add_relu_case("3x3, 3 input channels", {2, 3, 9, 10}, {8, 3, 3, 3}, {1, 1},
+                                                           {1, 1}));
+// conv2d with a bias and no ReLU through the fused graph, 1x1 as ResNet's
+// folded projection shortcut.
+const ParityRegistrar conv_bias_1x1_s2(conv_case("1x1 s2 bias", {2, 32, 14, 14}, {64, 32, 1, 1}, {2, 2}, {0, 0}, 1,
+                                                 true, true));
 const ParityRegistrar conv_bias_rows(conv_case("3x3 large spatial, 70 channels", {4, 3, 40, 36}, {70, 3, 3, 3}, {1, 1},
                                                {1, 1}, 1, true, true));
 

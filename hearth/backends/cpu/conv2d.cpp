@@ -86,7 +86,7 @@ void for_each_item(int64_t n, double flops_each, int64_t col_size, Item&& item) 
 }
 
 template <typename T>
-void forward(const T* x, const T* w, const T* bias, T* out, const ConvGeom& g, bool relu) {
+void forward(const T* x, const T* w, const T* bias, const T* residual, T* out, const ConvGeom& g, bool relu) {
   const int64_t rows = band_rows(g, sizeof(T));
   const int64_t col_size = g.pointwise ? 0 : g.kk * rows * g.ow;
   for_each_item<T>(g.n * g.groups, 2.0 * g.og * g.kk * g.p, col_size, [&](int64_t i, T* col, int) {
@@ -109,6 +109,10 @@ void forward(const T* x, const T* w, const T* bias, T* out, const ConvGeom& g, b
         T* row = yg + o * g.p;
         for (int64_t q = 0; q < g.p; ++q) row[q] += b;
       }
+    }
+    if (residual) {
+      const T* rg = residual + (n * g.o + gi * g.og) * g.p;
+      for (int64_t q = 0; q < g.og * g.p; ++q) yg[q] += rg[q];
     }
     if (relu)  // as the relu op: NaN stays NaN
       for (int64_t q = 0; q < g.og * g.p; ++q) yg[q] = yg[q] < T(0) ? T(0) : yg[q];
@@ -195,8 +199,9 @@ void conv2d_kernel(OpCall& call) {
   const ConvGeom g = geometry(call.in(0).shape(), call.in(1).shape(), call.out(0).shape(), call.attrs<Conv2dAttrs>());
   with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
     using T = typename decltype(tag)::type;
-    forward(in[0].data<T>(), in[1].data<T>(), in[2].defined() ? in[2].data<T>() : nullptr, out[0].data<T>(), g,
-            call.attrs<Conv2dAttrs>().relu);
+    const bool residual = in.size() > 3 && in[3].defined();
+    forward(in[0].data<T>(), in[1].data<T>(), in[2].defined() ? in[2].data<T>() : nullptr,
+            residual ? in[3].data<T>() : nullptr, out[0].data<T>(), g, call.attrs<Conv2dAttrs>().relu);
   });
 }
 
@@ -224,9 +229,11 @@ void conv2d_backward_bias_kernel(OpCall& call) {
   });
 }
 
-// conv2d_relu: the same kernel, which reads the ReLU from the attributes.
+// conv2d_relu and conv2d_add_relu: the same kernel, which reads the ReLU from
+// the attributes and the residual from a fourth input.
 HEARTH_REGISTER_KERNEL(conv2d, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_relu, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_add_relu, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_backward_input, kCpu, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_backward_weight, kCpu, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_backward_bias, kCpu, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());

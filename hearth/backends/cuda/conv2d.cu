@@ -265,6 +265,117 @@ bool run_graph_pass(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y
   return true;
 }
 
+// ---- fused epilogues -----------------------------------------------------------
+// The forward with its bias, residual and ReLU as one graph: conv -> (+ bias)
+// -> (+ residual) -> (ReLU) -> y, the intermediates virtual in float and y
+// rounded once. cuDNN's runtime-fusion engines compile such a graph into the
+// convolution's epilogue (NVRTC, once per shape), which saves the separate
+// pass that reads and writes the whole output (VGG's bias + ReLU, ResNet's
+// folded batch norm + add + ReLU at inference). Shapes without such an engine
+// keep the convolution and an elementwise pass; HEARTH_CUDNN_FUSION=0 turns
+// the fused graphs off (for comparisons).
+enum : int64_t { kUidBias = 4, kUidResidual = 5, kUidFirstVirtual = 100 };
+
+bool fusion_wanted() {
+  static const bool off = env_string("HEARTH_CUDNN_FUSION", "1") == "0";
+  return !off;
+}
+
+std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const Tensor& w, const Tensor& y,
+                                                         const Tensor& bias, const Tensor& residual,
+                                                         const Conv2dAttrs& a, cudnnHandle_t h) {
+  const bool nhwc = channels_last(x);
+  const bool tf32 = tf32_allowed();
+  const int64_t ax = graph::pointer_alignment(x.data_ptr()), aw = graph::pointer_alignment(w.data_ptr()),
+                ay = graph::pointer_alignment(y.data_ptr());
+  const int64_t ab = bias.defined() ? graph::pointer_alignment(bias.data_ptr()) : 0;
+  const int64_t ar = residual.defined() ? graph::pointer_alignment(residual.data_ptr()) : 0;
+  std::vector<int64_t> geometry(x.shape().begin(), x.shape().end());
+  geometry.insert(geometry.end(), w.shape().begin(), w.shape().end());
+  geometry.insert(geometry.end(), {a.stride[0], a.stride[1], a.padding[0], a.padding[1], a.dilation[0], a.dilation[1],
+                                   nhwc ? 1 : 0, tf32 ? 1 : 0, ax, aw, ay, ab, ar, a.relu ? 1 : 0});
+  // Pass values past the three single-operation passes key the fused graphs.
+  constexpr int kFusedForward = 3;
+  PlanKey key{x.device().index, kFusedForward, x.dtype(), std::move(geometry)};
+  {
+    std::lock_guard<std::mutex> lock(cache_mutex());
+    auto it = plan_cache().find(key);
+    if (it != plan_cache().end()) return it->second;
+  }
+  const cudnnDataType_t dt = cudnn_dtype(x.dtype());
+  auto spec = [&](int64_t uid, const Shape& shape, cudnnDataType_t type, int64_t align, bool is_virtual) {
+    const std::array<int64_t, 4> strides = dense_strides(shape, nhwc);
+    return graph::make_tensor(graph::TensorSpec{uid, type, std::vector<int64_t>(shape.begin(), shape.end()),
+                                                std::vector<int64_t>(strides.begin(), strides.end()), align,
+                                                is_virtual});
+  };
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  std::vector<graph::Descriptor> ops;
+  graph::Descriptor conv = graph::make_convolution(graph::ConvGeometry{
+      {a.padding[0], a.padding[1]}, {a.stride[0], a.stride[1]}, {a.dilation[0], a.dilation[1]}, compute});
+  graph::Descriptor tx = spec(kUidX, x.shape(), dt, ax, false), tw = spec(kUidW, w.shape(), dt, aw, false);
+  const int steps = (bias.defined() ? 1 : 0) + (residual.defined() ? 1 : 0) + (a.relu ? 1 : 0);
+  int64_t next_virtual = kUidFirstVirtual;
+  int done = 0;
+  // Each step writes a float virtual, the last one y itself.
+  auto output_of_step = [&] {
+    ++done;
+    return done == steps + 1 ? spec(kUidY, y.shape(), dt, ay, false)
+                             : spec(next_virtual++, y.shape(), CUDNN_DATA_FLOAT, 16, true);
+  };
+  graph::Descriptor current = output_of_step();
+  ops.push_back(graph::conv_forward_op(conv, tx, tw, current, compute));
+  graph::Descriptor tb, tr;
+  if (bias.defined()) {
+    tb = spec(kUidBias, {1, y.size(1), 1, 1}, cudnn_dtype(bias.dtype()), ab, false);
+    graph::Descriptor out = output_of_step();
+    ops.push_back(graph::pointwise_op(CUDNN_POINTWISE_ADD, current, &tb, out));
+    current = std::move(out);
+  }
+  if (residual.defined()) {
+    tr = spec(kUidResidual, y.shape(), dt, ar, false);
+    graph::Descriptor out = output_of_step();
+    ops.push_back(graph::pointwise_op(CUDNN_POINTWISE_ADD, current, &tr, out));
+    current = std::move(out);
+  }
+  if (a.relu) {
+    graph::Descriptor out = output_of_step();
+    ops.push_back(graph::pointwise_op(CUDNN_POINTWISE_RELU_FWD, current, nullptr, out));
+    current = std::move(out);
+  }
+  graph::EngineFilter filter;
+  filter.allow_tensor_core = x.dtype() != DType::float32 || tf32;
+  filter.allow_runtime_compiled = true;
+  filter.max_workspace = static_cast<int64_t>(kMaxWorkspace);
+  std::shared_ptr<graph::ExecutionPlan> plan =
+      graph::build_plan(h, std::move(ops), filter, "conv2d forward with its epilogue");
+  std::lock_guard<std::mutex> lock(cache_mutex());
+  plan_cache()[key] = plan;
+  return plan;
+}
+
+// The forward and its epilogue through one fused plan; false when there is none.
+bool run_fused_forward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& bias, const Tensor& residual,
+                       const Conv2dAttrs& a, cudnnHandle_t h) {
+  if (!fusion_wanted() || !graph_path_wanted(x, w, y)) return false;
+  if (residual.defined() && !dense_in(residual, channels_last(x))) return false;
+  std::shared_ptr<graph::ExecutionPlan> plan = fused_forward_plan(x, w, y, bias, residual, a, h);
+  if (!plan) return false;
+  Tensor ws = workspace_tensor(static_cast<size_t>(plan->workspace_bytes()), y.device());
+  std::vector<int64_t> uids{kUidX, kUidW, kUidY};
+  std::vector<void*> data{x.data_ptr(), w.data_ptr(), y.data_ptr()};
+  if (bias.defined()) {
+    uids.push_back(kUidBias);
+    data.push_back(bias.data_ptr());
+  }
+  if (residual.defined()) {
+    uids.push_back(kUidResidual);
+    data.push_back(residual.data_ptr());
+  }
+  plan->execute(h, uids, data, ws.defined() ? ws.data_ptr() : nullptr);
+  return true;
+}
+
 struct Scalars {  // alpha/beta in the type cuDNN wants for the data type
   float f1 = 1.f, f0 = 0.f;
   double d1 = 1.0, d0 = 0.0;
@@ -308,6 +419,13 @@ void add_bias(const Tensor& y, const Tensor& bias, bool relu) {
   });
 }
 
+// y = max(y + residual, 0), the residual in y's shape and memory.
+void add_residual_relu(const Tensor& y, const Tensor& residual) {
+  HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d_add_relu", [&] {
+    gpu_elementwise<scalar_t, scalar_t, scalar_t>(y, {&y, &residual}, AddReluFn<scalar_t>{});
+  });
+}
+
 void relu_in_place(const Tensor& y) {
   HEARTH_CUDA_DISPATCH_FLOATING(y.dtype(), "conv2d",
                                 [&] { gpu_elementwise<scalar_t, scalar_t>(y, {&y}, ReluFn<scalar_t>{}); });
@@ -315,10 +433,14 @@ void relu_in_place(const Tensor& y) {
 
 void conv2d_forward(OpCall& call) {
   const Tensor &x = call.in(0), &w = call.in(1), &bias = call.in(2), &y = call.out(0);
+  const Tensor residual = call.inputs.size() > 3 ? call.in(3) : Tensor();
   const int device = y.device().index;
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);
-  const bool graphed = run_graph_pass(Pass::forward, x, w, y, call.attrs<Conv2dAttrs>(), h);
+  const Conv2dAttrs& attrs = call.attrs<Conv2dAttrs>();
+  if ((bias.defined() || residual.defined() || attrs.relu) && run_fused_forward(x, w, y, bias, residual, attrs, h))
+    return;
+  const bool graphed = run_graph_pass(Pass::forward, x, w, y, attrs, h);
   Scalars k;
   if (!graphed) {
     ConvSetup s;  // the legacy path's descriptors, created only where it runs
@@ -330,8 +452,13 @@ void conv2d_forward(OpCall& call) {
                                                ws.defined() ? ws.data_ptr() : nullptr, c.workspace, k.zero(x.dtype()),
                                                s.y.d, y.data_ptr()));
   }
-  const bool relu = call.attrs<Conv2dAttrs>().relu;
-  if (bias.defined() && (relu || channels_last(y) || graphed)) {
+  const bool relu = attrs.relu;
+  if (residual.defined()) {
+    // Unfused: the bias, then the residual and the ReLU, each rounded as the
+    // composition rounds.
+    if (bias.defined()) add_bias(y, bias, false);
+    add_residual_relu(y, residual);
+  } else if (bias.defined() && (relu || channels_last(y) || graphed)) {
     add_bias(y, bias, relu);
   } else if (bias.defined()) {
     TensorDesc b, yd;
@@ -489,9 +616,11 @@ void nhwc_unless_double(OpCall& call) {
   kernel(call);
 }
 
-// conv2d_relu: the same kernel, which reads the ReLU from the attributes.
+// conv2d_relu and conv2d_add_relu: the same kernel, which reads the ReLU from
+// the attributes and the residual from a fourth input.
 HEARTH_REGISTER_KERNEL(conv2d, cuda_kind(), nhwc_unless_double<conv2d_forward>, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_relu, cuda_kind(), nhwc_unless_double<conv2d_forward>, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(conv2d_add_relu, cuda_kind(), nhwc_unless_double<conv2d_forward>, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_backward_input, cuda_kind(), nhwc_unless_double<conv2d_backward_input>,
                        DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_backward_weight, cuda_kind(), nhwc_unless_double<conv2d_backward_weight>,

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 
 #include "hearth/backends/cuda/cuda_check.h"
@@ -196,6 +197,22 @@ Descriptor conv_backward_filter_op(const Descriptor& conv, const Descriptor& x, 
                  conv, compute, "a convolution backward-filter operation");
 }
 
+Descriptor pointwise_op(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y) {
+  const char* what = "a pointwise operation";
+  Descriptor pw(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+  pw.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode, what);
+  pw.set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision, what);
+  pw.finalize(what);
+  Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw, what);
+  op.set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x, what);
+  if (b) op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b, what);
+  op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y, what);
+  op.finalize(what);
+  return op;
+}
+
 std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Descriptor> ops, const EngineFilter& filter,
                                           const char* what) {
   Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -206,6 +223,7 @@ std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Desc
             what);
   if (graph.try_finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
   static const bool log = env_flag("HEARTH_CUDNN_LOG");
+  const auto start = std::chrono::steady_clock::now();
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     std::vector<Descriptor> configs = heuristic_configs(graph, mode);
     for (Descriptor& cfg : configs) {
@@ -228,9 +246,10 @@ std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Desc
       out->workspace_ = workspace;
       out->engine_ = notes.index;
       if (log)
-        std::fprintf(stderr, "[cudnn] %s: engine %lld (heuristics %s), workspace %lld bytes\n", what,
-                     static_cast<long long>(notes.index), mode == CUDNN_HEUR_MODE_A ? "A" : "fallback",
-                     static_cast<long long>(workspace));
+        std::fprintf(stderr, "[cudnn] %s: engine %lld%s (heuristics %s), workspace %lld bytes, planned in %.0f ms\n",
+                     what, static_cast<long long>(notes.index), notes.runtime_compiled ? " (runtime-compiled)" : "",
+                     mode == CUDNN_HEUR_MODE_A ? "A" : "fallback", static_cast<long long>(workspace),
+                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
       return out;
     }
   }
@@ -247,7 +266,7 @@ void ExecutionPlan::execute(cudnnHandle_t handle, const std::vector<int64_t>& ui
            what);
   pack.set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &workspace, what);
   pack.finalize(what);
-  check(cudnnBackendExecute(handle, plan_.get(), pack.get()), "cudnnBackendExecute", "a convolution plan");
+  check(cudnnBackendExecute(handle, plan_.get(), pack.get()), "cudnnBackendExecute", "a graph-API plan");
 }
 
 int64_t pointer_alignment(const void* p) {

@@ -69,6 +69,11 @@ Descriptor conv_backward_data_op(const Descriptor& conv, const Descriptor& dy, c
 Descriptor conv_backward_filter_op(const Descriptor& conv, const Descriptor& x, const Descriptor& dy,
                                    const Descriptor& dw, cudnnDataType_t compute);
 
+// y = mode(x) or y = mode(x, b) elementwise, computed in float; b broadcasts
+// where its dims are 1 (a per-channel [1, C, 1, 1] bias or scale). The
+// epilogues of a fused convolution graph are chains of these.
+Descriptor pointwise_op(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y);
+
 // Which engine configurations a plan may use.
 struct EngineFilter {
   bool allow_tensor_core = true;        // false: float32 without TF32

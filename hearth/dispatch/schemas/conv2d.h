@@ -6,7 +6,8 @@
 // copies of NHWC calls; cuDNN takes the strides as they are) and their
 // geometry from the shapes (always logical [N, C, H, W]) and Conv2dAttrs.
 // Cg = C / groups input channels and Og = O / groups output channels per group.
-//   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined}
+//   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined,
+//                                   residual [N, O, OH, OW] (conv2d_add_relu only)}
 //                           outputs {out [N, O, OH, OW]}
 //   conv2d_backward_input   inputs {grad_out [N, O, OH, OW], weight [O, Cg, kH, kW]}
 //                           outputs {grad_x [N, C, H, W]}            (backward-data; fully overwritten)
@@ -17,6 +18,13 @@
 //                           writes max(conv + bias, 0), the ReLU that follows most
 // convolutions with a bias (VGG) in the same pass as the bias; the functional
 // layer masks the gradient with the saved output before the backward ops.
+//   conv2d_add_relu         conv2d_relu with a fourth input, the residual, in out's
+//                           shape, dtype and memory format: out = max(conv + bias +
+// residual, 0), ResNet's block tail once batch norm is folded into the
+// convolution for inference. Backends may compute the whole epilogue in the
+// accumulation type and round once (cuDNN's fused graphs do); the composition
+// rounds after the bias and after the add, a difference within the parity
+// tolerance of a reduction over C * kH * kW products.
 // All tensors share one floating dtype and none is empty (the functional layer
 // handles empty batches and channel-less weights itself). OH = (H + 2 pH - dH (kH - 1) - 1) / sH + 1, likewise OW.
 #pragma once

@@ -16,9 +16,16 @@ std::shared_ptr<Conv2d> conv1x1(int64_t in, int64_t out, int64_t stride) {
   return std::make_shared<Conv2d>(in, out, 1, stride, /*padding=*/0, /*dilation=*/1, /*groups=*/1, /*bias=*/false);
 }
 
-// The shortcut's input, projected when the block changes its shape.
-Tensor shortcut(const std::shared_ptr<Sequential>& downsample, const Tensor& x) {
-  return downsample ? downsample->forward(x) : x;
+// The shortcut's input, projected when the block changes its shape; a
+// projection of torchvision's form (1x1 conv, batch norm) runs through `fold`.
+Tensor shortcut(const std::shared_ptr<Sequential>& downsample, ConvBatchNormFold& fold, const Tensor& x) {
+  if (!downsample) return x;
+  if (downsample->size() == 2) {
+    auto conv = std::dynamic_pointer_cast<Conv2d>((*downsample)[0]);
+    auto bn = std::dynamic_pointer_cast<BatchNorm>((*downsample)[1]);
+    if (conv && bn) return fold.forward(*conv, *bn, x, /*relu=*/false);
+  }
+  return downsample->forward(x);
 }
 
 }  // namespace
@@ -34,8 +41,8 @@ BasicBlock::BasicBlock(int64_t inplanes, int64_t planes, int64_t stride, std::sh
 }
 
 Tensor BasicBlock::forward(const Tensor& x) {
-  Tensor out = bn1->forward_relu(conv1->forward(x));
-  return bn2->forward_add_relu(conv2->forward(out), shortcut(downsample, x));
+  Tensor out = fold1_.forward(*conv1, *bn1, x, /*relu=*/true);
+  return fold2_.forward(*conv2, *bn2, out, /*relu=*/true, shortcut(downsample, fold_downsample_, x));
 }
 
 Bottleneck::Bottleneck(int64_t inplanes, int64_t planes, int64_t stride, std::shared_ptr<Sequential> downsample_)
@@ -51,9 +58,9 @@ Bottleneck::Bottleneck(int64_t inplanes, int64_t planes, int64_t stride, std::sh
 }
 
 Tensor Bottleneck::forward(const Tensor& x) {
-  Tensor out = bn1->forward_relu(conv1->forward(x));
-  out = bn2->forward_relu(conv2->forward(out));
-  return bn3->forward_add_relu(conv3->forward(out), shortcut(downsample, x));
+  Tensor out = fold1_.forward(*conv1, *bn1, x, /*relu=*/true);
+  out = fold2_.forward(*conv2, *bn2, out, /*relu=*/true);
+  return fold3_.forward(*conv3, *bn3, out, /*relu=*/true, shortcut(downsample, fold_downsample_, x));
 }
 
 namespace {
@@ -127,7 +134,7 @@ Tensor ResNet::forward(const Tensor& x) {
   HEARTH_CHECK(x.defined() && x.dim() == 4 && x.size(1) == config.in_channels, ShapeError,
                "[ResNet] expected input [N, ", config.in_channels, ", H, W], got ",
                x.defined() ? "shape " + x.shape_string() : std::string("undefined"));
-  Tensor h = maxpool->forward(bn1->forward_relu(conv1->forward(x)));
+  Tensor h = maxpool->forward(fold_stem_.forward(*conv1, *bn1, x, /*relu=*/true));
   h = layer4->forward(layer3->forward(layer2->forward(layer1->forward(h))));
   return fc->forward(flatten(avgpool->forward(h), 1));
 }

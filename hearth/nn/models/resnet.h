@@ -6,6 +6,9 @@
 // and each block's tail relu(bn(conv(out)) + shortcut) runs in its last batch
 // norm's kernels (BatchNorm::forward_add_relu); the ReLU modules stay
 // registered (they hold no state), so the module tree reads as PyTorch's.
+// In inference (eval mode, no gradient recorded) each convolution and the
+// batch norm after it run folded into one convolution with its epilogue
+// (ConvBatchNormFold, hearth/nn/conv_batchnorm.h).
 //   layer1..layer4: blocks of BasicBlock (resnet18/34) or Bottleneck
 //                   (resnet50; the stride sits on its 3x3 conv, "v1.5")
 //   avgpool (adaptive 1x1) flatten fc
@@ -22,6 +25,7 @@
 #include "hearth/nn/batchnorm.h"
 #include "hearth/nn/container.h"
 #include "hearth/nn/conv.h"
+#include "hearth/nn/conv_batchnorm.h"
 #include "hearth/nn/linear.h"
 #include "hearth/nn/module.h"
 #include "hearth/nn/pooling.h"
@@ -57,6 +61,9 @@ class BasicBlock : public Module {
   std::shared_ptr<BatchNorm2d> bn1, bn2;
   std::shared_ptr<ReLU> relu;
   std::shared_ptr<Sequential> downsample;
+
+ private:
+  ConvBatchNormFold fold1_, fold2_, fold_downsample_;
 };
 
 // conv1x1 bn relu conv3x3 (stride) bn relu conv1x1 (planes * 4) bn, plus the
@@ -71,6 +78,9 @@ class Bottleneck : public Module {
   std::shared_ptr<BatchNorm2d> bn1, bn2, bn3;
   std::shared_ptr<ReLU> relu;
   std::shared_ptr<Sequential> downsample;
+
+ private:
+  ConvBatchNormFold fold1_, fold2_, fold3_, fold_downsample_;
 };
 
 class ResNet : public Module {
@@ -91,6 +101,9 @@ class ResNet : public Module {
   std::shared_ptr<Sequential> layer1, layer2, layer3, layer4;
   std::shared_ptr<AdaptiveAvgPool2d> avgpool;
   std::shared_ptr<Linear> fc;
+
+ private:
+  ConvBatchNormFold fold_stem_;
 };
 
 // torchvision's configuration for depth 18, 34 (BasicBlock) or 50

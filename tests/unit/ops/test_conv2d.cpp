@@ -256,6 +256,68 @@ TEST(Conv2dRelu, Gradcheck) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+// conv2d_add_relu is relu(conv2d(...) + residual): exactly so in float32
+// (the CPU kernel adds in the order the composition does), within a rounding
+// in bfloat16 (where it rounds once, the composition twice); the residual's
+// gradient is the masked output gradient.
+TEST(Conv2dAddRelu, EqualsReluOfConv2dPlusResidual) {
+  for (DType dt : {DType::float32, DType::bfloat16}) {
+    for (MemoryFormat fmt : {MemoryFormat::contiguous, MemoryFormat::channels_last}) {
+      for (bool with_bias : {true, false}) {
+        manual_seed(7);
+        const Tensor x0 = contiguous(randn({2, 3, 7, 6}).to(dt), fmt);
+        const Tensor w0 = randn({5, 3, 3, 3}).to(dt);
+        const Tensor b0 = with_bias ? randn({5}).to(dt) : Tensor();
+        const Tensor r0 = contiguous(randn({2, 5, 4, 3}).to(dt), fmt);
+        auto leaves = [&] {
+          std::vector<Tensor> v = {x0.detach().requires_grad_(), w0.detach().requires_grad_(),
+                                   r0.detach().requires_grad_()};
+          if (with_bias) v.push_back(b0.detach().requires_grad_());
+          return v;
+        };
+        std::vector<Tensor> a = leaves(), b = leaves();
+        const Tensor fused = conv2d_add_relu(a[0], a[1], with_bias ? a[3] : Tensor(), a[2], {2, 2}, {1, 1});
+        const Tensor composite = relu(add(conv2d(b[0], b[1], with_bias ? b[3] : Tensor(), {2, 2}, {1, 1}), b[2]));
+        const double tol = dt == DType::float32 ? 0.0 : 0.07;
+        EXPECT_LE(max_abs_diff(fused, composite), tol) << dtype_name(dt);
+        EXPECT_TRUE(fused.is_contiguous(fmt));
+        EXPECT_GT(sum(eq(fused, 0.0)).item<int64_t>(), 0) << "the ReLU never clipped: a weak test";
+        if (dt != DType::float32) continue;
+        const Tensor g = randn(fused.shape()).to(dt);
+        sum(mul(fused, g)).backward();
+        sum(mul(composite, g)).backward();
+        for (size_t i = 0; i < a.size(); ++i) EXPECT_EQ(max_abs_diff(a[i].grad(), b[i].grad()), 0.0) << "input " << i;
+      }
+    }
+  }
+}
+
+TEST(Conv2dAddRelu, Gradcheck) {
+  manual_seed(9);
+  std::vector<Tensor> in = {
+      randn({2, 2, 5, 4}, DType::float64).requires_grad_(), randn({3, 2, 3, 3}, DType::float64).requires_grad_(),
+      randn({3}, DType::float64).requires_grad_(), randn({2, 3, 5, 4}, DType::float64).requires_grad_()};
+  auto r = gradcheck(
+      [](const std::vector<Tensor>& t) {
+        return conv2d_add_relu(t[0], t[1], t[2], t[3], {1, 1}, {1, 1});
+      },
+      in);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+TEST(Conv2dAddRelu, TheResidualMustHaveTheOutputsShape) {
+  try {
+    conv2d_add_relu(randn({1, 3, 5, 5}), randn({2, 3, 3, 3}), Tensor(), randn({1, 2, 5, 5}));
+    FAIL() << "expected a ShapeError";
+  } catch (const ShapeError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("[conv2d_add_relu] expected a residual of the output's shape [1, 2, 3, 3], got [1, 2, 5, 5]"),
+              std::string::npos)
+        << m;
+  }
+  EXPECT_THROW(conv2d_add_relu(randn({1, 3, 5, 5}), randn({2, 3, 3, 3}), Tensor(), Tensor()), ValueError);
+}
+
 void expect_message(const std::function<void()>& f, const std::vector<std::string>& parts) {
   try {
     f();
