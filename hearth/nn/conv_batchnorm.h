@@ -15,7 +15,7 @@
 // dict, a training step's running statistics) or when the dtype or layout
 // wanted changes. They are made in the dtype the convolution will compute in
 // (the autocast dtype inside an autocast region, so no cast per call) and in
-// the input's memory format.
+// the input's memory format. HEARTH_FOLD_BATCH_NORM=0 turns the fold off.
 #pragma once
 
 #include <cstdint>
