@@ -14,6 +14,8 @@
 #include <memory>
 #include <optional>
 
+#include "apps/common/default_differences.h"
+#include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
@@ -24,8 +26,10 @@
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/io/json_limits.h"
+#include "hearth/io/safetensors.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/count_text.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
@@ -156,6 +160,33 @@ std::optional<train::Metrics> final_eval_from_log(const train::TrainerState& sta
   return std::nullopt;
 }
 
+// What Hugging Face's Trainer leaves in output_dir at the end of a run
+// (save_model, save_metrics, save_state): the final model (model.safetensors,
+// config.json, and training_args.json so that `hearth eval --checkpoint
+// output_dir` reads it), train_results.json, eval_results.json,
+// all_results.json and trainer_state.json. Rank 0 writes them.
+void write_final_outputs(train::Trainer& trainer, const nn::Module& model, const TaskConfig& task,
+                         const TrainingArguments& args, const train::TrainOutput& out, const train::Metrics& final_eval,
+                         int64_t train_samples, int64_t eval_samples) {
+  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) return;
+  namespace fs = std::filesystem;
+  fs::create_directories(args.output_dir);
+  io::save_safetensors((fs::path(args.output_dir) / train::kModelFile).string(), model.state_dict(),
+                       {{"format", "pt"}});
+  save_task_config(task, args.output_dir);
+  TrainingArguments saved = args;
+  saved.resume_from_checkpoint.reset();  // the file describes the run, as in a checkpoint
+  saved.save((fs::path(args.output_dir) / train::kTrainingArgsFile).string());
+  MetricMap train_metrics(out.metrics.begin(), out.metrics.end());
+  train_metrics["train_samples"] = static_cast<double>(train_samples);
+  save_metrics(args.output_dir, "train", train_metrics);
+  MetricMap eval_metrics(final_eval.begin(), final_eval.end());
+  eval_metrics["eval_samples"] = static_cast<double>(eval_samples);
+  eval_metrics["epoch"] = trainer.state().epoch;
+  save_metrics(args.output_dir, "eval", eval_metrics);
+  trainer.save_state();
+}
+
 // `--devices N` outside a launch: start this same command as N ranks under
 // the launcher, without --devices (each rank then trains normally).
 std::optional<int> relaunch_on_devices(const TrainFlags& f) {
@@ -189,6 +220,7 @@ int run_train(const TrainFlags& f) {
     throw UsageError(e.what());
   }
   TrainingArguments args = resolve_arguments(f, task);
+  std::cout << defaults_notice("hearth train", default_arguments(task), args);
   check_resumed_model(args, task);
   const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
   const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);
@@ -233,8 +265,11 @@ int run_train(const TrainFlags& f) {
   if (!best_loaded) final_eval = final_eval_from_log(trainer.state());
   if (!final_eval) final_eval = trainer.evaluate();
 
+  write_final_outputs(trainer, *model, task, args, out, *final_eval, static_cast<int64_t>(train_set->size()),
+                      static_cast<int64_t>(eval_set->size()));
+
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "\nhearth: finished " << out.global_step << " steps (" << std::fixed << std::setprecision(2)
+  std::cout << "\nhearth: finished " << train::count_of(out.global_step, "step") << " (" << std::fixed << std::setprecision(2)
             << trainer.state().epoch << " epochs) in " << train::format_duration(wall) << " wall time on "
             << trainer.device_choice().device.str() << "\n";  // why this device: said once, at the start
   std::cout << "  train_loss       " << fmt_metric(out.training_loss) << "\n";
@@ -248,6 +283,7 @@ int run_train(const TrainFlags& f) {
   if (!out.best_checkpoint.empty() && out.best_checkpoint != out.last_checkpoint)
     std::cout << "  best checkpoint: " << out.best_checkpoint << "\n";
   if (args.writes_jsonl()) std::cout << "  metrics:         " << trainer.metrics_path() << "\n";
+  std::cout << "  final model:     " << args.output_dir << " (with train_results.json, eval_results.json)\n";
   std::string fallback = fallback_report();
   if (!fallback.empty()) std::cout << "hearth: these ops fell back to the CPU (slower):\n" << fallback;
   return 0;

@@ -273,7 +273,7 @@ int run(const Options& o) {
   train::TrainOutput out = trainer.train();
   if (out.interrupted_by_signal != 0) return 128 + out.interrupted_by_signal;
 
-  std::cout << "cv_example: finished " << out.global_step << " steps on " << trainer.device_choice().device.str()
+  std::cout << "cv_example: finished " << train::count_of(out.global_step, "step") << " on " << trainer.device_choice().device.str()
             << "; train_loss " << std::setprecision(4) << out.training_loss << "\n";
   if (!out.last_checkpoint.empty()) std::cout << "cv_example: last checkpoint " << out.last_checkpoint << "\n";
   if (args.writes_jsonl()) std::cout << "cv_example: metrics " << trainer.metrics_path() << "\n";

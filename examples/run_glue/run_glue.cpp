@@ -19,13 +19,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "examples/run_glue/glue_arguments.h"
 #include "examples/run_glue/glue_data.h"
 #include "examples/run_glue/glue_metrics.h"
 #include "examples/run_glue/model_loading.h"
 #include "examples/run_glue/predict.h"
-#include "examples/run_glue/results.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
 #include "hearth/core/generator.h"
@@ -162,29 +162,29 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
     hearth::train::TrainOutput out = trainer.train();
     if (out.interrupted_by_signal != 0)
       return out.interrupted_by_signal == SIGINT ? 130 : 128 + out.interrupted_by_signal;
-    MetricMap metrics = out.metrics;
+    hearth::cli::MetricMap metrics = out.metrics;
     metrics["train_samples"] = static_cast<double>(train_set->size());
     model->save_pretrained(args.output_dir);
     copy_tokenizer_files(tokenizer_dir, args.output_dir);
-    log_metrics(std::cout, "train", metrics);
-    save_metrics(args.output_dir, "train", metrics);
+    hearth::cli::log_metrics(std::cout, "train", metrics);
+    hearth::cli::save_metrics(args.output_dir, "train", metrics);
     trainer.save_state();
   }
   if (a.do_eval) {
-    MetricMap combined;
+    hearth::cli::MetricMap combined;
     for (const auto& [name, set] : eval_sets) {
-      MetricMap metrics = trainer.evaluate(set, "eval_");
+      hearth::cli::MetricMap metrics = trainer.evaluate(set, "eval_");
       metrics["eval_samples"] = static_cast<double>(set->size());
       if (trainer.state().global_step > 0) metrics["epoch"] = trainer.state().epoch;
       if (name == "validation_mismatched") {
-        MetricMap suffixed;
+        hearth::cli::MetricMap suffixed;
         for (const auto& [k, v] : metrics) suffixed[k + "_mm"] = v;
         metrics = std::move(suffixed);
       }
       combined.insert(metrics.begin(), metrics.end());
-      log_metrics(std::cout, "eval", metrics);
+      hearth::cli::log_metrics(std::cout, "eval", metrics);
     }
-    save_metrics(args.output_dir, "eval", combined);
+    hearth::cli::save_metrics(args.output_dir, "eval", combined);
   }
   for (const auto& [name, set] : predict_sets) {
     const std::string file = name.empty() ? "predict_results.txt" : "predict_results_" + name + ".txt";
@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
   run_glue::GlueArguments glue_args;
   run_glue::add_glue_flags(app, glue_args);
   hearth::cli::TrainingArgumentFlags training_flags;
-  training_flags.add_to(app);
+  training_flags.add_to(app, /*skip=*/{"do_train", "do_eval", "do_predict"});  // run_glue's own
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
