@@ -15,6 +15,7 @@
 #include <optional>
 
 #include "apps/common/default_differences.h"
+#include "apps/common/lightning_flags.h"
 #include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "apps/common/user_config.h"
@@ -52,6 +53,11 @@ struct TrainFlags {
   int devices = 1;
   // One flag per TrainingArguments field, by name.
   TrainingArgumentFlags training_flags;
+  LightningFlags lightning_flags;
+  // The subcommand, to ask which flags the command line gave.
+  CLI::App* command = nullptr;
+  // The --config file's training arguments (its keys for the flags above taken out).
+  nlohmann::json config_arguments;
 };
 
 void check_choice(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed) {
@@ -110,25 +116,16 @@ TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task)
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  if (!f.config.empty()) {
-    std::ifstream in(f.config);
-    if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
-    std::string text;
+  if (!f.config_arguments.is_null()) {
     try {
-      text = hearth::io::read_json_text(in, "--config: '" + f.config + "'");
-    } catch (const Error& e) {
-      throw UsageError(e.what());
-    }
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw UsageError("--config: '" + f.config + "' is not valid JSON");
-    try {
-      args = TrainingArguments::from_json(j, f.config, args);
+      args = TrainingArguments::from_json(f.config_arguments, f.config, args);
     } catch (const ValueError& e) {
       throw UsageError(e.what());
     }
   }
   try {
     f.training_flags.apply(args);
+    f.lightning_flags.apply(args);
   } catch (const ValueError& e) {
     throw UsageError(e.what());
   }
@@ -187,6 +184,51 @@ void write_final_outputs(train::Trainer& trainer, const nn::Module& model, const
   trainer.save_state();
 }
 
+// Reads --config: the keys naming this command's own flags (model, dataset,
+// max_train_samples, ...) set them where the command line did not; the rest
+// are training arguments, kept for resolve_arguments.
+void read_config_file(TrainFlags& f) {
+  if (f.config.empty()) return;
+  std::ifstream in(f.config);
+  if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
+  std::string text;
+  try {
+    text = hearth::io::read_json_text(in, "--config: '" + f.config + "'");
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw UsageError("--config: '" + f.config + "' is not valid JSON");
+  if (!j.is_object()) throw UsageError("--config: '" + f.config + "': expected a JSON object");
+  const std::map<std::string, std::string*> text_flags = {
+      {"model", &f.model},
+      {"dataset", &f.dataset},
+      {"data_dir", &f.data_dir},
+      {"max_train_samples", &f.max_train_samples},
+      {"max_eval_samples", &f.max_eval_samples},
+      {"early_stopping_patience", &f.early_stopping_patience},
+      {"early_stopping_threshold", &f.early_stopping_threshold}};
+  auto on_command_line = [&](const std::string& key) { return f.command && f.command->count("--" + key) > 0; };
+  for (const auto& [key, slot] : text_flags) {
+    if (!j.contains(key)) continue;
+    const nlohmann::json v = j[key];
+    j.erase(key);
+    if (v.is_null() || on_command_line(key)) continue;
+    if (!v.is_string() && !v.is_number())
+      throw UsageError("--config: '" + f.config + "': field '" + key + "': expected a string or a number, got " +
+                       v.dump());
+    *slot = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  if (j.contains("cpu")) {
+    const nlohmann::json v = j["cpu"];
+    j.erase("cpu");
+    if (!v.is_boolean())
+      throw UsageError("--config: '" + f.config + "': field 'cpu': expected true or false, got " + v.dump());
+    if (!on_command_line("cpu")) f.cpu = v.get<bool>();
+  }
+  f.config_arguments = std::move(j);
+}
+
 // `--devices N` outside a launch: start this same command as N ranks under
 // the launcher, without --devices (each rank then trains normally).
 std::optional<int> relaunch_on_devices(const TrainFlags& f) {
@@ -206,8 +248,9 @@ std::optional<int> relaunch_on_devices(const TrainFlags& f) {
   return launch(o, cmd);
 }
 
-int run_train(const TrainFlags& f) {
+int run_train(TrainFlags& f) {
   if (std::optional<int> rc = relaunch_on_devices(f)) return *rc;
+  read_config_file(f);
   // Under a launch, rank 0 reports for all; the others print only errors.
   if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   const auto t0 = std::chrono::steady_clock::now();
@@ -297,7 +340,9 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--model", f->model, "model to train: " + quoted_choices(model_names()) + " (default small_cnn)");
   sub->add_option("--dataset", f->dataset, "data set: " + quoted_choices(dataset_names()));
   sub->add_option("--data_dir", f->data_dir, "directory of the data set's files (default: where Debian installs them)");
-  sub->add_option("--config", f->config, "JSON file of TrainingArguments names; flags override it");
+  sub->add_option("--config", f->config,
+                  "JSON file of this command's flags by name (model, dataset, max_train_samples, ..., and every "
+                  "TrainingArguments name); flags on the command line win");
   sub->add_flag("--cpu", f->cpu, "train on the CPU (same as --use_cpu)");
   sub->add_option("--devices", f->devices,
                   "data-parallel processes on this machine: one per GPU, or CPU processes with --cpu (default 1)")
@@ -308,7 +353,9 @@ void add_train_command(CLI::App& app) {
                   "stop after this many evaluations without improvement of metric_for_best_model");
   sub->add_option("--early_stopping_threshold", f->early_stopping_threshold,
                   "how much metric_for_best_model must improve to count (default 0)");
-  f->training_flags.add_to(*sub);
+  f->training_flags.add_to(*sub, {}, default_arguments(make_task("small_cnn", "fashion_mnist")));
+  f->lightning_flags.add_to(*sub, /*with_devices=*/false);  // --devices is this command's own
+  f->command = sub;
   on_run(sub, [f] { return run_train(*f); });
 }
 
