@@ -41,5 +41,6 @@
 #include "hearth/optim/grad_scaler.h"
 #include "hearth/optim/lr_scheduler.h"
 #include "hearth/optim/sgd.h"
+#include "hearth/train/count_text.h"
 #include "hearth/train/trainer.h"
 #include "hearth/train/training_arguments.h"

@@ -12,9 +12,42 @@ namespace {
 // Boolean fields that are on by default, so that a --no_ flag is how to say off.
 const std::vector<std::string> kOnByDefault = {"step_graphs"};
 
+// What --help shows after a flag: the field's type, not the TEXT of the
+// string every flag is read into.
+const char* type_name(train::TrainingArgumentField::Kind kind) {
+  using Kind = train::TrainingArgumentField::Kind;
+  switch (kind) {
+    case Kind::boolean:
+      return "BOOL";
+    case Kind::integer:
+      return "INT";
+    case Kind::number:
+      return "FLOAT";
+    case Kind::string:
+      return "TEXT";
+    case Kind::string_list:
+      return "TEXT[,TEXT...]";
+  }
+  return "TEXT";
+}
+
+// The default as --help shows it: JSON's spelling, strings unquoted, nothing
+// for an unset optional field.
+std::string default_text(const nlohmann::json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_array()) {
+    std::string s;
+    for (const nlohmann::json& e : v) s += (s.empty() ? "" : ",") + (e.is_string() ? e.get<std::string>() : e.dump());
+    return s;
+  }
+  return v.dump();
+}
+
 }  // namespace
 
-void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>& skip) {
+void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>& skip,
+                                   const train::TrainingArguments& defaults) {
   user_config_.add_to(app);
   for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
     if (std::find(skip.begin(), skip.end(), field.name) != skip.end()) continue;
@@ -22,6 +55,17 @@ void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>
     std::string names = "--" + field.name;
     for (const std::string& alias : field.aliases) names += ",--" + alias;
     CLI::Option* opt = app.add_option(names, slot, field.help);
+    const std::string default_value = default_text(field.get(defaults));
+    if (field.kind == train::TrainingArgumentField::Kind::boolean) {
+      // CLI11 gives a bare flag (--use_cpu) its default string as the value,
+      // so a boolean's default is shown in its type name instead: BOOL=false.
+      opt->type_name(default_value.empty() ? "BOOL" : "BOOL=" + default_value);
+    } else {
+      opt->type_name(type_name(field.kind));
+      opt->default_str(default_value);
+    }
+    // The fields that change nothing here, apart, so that --help reads well.
+    opt->group(field.no_effect.empty() ? "Training arguments" : "Hugging Face training arguments without effect");
     if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options_[field.name] = opt;

@@ -30,7 +30,10 @@ class TrainingArgumentFlags {
   // Adds --<field> for every field, and --config_file (the user's config,
   // apps/common/user_config_flag.h); a boolean may be given bare (--use_cpu).
   // Fields named in `skip` are left out (a program that defines its own flag).
-  void add_to(CLI::App& app, const std::vector<std::string>& skip = {});
+  // --help shows each field's type and its value in `defaults` (the
+  // program's defaults).
+  void add_to(CLI::App& app, const std::vector<std::string>& skip = {},
+              const train::TrainingArguments& defaults = train::TrainingArguments());
   // Whether --<name> was on the command line.
   bool given(const std::string& name) const;
   // Sets every field given on the command line into `args`. A bad value is a

@@ -7,6 +7,7 @@
 #include <iostream>
 #include <memory>
 
+#include "apps/common/run_results.h"
 #include "apps/hearth/commands.h"
 #include "apps/hearth/tasks.h"
 #include "hearth/core/errors.h"
@@ -25,6 +26,7 @@ struct EvalFlags {
   bool cpu = false;
   std::string max_eval_samples = "-1";
   std::string batch_size;
+  std::string output_dir;  // where eval_results.json goes; empty: the checkpoint's directory
 };
 
 int64_t parse_int(const std::string& flag, const std::string& text, int64_t min) {
@@ -83,6 +85,12 @@ int run_eval(const EvalFlags& f) {
   }
   std::cout << "  " << std::left << std::setw(17) << "eval_runtime" << std::fixed << std::setprecision(2)
             << m.at("eval_runtime") << " s\n";
+  // eval_results.json (and all_results.json), as Hugging Face's save_metrics("eval") writes them.
+  MetricMap results(m.begin(), m.end());
+  results["eval_samples"] = static_cast<double>(eval_set->size());
+  const std::string out_dir = f.output_dir.empty() ? f.checkpoint : f.output_dir;
+  save_metrics(out_dir, "eval", results);
+  std::cout << "  results:         " << (fs::path(out_dir) / "eval_results.json").string() << "\n";
   return 0;
 }
 
@@ -97,6 +105,8 @@ void add_eval_command(CLI::App& app) {
   sub->add_flag("--cpu", f->cpu, "evaluate on the CPU");
   sub->add_option("--max_eval_samples", f->max_eval_samples, "evaluate on the first N samples only (-1: all)");
   sub->add_option("--per_device_eval_batch_size", f->batch_size, "samples per batch (default: the run's)");
+  sub->add_option("--output_dir", f->output_dir,
+                  "where eval_results.json and all_results.json go (default: the checkpoint's directory)");
   on_run(sub, [f] { return run_eval(*f); });
 }
 

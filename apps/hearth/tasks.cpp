@@ -197,8 +197,10 @@ train::TrainingArguments default_arguments(const TaskConfig& task) {
   a.num_train_epochs = 3;
   a.warmup_ratio = 0.02;
   a.logging_steps = 100;
+  // An evaluation after every epoch, so that a run shows how it goes; saving
+  // keeps Hugging Face's default (every save_steps steps). The run says so as
+  // it starts (apps/common/default_differences.h).
   a.eval_strategy = "epoch";
-  a.save_strategy = "epoch";
   return a;
 }
 

@@ -14,6 +14,9 @@
 #include <memory>
 #include <optional>
 
+#include "apps/common/default_differences.h"
+#include "apps/common/lightning_flags.h"
+#include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
@@ -24,8 +27,10 @@
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/io/json_limits.h"
+#include "hearth/io/safetensors.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/checkpoint.h"
+#include "hearth/train/count_text.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/progress.h"
 #include "hearth/train/trainer.h"
@@ -48,6 +53,11 @@ struct TrainFlags {
   int devices = 1;
   // One flag per TrainingArguments field, by name.
   TrainingArgumentFlags training_flags;
+  LightningFlags lightning_flags;
+  // The subcommand, to ask which flags the command line gave.
+  CLI::App* command = nullptr;
+  // The --config file's training arguments (its keys for the flags above taken out).
+  nlohmann::json config_arguments;
 };
 
 void check_choice(const std::string& flag, const std::string& value, const std::vector<std::string>& allowed) {
@@ -106,25 +116,16 @@ TrainingArguments resolve_arguments(const TrainFlags& f, const TaskConfig& task)
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
-  if (!f.config.empty()) {
-    std::ifstream in(f.config);
-    if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
-    std::string text;
+  if (!f.config_arguments.is_null()) {
     try {
-      text = hearth::io::read_json_text(in, "--config: '" + f.config + "'");
-    } catch (const Error& e) {
-      throw UsageError(e.what());
-    }
-    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
-    if (j.is_discarded()) throw UsageError("--config: '" + f.config + "' is not valid JSON");
-    try {
-      args = TrainingArguments::from_json(j, f.config, args);
+      args = TrainingArguments::from_json(f.config_arguments, f.config, args);
     } catch (const ValueError& e) {
       throw UsageError(e.what());
     }
   }
   try {
     f.training_flags.apply(args);
+    f.lightning_flags.apply(args);
   } catch (const ValueError& e) {
     throw UsageError(e.what());
   }
@@ -156,6 +157,78 @@ std::optional<train::Metrics> final_eval_from_log(const train::TrainerState& sta
   return std::nullopt;
 }
 
+// What Hugging Face's Trainer leaves in output_dir at the end of a run
+// (save_model, save_metrics, save_state): the final model (model.safetensors,
+// config.json, and training_args.json so that `hearth eval --checkpoint
+// output_dir` reads it), train_results.json, eval_results.json,
+// all_results.json and trainer_state.json. Rank 0 writes them.
+void write_final_outputs(train::Trainer& trainer, const nn::Module& model, const TaskConfig& task,
+                         const TrainingArguments& args, const train::TrainOutput& out, const train::Metrics& final_eval,
+                         int64_t train_samples, int64_t eval_samples) {
+  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) return;
+  namespace fs = std::filesystem;
+  fs::create_directories(args.output_dir);
+  io::save_safetensors((fs::path(args.output_dir) / train::kModelFile).string(), model.state_dict(),
+                       {{"format", "pt"}});
+  save_task_config(task, args.output_dir);
+  TrainingArguments saved = args;
+  saved.resume_from_checkpoint.reset();  // the file describes the run, as in a checkpoint
+  saved.save((fs::path(args.output_dir) / train::kTrainingArgsFile).string());
+  MetricMap train_metrics(out.metrics.begin(), out.metrics.end());
+  train_metrics["train_samples"] = static_cast<double>(train_samples);
+  save_metrics(args.output_dir, "train", train_metrics);
+  MetricMap eval_metrics(final_eval.begin(), final_eval.end());
+  eval_metrics["eval_samples"] = static_cast<double>(eval_samples);
+  eval_metrics["epoch"] = trainer.state().epoch;
+  save_metrics(args.output_dir, "eval", eval_metrics);
+  trainer.save_state();
+}
+
+// Reads --config: the keys naming this command's own flags (model, dataset,
+// max_train_samples, ...) set them where the command line did not; the rest
+// are training arguments, kept for resolve_arguments.
+void read_config_file(TrainFlags& f) {
+  if (f.config.empty()) return;
+  std::ifstream in(f.config);
+  if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
+  std::string text;
+  try {
+    text = hearth::io::read_json_text(in, "--config: '" + f.config + "'");
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+  if (j.is_discarded()) throw UsageError("--config: '" + f.config + "' is not valid JSON");
+  if (!j.is_object()) throw UsageError("--config: '" + f.config + "': expected a JSON object");
+  const std::map<std::string, std::string*> text_flags = {
+      {"model", &f.model},
+      {"dataset", &f.dataset},
+      {"data_dir", &f.data_dir},
+      {"max_train_samples", &f.max_train_samples},
+      {"max_eval_samples", &f.max_eval_samples},
+      {"early_stopping_patience", &f.early_stopping_patience},
+      {"early_stopping_threshold", &f.early_stopping_threshold}};
+  auto on_command_line = [&](const std::string& key) { return f.command && f.command->count("--" + key) > 0; };
+  for (const auto& [key, slot] : text_flags) {
+    if (!j.contains(key)) continue;
+    const nlohmann::json v = j[key];
+    j.erase(key);
+    if (v.is_null() || on_command_line(key)) continue;
+    if (!v.is_string() && !v.is_number())
+      throw UsageError("--config: '" + f.config + "': field '" + key + "': expected a string or a number, got " +
+                       v.dump());
+    *slot = v.is_string() ? v.get<std::string>() : v.dump();
+  }
+  if (j.contains("cpu")) {
+    const nlohmann::json v = j["cpu"];
+    j.erase("cpu");
+    if (!v.is_boolean())
+      throw UsageError("--config: '" + f.config + "': field 'cpu': expected true or false, got " + v.dump());
+    if (!on_command_line("cpu")) f.cpu = v.get<bool>();
+  }
+  f.config_arguments = std::move(j);
+}
+
 // `--devices N` outside a launch: start this same command as N ranks under
 // the launcher, without --devices (each rank then trains normally).
 std::optional<int> relaunch_on_devices(const TrainFlags& f) {
@@ -175,8 +248,9 @@ std::optional<int> relaunch_on_devices(const TrainFlags& f) {
   return launch(o, cmd);
 }
 
-int run_train(const TrainFlags& f) {
+int run_train(TrainFlags& f) {
   if (std::optional<int> rc = relaunch_on_devices(f)) return *rc;
+  read_config_file(f);
   // Under a launch, rank 0 reports for all; the others print only errors.
   if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   const auto t0 = std::chrono::steady_clock::now();
@@ -189,6 +263,7 @@ int run_train(const TrainFlags& f) {
     throw UsageError(e.what());
   }
   TrainingArguments args = resolve_arguments(f, task);
+  std::cout << defaults_notice("hearth train", default_arguments(task), args);
   check_resumed_model(args, task);
   const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
   const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);
@@ -233,8 +308,11 @@ int run_train(const TrainFlags& f) {
   if (!best_loaded) final_eval = final_eval_from_log(trainer.state());
   if (!final_eval) final_eval = trainer.evaluate();
 
+  write_final_outputs(trainer, *model, task, args, out, *final_eval, static_cast<int64_t>(train_set->size()),
+                      static_cast<int64_t>(eval_set->size()));
+
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << "\nhearth: finished " << out.global_step << " steps (" << std::fixed << std::setprecision(2)
+  std::cout << "\nhearth: finished " << train::count_of(out.global_step, "step") << " (" << std::fixed << std::setprecision(2)
             << trainer.state().epoch << " epochs) in " << train::format_duration(wall) << " wall time on "
             << trainer.device_choice().device.str() << "\n";  // why this device: said once, at the start
   std::cout << "  train_loss       " << fmt_metric(out.training_loss) << "\n";
@@ -248,6 +326,7 @@ int run_train(const TrainFlags& f) {
   if (!out.best_checkpoint.empty() && out.best_checkpoint != out.last_checkpoint)
     std::cout << "  best checkpoint: " << out.best_checkpoint << "\n";
   if (args.writes_jsonl()) std::cout << "  metrics:         " << trainer.metrics_path() << "\n";
+  std::cout << "  final model:     " << args.output_dir << " (with train_results.json, eval_results.json)\n";
   std::string fallback = fallback_report();
   if (!fallback.empty()) std::cout << "hearth: these ops fell back to the CPU (slower):\n" << fallback;
   return 0;
@@ -261,7 +340,9 @@ void add_train_command(CLI::App& app) {
   sub->add_option("--model", f->model, "model to train: " + quoted_choices(model_names()) + " (default small_cnn)");
   sub->add_option("--dataset", f->dataset, "data set: " + quoted_choices(dataset_names()));
   sub->add_option("--data_dir", f->data_dir, "directory of the data set's files (default: where Debian installs them)");
-  sub->add_option("--config", f->config, "JSON file of TrainingArguments names; flags override it");
+  sub->add_option("--config", f->config,
+                  "JSON file of this command's flags by name (model, dataset, max_train_samples, ..., and every "
+                  "TrainingArguments name); flags on the command line win");
   sub->add_flag("--cpu", f->cpu, "train on the CPU (same as --use_cpu)");
   sub->add_option("--devices", f->devices,
                   "data-parallel processes on this machine: one per GPU, or CPU processes with --cpu (default 1)")
@@ -272,7 +353,9 @@ void add_train_command(CLI::App& app) {
                   "stop after this many evaluations without improvement of metric_for_best_model");
   sub->add_option("--early_stopping_threshold", f->early_stopping_threshold,
                   "how much metric_for_best_model must improve to count (default 0)");
-  f->training_flags.add_to(*sub);
+  f->training_flags.add_to(*sub, {}, default_arguments(make_task("small_cnn", "fashion_mnist")));
+  f->lightning_flags.add_to(*sub, /*with_devices=*/false);  // --devices is this command's own
+  f->command = sub;
   on_run(sub, [f] { return run_train(*f); });
 }
 

@@ -38,6 +38,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "apps/common/default_differences.h"
+#include "apps/common/json_config.h"
+#include "apps/common/lightning_flags.h"
 #include "apps/common/user_config_flag.h"
 #include "hearth/core/exception_report.h"
 #include "hearth/distributed/rendezvous.h"
@@ -81,6 +84,7 @@ struct Options {
   // The flags given on the command line (of those the user's config also sets).
   std::set<std::string> given;
   hearth::cli::UserConfigFlag user_config;
+  hearth::cli::LightningFlags lightning;
 };
 
 const std::vector<std::string> kModels = {"resnet50", "resnet34", "resnet18", "resnet_tiny"};
@@ -189,6 +193,11 @@ train::TrainingArguments training_arguments(const Options& o) {
     }
   }
   if (o.cpu) args.use_cpu = true;
+  try {
+    o.lightning.apply(args);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
   if (given("--mixed_precision")) {
     const std::string precision = o.mixed_precision == "no" ? "fp32" : o.mixed_precision + "-mixed";
     try {
@@ -224,6 +233,8 @@ int run(const Options& o) {
   // Under a launcher, rank 0 speaks for all, as Accelerate's main process does.
   if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   train::TrainingArguments args = training_arguments(o);
+  // Every difference from Hugging Face's defaults is this example's (Accelerate's settings) or a flag's.
+  std::cout << hearth::cli::defaults_notice("cv_example", args, args);
   // The device first: an absent accelerator fails before any work.
   train::select_device(args.device, args.use_cpu);
 
@@ -273,7 +284,7 @@ int run(const Options& o) {
   train::TrainOutput out = trainer.train();
   if (out.interrupted_by_signal != 0) return 128 + out.interrupted_by_signal;
 
-  std::cout << "cv_example: finished " << out.global_step << " steps on " << trainer.device_choice().device.str()
+  std::cout << "cv_example: finished " << train::count_of(out.global_step, "step") << " on " << trainer.device_choice().device.str()
             << "; train_loss " << std::setprecision(4) << out.training_loss << "\n";
   if (!out.last_checkpoint.empty()) std::cout << "cv_example: last checkpoint " << out.last_checkpoint << "\n";
   if (args.writes_jsonl()) std::cout << "cv_example: metrics " << trainer.metrics_path() << "\n";
@@ -330,6 +341,8 @@ int main(int argc, char** argv) {
   app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")
       ->check(CLI::Range(0.0, 1.0));
   o.user_config.add_to(app);
+  o.lightning.add_to(app);
+  hearth::cli::add_json_config(app, "--config");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -22,8 +22,10 @@ void add_bool(CLI::App& app, const std::string& name, bool& slot, const std::str
 
 void add_glue_flags(CLI::App& app, GlueArguments& a) {
   app.add_option("--model_name_or_path", a.model_name_or_path,
-                 "local model folder (config.json, model.safetensors, vocab.txt); hearth never downloads")
-      ->required();
+                 "local model folder (config.json, model.safetensors, vocab.txt); hearth never downloads");
+  app.add_option("--config_name", a.config_name,
+                 "a BERT config.json: train a randomly initialised model of that shape instead (needs "
+                 "--tokenizer_name when there is no --model_name_or_path)");
   app.add_option("--tokenizer_name", a.tokenizer_name, "folder of the tokenizer files, if not the model's");
   add_bool(app, "ignore_mismatched_sizes", a.ignore_mismatched_sizes,
            "train a new classifier when the checkpoint's has another label count");

@@ -14,6 +14,9 @@ struct GlueArguments {
   // ---- the model ----
   // A local model folder (config.json, model.safetensors, vocab.txt or tokenizer.json).
   std::string model_name_or_path;
+  // A config.json to build a randomly initialised model from instead
+  // (Hugging Face's from_config); with it, --model_name_or_path may be left out.
+  std::string config_name;
   // Another folder for the tokenizer files (default: the model's).
   std::string tokenizer_name;
   // Train a new classifier when the checkpoint's has another label count.

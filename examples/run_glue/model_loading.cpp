@@ -66,4 +66,21 @@ std::shared_ptr<BertForSequenceClassification> load_classifier(const std::string
   return model;
 }
 
+std::shared_ptr<BertForSequenceClassification> classifier_from_config(const std::string& config_path,
+                                                                      const hearth::data::LabelSpace& labels) {
+  HEARTH_CHECK(fs::is_regular_file(config_path), hearth::IoError, "[run_glue] --config_name \"", config_path,
+               "\": expected a BERT config.json file");
+  BertConfig config;
+  try {
+    config = BertConfig::from_json_file(config_path);
+  } catch (const hearth::Error& e) {
+    HEARTH_THROW(hearth::ValueError, "[run_glue] --config_name ", config_path, ": ", e.what());
+  }
+  config.set_num_labels(labels.num_labels());
+  config.problem_type = labels.is_regression ? "regression" : "single_label_classification";
+  auto model = std::make_shared<BertForSequenceClassification>(config);
+  if (!labels.is_regression) model->config.id2label = labels.label_list;
+  return model;
+}
+
 }  // namespace run_glue

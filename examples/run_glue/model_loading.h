@@ -22,4 +22,11 @@ void require_local_model_folder(const std::string& path);
 std::shared_ptr<hearth::nn::models::BertForSequenceClassification> load_classifier(
     const std::string& path, const hearth::data::LabelSpace& labels, bool ignore_mismatched_sizes);
 
+// A randomly initialised classifier of the shape `config_path` (a BERT
+// config.json) describes, with labels.num_labels() outputs: Hugging Face's
+// from_config. IoError or ValueError naming --config_name when the file is
+// missing or not a BERT config.
+std::shared_ptr<hearth::nn::models::BertForSequenceClassification> classifier_from_config(
+    const std::string& config_path, const hearth::data::LabelSpace& labels);
+
 }  // namespace run_glue

@@ -19,13 +19,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include "apps/common/json_config.h"
+#include "apps/common/lightning_flags.h"
+#include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "examples/run_glue/glue_arguments.h"
 #include "examples/run_glue/glue_data.h"
 #include "examples/run_glue/glue_metrics.h"
 #include "examples/run_glue/model_loading.h"
 #include "examples/run_glue/predict.h"
-#include "examples/run_glue/results.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
 #include "hearth/core/generator.h"
@@ -49,11 +51,13 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags) {
+TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags,
+                                             const hearth::cli::LightningFlags& lightning) {
   TrainingArguments args;
   try {
     flags.apply_user_config(args, &std::cout);  // the user's `hearth config`, under the flags
     flags.apply(args);
+    lightning.apply(args);
   } catch (const hearth::Error& e) {
     throw UsageError(e.what());
   }
@@ -83,8 +87,9 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
                                                               labels.is_regression, tokenizer, options);
 }
 
-int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags) {
-  TrainingArguments args = resolve_training_arguments(flags);
+int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
+        const hearth::cli::LightningFlags& lightning) {
+  TrainingArguments args = resolve_training_arguments(flags, lightning);
   if (a.cpu) args.use_cpu = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
@@ -93,19 +98,27 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
   } catch (const hearth::DeviceError& e) {
     throw UsageError(e.what());
   }
-  require_local_model_folder(a.model_name_or_path);
+  if (a.model_name_or_path.empty() && a.config_name.empty())
+    throw UsageError("--model_name_or_path: expected a local model folder (or --config_name for a new model)");
+  if (a.config_name.empty()) require_local_model_folder(a.model_name_or_path);
   const std::string tokenizer_dir = a.tokenizer_name.empty() ? a.model_name_or_path : a.tokenizer_name;
+  if (tokenizer_dir.empty())
+    throw UsageError("--tokenizer_name: expected the folder of the tokenizer files (vocab.txt) for --config_name");
   require_local_model_folder(tokenizer_dir);
 
   GlueData data = load_glue_data(a);
   const hearth::data::BertTokenizer tokenizer = hearth::data::BertTokenizer::from_pretrained(tokenizer_dir);
   hearth::manual_seed(static_cast<uint64_t>(args.seed));
+  // --config_name: a new model of that shape (from_config), else the folder's weights (from_pretrained).
   std::shared_ptr<BertForSequenceClassification> model =
-      load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes);
+      a.config_name.empty() ? load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes)
+                            : classifier_from_config(a.config_name, data.labels);
+  const std::string config_source =
+      a.config_name.empty() ? a.model_name_or_path + "/config.json" : a.config_name;
   // Token ids at or beyond vocab_size would index past the word embeddings.
   HEARTH_CHECK(tokenizer.vocab().size() <= model->config.vocab_size, hearth::ValueError, "[run_glue] ", tokenizer_dir,
                ": the tokenizer's vocabulary has ", tokenizer.vocab().size(), " tokens, more than the vocab_size ",
-               model->config.vocab_size, " of ", a.model_name_or_path, "/config.json");
+               model->config.vocab_size, " of ", config_source);
 
   int64_t max_length = a.max_seq_length;
   if (max_length > model->config.max_position_embeddings) {
@@ -162,29 +175,29 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags)
     hearth::train::TrainOutput out = trainer.train();
     if (out.interrupted_by_signal != 0)
       return out.interrupted_by_signal == SIGINT ? 130 : 128 + out.interrupted_by_signal;
-    MetricMap metrics = out.metrics;
+    hearth::cli::MetricMap metrics = out.metrics;
     metrics["train_samples"] = static_cast<double>(train_set->size());
     model->save_pretrained(args.output_dir);
     copy_tokenizer_files(tokenizer_dir, args.output_dir);
-    log_metrics(std::cout, "train", metrics);
-    save_metrics(args.output_dir, "train", metrics);
+    hearth::cli::log_metrics(std::cout, "train", metrics);
+    hearth::cli::save_metrics(args.output_dir, "train", metrics);
     trainer.save_state();
   }
   if (a.do_eval) {
-    MetricMap combined;
+    hearth::cli::MetricMap combined;
     for (const auto& [name, set] : eval_sets) {
-      MetricMap metrics = trainer.evaluate(set, "eval_");
+      hearth::cli::MetricMap metrics = trainer.evaluate(set, "eval_");
       metrics["eval_samples"] = static_cast<double>(set->size());
       if (trainer.state().global_step > 0) metrics["epoch"] = trainer.state().epoch;
       if (name == "validation_mismatched") {
-        MetricMap suffixed;
+        hearth::cli::MetricMap suffixed;
         for (const auto& [k, v] : metrics) suffixed[k + "_mm"] = v;
         metrics = std::move(suffixed);
       }
       combined.insert(metrics.begin(), metrics.end());
-      log_metrics(std::cout, "eval", metrics);
+      hearth::cli::log_metrics(std::cout, "eval", metrics);
     }
-    save_metrics(args.output_dir, "eval", combined);
+    hearth::cli::save_metrics(args.output_dir, "eval", combined);
   }
   for (const auto& [name, set] : predict_sets) {
     const std::string file = name.empty() ? "predict_results.txt" : "predict_results_" + name + ".txt";
@@ -208,7 +221,10 @@ int main(int argc, char** argv) {
   run_glue::GlueArguments glue_args;
   run_glue::add_glue_flags(app, glue_args);
   hearth::cli::TrainingArgumentFlags training_flags;
-  training_flags.add_to(app);
+  training_flags.add_to(app, /*skip=*/{"do_train", "do_eval", "do_predict"});  // run_glue's own
+  hearth::cli::LightningFlags lightning_flags;
+  lightning_flags.add_to(app);
+  hearth::cli::add_json_config(app, "--config");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -217,7 +233,7 @@ int main(int argc, char** argv) {
     return run_glue::kUsageExitCode;
   }
   try {
-    return run_glue::run(glue_args, training_flags);
+    return run_glue::run(glue_args, training_flags, lightning_flags);
   } catch (const run_glue::UsageError& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
     return run_glue::kUsageExitCode;

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -37,6 +38,7 @@
 #include "hearth/train/progress.h"
 #include "hearth/train/signals.h"
 #include "hearth/train/step_graph.h"
+#include "hearth/train/count_text.h"
 #include "hearth/train/tensorboard.h"
 
 namespace fs = std::filesystem;
@@ -150,7 +152,25 @@ ForwardOutput Trainer::run_forward(const data::Batch& batch) {
       options_.forward ? options_.forward(*model_, on_device) : image_classification_forward(*model_, on_device);
   HEARTH_CHECK(out.loss.defined() && out.loss.numel() == 1, ValueError,
                "[trainer] the forward function must return a loss with one element");
+  if (args_.label_smoothing_factor > 0.0 && model_->is_training()) out.loss = smoothed_loss(out, on_device);
   return out;
+}
+
+// Hugging Face's Trainer smooths the labels in place of the model's own loss:
+// cross-entropy of the logits against the batch's labels, as PyTorch's
+// label_smoothing defines it. Evaluation keeps the model's loss, as there.
+Tensor Trainer::smoothed_loss(const ForwardOutput& out, const data::Batch& batch) const {
+  const bool has_labels = batch.contains(data::field::kLabels);
+  const Tensor labels = has_labels ? batch.at(data::field::kLabels) : Tensor();
+  HEARTH_CHECK(out.logits.defined() && out.logits.dim() == 2 && has_labels && is_integral(labels.dtype()), ValueError,
+               "[trainer] label_smoothing_factor needs a classifier: logits [batch, classes] and integer labels; "
+               "this model gives ",
+               out.logits.defined() ? "logits " + shape_str(out.logits.shape()) : std::string("no logits"),
+               has_labels ? " and labels of " + std::string(dtype_name(labels.dtype()))
+                          : std::string(" and the batch has no labels"),
+               "; set label_smoothing_factor to 0");
+  return cross_entropy(out.logits, labels.reshape({-1}).to(DType::int64), Tensor(), -100, "mean",
+                       args_.label_smoothing_factor);
 }
 
 Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
@@ -163,6 +183,9 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
       options_(std::move(options)) {
   HEARTH_CHECK(model_ != nullptr, ValueError, "[trainer] the model is null");
   args_.validate("training arguments");
+  // The backends read TF32's switch from the environment when they first
+  // multiply, which is after this.
+  if (args_.tf32.has_value()) ::setenv("HEARTH_ALLOW_TF32", *args_.tf32 ? "1" : "0", /*overwrite=*/1);
   // Fails here, before any data is read, when the device cannot be used.
   device_ = select_device(args_.device, args_.use_cpu);
   model_->to(device_.device);
@@ -177,7 +200,8 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
     callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
   if (args_.writes_tensorboard() && is_main_process())
     callbacks_.push_back(
-        std::make_shared<TensorBoardCallback>(default_tensorboard_dir(args_.output_dir), device_.device));
+        std::make_shared<TensorBoardCallback>(args_.logging_dir.value_or(default_tensorboard_dir(args_.output_dir)),
+                                             device_.device));
   if (options_.console != nullptr) {
     bool bar =
         options_.progress_bar.value_or(options_.console == &std::cout && progress_bar_by_default(args_.disable_tqdm));
@@ -252,7 +276,7 @@ void Trainer::setup_training() {
   data::DataLoaderOptions lo;
   lo.batch_size = args_.per_device_train_batch_size;
   lo.shuffle = true;
-  lo.seed = static_cast<uint64_t>(args_.seed);
+  lo.seed = static_cast<uint64_t>(args_.data_seed.value_or(args_.seed));
   lo.drop_last = args_.dataloader_drop_last;
   lo.num_workers = args_.dataloader_num_workers;
   lo.collate = options_.collate;
@@ -309,11 +333,13 @@ void Trainer::setup_training() {
   control_ = TrainerControl{};
 
   std::ostringstream os;
-  os << "hearth: " << train_dataset_->size() << " training samples; " << state_.max_steps << " steps of "
-     << state_.train_batch_size << " samples (batch " << args_.per_device_train_batch_size << " x " << ga
-     << " accumulation" << (group_ ? " x " + std::to_string(world_size()) + " processes" : std::string()) << "), "
-     << state_.steps_per_epoch << " steps per epoch; " << optimizer_label(args_.optim) << " lr "
-     << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, " << warmup << " warm-up steps";
+  os << "hearth: " << count_of(static_cast<int64_t>(train_dataset_->size()), "training sample") << "; "
+     << count_of(state_.max_steps, "step") << " of " << count_of(state_.train_batch_size, "sample") << " (batch "
+     << args_.per_device_train_batch_size << " x " << ga << " accumulation"
+     << (group_ ? " x " + count_of(world_size(), "process", "processes") : std::string()) << "), "
+     << count_of(state_.steps_per_epoch, "step") << " per epoch; " << optimizer_label(args_.optim) << " lr "
+     << num(args_.learning_rate) << ", " << args_.lr_scheduler_type << " schedule, "
+     << count_of(warmup, "warm-up step");
   if (args_.autocast_dtype())
     os << "; precision " << args_.precision << " (" << dtype_name(*args_.autocast_dtype())
        << " compute, float32 weights" << (scaler_ ? ", dynamic loss scaling" : "") << ")";
@@ -420,6 +446,8 @@ TrainOutput Trainer::train() {
   const auto t0 = Clock::now();
   try {
     for (CallbackPtr& cb : callbacks_) cb->on_train_begin(args_, state_, control_);
+    // A baseline before any step, as Hugging Face's eval_on_start gives.
+    if (args_.eval_on_start && state_.global_step == 0 && eval_dataset_ != nullptr) evaluate();
     if (loader_->state().batches_yielded == 0)
       for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
     run_loop();
@@ -510,7 +538,10 @@ void Trainer::after_step(bool epoch_done) {
   if (epoch_done)
     for (CallbackPtr& cb : callbacks_) cb->on_epoch_end(args_, state_, control_);
   // The last step is logged too, so the final loss precedes the final evaluation.
-  if (control_.should_log || step % args_.logging_steps == 0 || step == state_.max_steps) log_training_loss();
+  const bool log_now = control_.should_log || step == state_.max_steps ||
+                       (args_.logging_strategy == "steps" && step % args_.logging_steps == 0) ||
+                       (args_.logging_strategy == "epoch" && epoch_done) || (args_.logging_first_step && step == 1);
+  if (log_now) log_training_loss();
   const bool eval = control_.should_evaluate ||
                     (args_.eval_strategy == "steps" && step % args_.effective_eval_steps() == 0) ||
                     (args_.eval_strategy == "epoch" && epoch_done);

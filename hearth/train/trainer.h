@@ -239,6 +239,8 @@ class Trainer {
   // Says how many steps were replayed, then frees the graph.
   void finish_step_graphs();
   ForwardOutput run_forward(const data::Batch& batch);
+  // The loss with label_smoothing_factor applied to the logits and labels.
+  Tensor smoothed_loss(const ForwardOutput& out, const data::Batch& batch) const;
   Metrics evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix);
   void flush_loss_window();
   void log(nlohmann::json entry);

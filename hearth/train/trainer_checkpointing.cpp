@@ -43,9 +43,10 @@ std::string Trainer::save_checkpoint() {
   }
   CheckpointContents contents;
   contents.model = model_.get();
-  contents.optimizer = optimizer_.get();
-  contents.scheduler = scheduler_.get();
-  contents.grad_scaler = scaler_.get();
+  // save_only_model: the model alone, which loads but cannot be resumed.
+  contents.optimizer = args_.save_only_model ? nullptr : optimizer_.get();
+  contents.scheduler = args_.save_only_model ? nullptr : scheduler_.get();
+  contents.grad_scaler = args_.save_only_model ? nullptr : scaler_.get();
   contents.trainer_state = state_.to_json();
   contents.args = &args_;
   contents.extra_files = options_.checkpoint_extra_files;

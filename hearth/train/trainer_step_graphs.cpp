@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hearth/core/device_runtime.h"
+#include "hearth/train/count_text.h"
 #include "hearth/train/step_graph.h"
 #include "hearth/train/trainer.h"
 
@@ -86,8 +87,8 @@ void Trainer::stop_step_graphs(std::string reason) {
 void Trainer::finish_step_graphs() {
   if (!step_graphs_) return;
   std::ostringstream os;
-  os << "hearth: step_graphs: " << step_graph_report_.replayed_steps << " of " << state_.global_step - start_step_
-     << " steps replayed from the recorded graph";
+  os << "hearth: step_graphs: " << step_graph_report_.replayed_steps << " of "
+     << count_of(state_.global_step - start_step_, "step") << " replayed from the recorded graph";
   if (step_graph_report_.other_shape_steps > 0)
     os << "; " << step_graph_report_.other_shape_steps
        << " batch(es) of other shapes than the recorded ones ran eagerly";

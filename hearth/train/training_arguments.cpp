@@ -226,6 +226,21 @@ Field precision_flag(const char* name, const char* mode, const char* other_flag,
           }};
 }
 
+// Hugging Face's torch_compile: hearth's nearest thing is recording each step
+// as a step graph (one launch instead of hundreds), so true also asks for
+// step graphs; false leaves step_graphs as it is.
+Field torch_compile() {
+  return {"torch_compile",
+          Kind::boolean,
+          false,
+          "true: record each step as a step graph (step_graphs true), hearth's counterpart of torch.compile",
+          [](const TrainingArguments& a) { return json(a.torch_compile); },
+          [](TrainingArguments& a, const json& v, const std::string& c) {
+            a.torch_compile = read_bool(v, c);
+            if (a.torch_compile) a.step_graphs = true;
+          }};
+}
+
 const std::vector<std::string> kReportTo = {"all", "jsonl", "tensorboard", "none"};
 
 Field report_to() {
@@ -293,15 +308,27 @@ std::vector<Field> make_fields() {
              "learning-rate schedule after warm-up: linear, cosine, constant, constant_with_warmup"),
       integer("warmup_steps", &A::warmup_steps, 0, "linear warm-up steps; overrides warmup_ratio when > 0"),
       number("warmup_ratio", &A::warmup_ratio, 0.0, 1.0, false, "warm-up as a fraction of the total steps, in [0, 1]"),
+      number("label_smoothing_factor", &A::label_smoothing_factor, 0.0, 1.0, true,
+             "label smoothing of the classification loss, in [0, 1) (0: off)"),
       integer("seed", &A::seed, 0, INT64_MAX, "seed of the initialisation, dropout and data order (>= 0)"),
+      optional_integer("data_seed", &A::data_seed, 0, "seed of the training data order alone (default: seed)"),
+      choice("logging_strategy", &A::logging_strategy, {"no", "steps", "epoch"},
+             "when to log the training loss: steps (every logging_steps), epoch, no"),
       integer("logging_steps", &A::logging_steps, 1, "log the loss every this many optimizer steps (>= 1)"),
-      choice("eval_strategy", &A::eval_strategy, {"no", "steps", "epoch"}, "when to evaluate: no, steps, epoch"),
+      boolean("logging_first_step", &A::logging_first_step, "also log the loss of the first step"),
+      optional_string("logging_dir", &A::logging_dir, "where TensorBoard's event files go (default: output_dir/runs)"),
+      also_named(
+          choice("eval_strategy", &A::eval_strategy, {"no", "steps", "epoch"}, "when to evaluate: no, steps, epoch"),
+          {"evaluation_strategy"}),
       optional_integer("eval_steps", &A::eval_steps, 1, "evaluate every this many steps (default: logging_steps)"),
+      boolean("eval_on_start", &A::eval_on_start, "evaluate once before the first training step"),
       choice("save_strategy", &A::save_strategy, {"no", "steps", "epoch"},
              "when to save a checkpoint: no, steps, epoch"),
       integer("save_steps", &A::save_steps, 1, "save a checkpoint every this many steps (>= 1)"),
       optional_integer("save_total_limit", &A::save_total_limit, 1,
                        "keep at most this many checkpoints, never deleting the best (default: all)"),
+      boolean("save_only_model", &A::save_only_model,
+              "checkpoints without optimizer, scheduler and loss-scaler state (smaller; cannot be resumed)"),
       boolean("load_best_model_at_end", &A::load_best_model_at_end,
               "load the best checkpoint's weights when training ends"),
       optional_string("metric_for_best_model", &A::metric_for_best_model,
@@ -330,6 +357,10 @@ std::vector<Field> make_fields() {
       boolean("gradient_checkpointing", &A::gradient_checkpointing,
               "keep only each block's input in training and recompute the rest in backward (less memory, more "
               "compute)"),
+      torch_compile(),
+      optional_boolean("tf32", &A::tf32,
+                       "TF32 tensor cores for float32 products on the accelerator (sets HEARTH_ALLOW_TF32; "
+                       "default: on)"),
   };
 }
 
@@ -404,7 +435,11 @@ json text_to_json(const Field& f, const std::string& text) {
 }  // namespace
 
 const std::vector<TrainingArgumentField>& training_argument_fields() {
-  static const std::vector<TrainingArgumentField> fields = make_fields();
+  static const std::vector<TrainingArgumentField> fields = [] {
+    std::vector<TrainingArgumentField> all = make_fields();
+    for (TrainingArgumentField& f : inert_training_argument_fields()) all.push_back(std::move(f));
+    return all;
+  }();
   return fields;
 }
 

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,6 +51,10 @@ struct TrainingArguments {
   double adam_epsilon = 1e-8;
   // Clip the global gradient norm to this; 0 turns clipping off.
   double max_grad_norm = 1.0;
+  // Cross-entropy against targets of 1 - eps + eps/C for the true class and
+  // eps/C for the others (PyTorch's label_smoothing); 0: off. Applies to
+  // classification losses computed from the logits and integer labels.
+  double label_smoothing_factor = 0.0;
 
   // Length: max_steps (optimizer steps) when > 0, else num_train_epochs (may be fractional).
   double num_train_epochs = 3.0;
@@ -61,13 +66,27 @@ struct TrainingArguments {
   double warmup_ratio = 0.0;
 
   int64_t seed = 42;
+  // Seed of the training data order alone; unset: seed.
+  std::optional<int64_t> data_seed;
+  // "steps" (every logging_steps), "epoch" or "no"; the last step is logged
+  // whatever it says, so that the final loss is known.
+  std::string logging_strategy = "steps";
   int64_t logging_steps = 500;
+  // Also log the loss of the first step.
+  bool logging_first_step = false;
+  // Where TensorBoard's event files go; unset: output_dir/runs/.
+  std::optional<std::string> logging_dir;
   // "no", "steps" (every eval_steps) or "epoch".
   std::string eval_strategy = "no";
   std::optional<int64_t> eval_steps;  // unset: logging_steps
+  // Evaluate once before the first step (a check that evaluation works, and a baseline).
+  bool eval_on_start = false;
   std::string save_strategy = "steps";
   int64_t save_steps = 500;
   std::optional<int64_t> save_total_limit;  // unset: keep every checkpoint
+  // Checkpoints hold the model (and trainer_state.json) without the
+  // optimizer, scheduler and loss scaler: smaller, but they cannot be resumed.
+  bool save_only_model = false;
   bool load_best_model_at_end = false;
   // A metric of evaluate(), with or without the "eval_" prefix; unset: "loss".
   std::optional<std::string> metric_for_best_model;
@@ -118,6 +137,17 @@ struct TrainingArguments {
   // about a third more compute for much less activation memory (larger
   // batches). The model must have blocks that support it (BERT's layers).
   bool gradient_checkpointing = false;
+  // Hugging Face's torch_compile: true also sets step_graphs to true, the
+  // nearest thing hearth has.
+  bool torch_compile = false;
+  // TF32 tensor cores for float32 matrix products and convolutions on an
+  // accelerator that has them; unset: the process's setting (on unless
+  // HEARTH_ALLOW_TF32=0). Set, it sets HEARTH_ALLOW_TF32 for the process.
+  std::optional<bool> tf32;
+  // Hugging Face's fields that change nothing here (training_argument_fields()
+  // says why for each), as given, so that a training_args.json written by
+  // either reads back unchanged. Unset fields are absent.
+  std::map<std::string, nlohmann::json> inert;
 
   // ---- derived values ----
   // The dtype autocast runs the products in: bfloat16, float16, or none for fp32.
@@ -164,7 +194,15 @@ struct TrainingArgumentField {
   // Other names the field is read by (former names kept for old files and
   // command lines); to_json() writes `name` only.
   std::vector<std::string> aliases = {};
+  // Empty when the field acts; else why it changes nothing here (no hub, no
+  // DeepSpeed, ...). Values that would need what hearth lacks are refused by
+  // `set`, with the reason.
+  std::string no_effect = {};
 };
+
+// Hugging Face's fields that hearth accepts without effect, with the reason
+// (hearth/train/training_arguments_inert.cpp). Part of training_argument_fields().
+std::vector<TrainingArgumentField> inert_training_argument_fields();
 
 const std::vector<TrainingArgumentField>& training_argument_fields();
 // The field named `name` (or by one of its aliases), or nullptr.

@@ -130,7 +130,7 @@ run_example(drop ${common} --batch_size 19 --checkpointing_steps epoch --output_
 if(NOT drop_rc STREQUAL "0")
   message(FATAL_ERROR "cv_example: a last batch of one exited with ${drop_rc}")
 endif()
-expect("${drop}" "last training batch would hold 1 sample" "finished 1 steps")
+expect("${drop}" "last training batch would hold 1 sample" "finished 1 step on")
 # Checkpoint folders get mkdir's mode (0755 under umask 022), as Hugging Face's do, not 0700.
 execute_process(COMMAND mkdir "${WORK_DIR}/by-mkdir")
 execute_process(COMMAND stat -c %a "${drop_dir}/checkpoint-1" "${WORK_DIR}/by-mkdir" OUTPUT_VARIABLE modes)

@@ -95,3 +95,32 @@ TEST(CurvesPlot, TrainingEndsByDrawingCurvesUnlessReportToIsNone) {
 
 }  // namespace
 }  // namespace hearth::train
+
+namespace hearth::train {
+namespace {
+
+// The text of every tick label: <text ... text-anchor="end|middle">LABEL</text>.
+std::vector<std::string> tick_labels(const std::string& svg, const std::string& anchor) {
+  std::vector<std::string> out;
+  const std::string open = "text-anchor=\"" + anchor + "\">";
+  for (size_t at = svg.find(open); at != std::string::npos; at = svg.find(open, at + 1)) {
+    const size_t from = at + open.size();
+    out.push_back(svg.substr(from, svg.find('<', from) - from));
+  }
+  return out;
+}
+
+TEST(CurvesPlot, TicksOfASmallRangeReadDifferentlyAndStepsAreWhole) {
+  std::vector<nlohmann::json> log = {{{"step", 1}, {"epoch", 0.5}, {"loss", 2.30251}},
+                                     {{"step", 2}, {"epoch", 1.0}, {"loss", 2.30259}}};
+  const std::string svg = training_curves_svg(log, "small range");
+  const std::vector<std::string> y = tick_labels(svg, "end");
+  ASSERT_GE(y.size(), 2u);
+  for (size_t i = 1; i < y.size(); ++i) EXPECT_NE(y[i], y[i - 1]) << svg;
+  // Two steps: ticks at 1 and 2 only, never at 1.5.
+  for (const std::string& x : tick_labels(svg, "middle"))
+    EXPECT_EQ(x.find('.'), std::string::npos) << "fractional step tick " << x;
+}
+
+}  // namespace
+}  // namespace hearth::train

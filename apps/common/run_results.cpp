@@ -1,4 +1,4 @@
-#include "examples/run_glue/results.h"
+#include "apps/common/run_results.h"
 
 #include <cmath>
 #include <filesystem>
@@ -10,7 +10,7 @@
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/json_limits.h"
 
-namespace run_glue {
+namespace hearth::cli {
 namespace {
 
 namespace fs = std::filesystem;
@@ -36,7 +36,7 @@ void save_metrics(const std::string& output_dir, const std::string& split, const
   json combined = json::object();
   if (fs::exists(all)) {
     std::ifstream in(all);
-    combined = json::parse(hearth::io::read_json_text(in, "[run_glue] " + all.string()), nullptr,
+    combined = json::parse(hearth::io::read_json_text(in, "[results] " + all.string()), nullptr,
                            /*allow_exceptions=*/false);
     if (!combined.is_object()) combined = json::object();
   }
@@ -52,4 +52,4 @@ void log_metrics(std::ostream& out, const std::string& split, const MetricMap& m
     out << "  " << std::left << std::setw(static_cast<int>(width)) << k << " = " << v << "\n";
 }
 
-}  // namespace run_glue
+}  // namespace hearth::cli
