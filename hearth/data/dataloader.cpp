@@ -9,6 +9,8 @@
 #include <thread>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/shape.h"
+#include "hearth/core/storage.h"
 
 namespace hearth::data {
 
@@ -129,6 +131,13 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   HEARTH_CHECK(options_.rank >= 0 && options_.rank < options_.num_replicas, ValueError,
                "[dataloader] rank must be in [0, num_replicas = ", options_.num_replicas, "), got ", options_.rank);
   if (!options_.collate) options_.collate = default_collate;
+  auto* const* target = options_.collate.target<Batch (*)(std::vector<Example>)>();
+  default_collate_ = target != nullptr && *target == &default_collate;
+  // Enough for every batch in flight (built ahead, or being built) plus the
+  // one the consumer holds and the one it just dropped.
+  const int64_t in_flight = std::max<int64_t>(options_.num_workers, 1) * (options_.prefetch_factor + 1) + 2;
+  // Two blocks per batch: the pixels and the labels (or more fields).
+  batch_buffers_ = BatchBufferPool::create(static_cast<size_t>(4 * in_flight));
 }
 
 DataLoader::~DataLoader() { stop_prefetch(); }
@@ -176,6 +185,17 @@ Batch DataLoader::build_batch(const std::vector<int64_t>& order, int64_t epoch, 
   std::vector<Example> samples;
   samples.reserve(last - first);
   for (size_t i = first; i < last; ++i) samples.push_back(dataset_->get_for_epoch(order[i], epoch));
+  if (default_collate_) {
+    // In the worker thread, off the training loop's path, straight into the
+    // batch's final memory.
+    if (options_.pin_memory)
+      return default_collate_into(std::move(samples), [](const Shape& shape, DType dtype) {
+        const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+        return Tensor::from_storage(Storage::allocate_pinned(nbytes), dtype, shape, contiguous_strides(shape), 0);
+      });
+    return default_collate_into(std::move(samples),
+                                [this](const Shape& shape, DType dtype) { return batch_buffers_->empty(shape, dtype); });
+  }
   Batch b = options_.collate(std::move(samples));
   if (options_.pin_memory)  // in the worker thread, off the training loop's path
     for (const std::string& name : b.names()) b[name] = b[name].pin_memory();
