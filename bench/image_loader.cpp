@@ -105,74 +105,77 @@ static int run(int argc, char** argv) {
   return 0;
 }
 
-// Seconds per call of `fn`, run over every image once.
-template <typename Fn>
-static double images_per_second(int64_t n, Fn&& fn) {
-  const auto t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < n; ++i) fn(i);
-  return static_cast<double>(n) / std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
+// Each stage timed alone, one image at a time through all of them, as a
+// worker runs them (each stage's output is dropped once the next has used it,
+// so memory is reused as in the loader).
 static int run_stages(const std::string& dir, int64_t size, int64_t batch_size) {
   data::ImageFolder folder(dir);
-  std::vector<std::vector<uint8_t>> files;
-  for (const data::ImageFile& f : folder.files()) files.push_back(data::read_file_bytes(f.path));
-  const auto n = static_cast<int64_t>(files.size());
+  const auto n = static_cast<int64_t>(folder.files().size());
+  std::vector<data::EncodedImage> encoded;
+  for (const data::ImageFile& f : folder.files()) encoded.emplace_back(data::read_file_bytes(f.path), f.path);
   const data::RandomResizedCrop crop(size, {0.5, 1.0});
   const data::RandomHorizontalFlip flip;
   const data::Normalize normalize(data::kImageNetMean, data::kImageNetStd);
-  std::vector<data::EncodedImage> encoded;
-  for (int64_t i = 0; i < n; ++i) encoded.emplace_back(files[static_cast<size_t>(i)], folder.files()[static_cast<size_t>(i)].path);
-  std::vector<Tensor> decoded(static_cast<size_t>(n)), cropped(static_cast<size_t>(n)), flipped(static_cast<size_t>(n));
-  std::vector<data::CropBox> boxes(static_cast<size_t>(n));
-  std::vector<data::DecodedRegion> regions(static_cast<size_t>(n));
-  const auto u = [](int64_t i) { return static_cast<size_t>(i); };
-
-  std::printf("%lld images in %s, RandomResizedCrop(%lld, scale 0.5-1), fast decode %s\n", static_cast<long long>(n),
-              dir.c_str(), static_cast<long long>(size), data::fast_image_decode_enabled() ? "on" : "off");
-  std::printf("%-34s %12s\n", "stage (one thread)", "images/s");
-  const double whole = images_per_second(n, [&](int64_t i) { decoded[u(i)] = encoded[u(i)].decode(); });
-  std::printf("%-34s %12.1f\n", "decode, whole image", whole);
-  const double resize = images_per_second(n, [&](int64_t i) {
-    data::SampleRng rng(1, 0, i);
-    boxes[u(i)] = crop.sample_box(decoded[u(i)].size(0), decoded[u(i)].size(1), rng);
-    cropped[u(i)] = data::resize_bilinear(decoded[u(i)], boxes[u(i)], size, size);
-  });
-  std::printf("%-34s %12.1f\n", "crop+resize, of the whole image", resize);
-  const double region = images_per_second(n, [&](int64_t i) {
-    regions[u(i)] = encoded[u(i)].decode_region({boxes[u(i)], size, size});
-  });
-  std::printf("%-34s %12.1f\n", "decode, crop region (fast path)", region);
-  const double region_resize = images_per_second(n, [&](int64_t i) {
-    cropped[u(i)] = data::resize_bilinear(regions[u(i)].pixels, regions[u(i)].box, size, size);
-  });
-  std::printf("%-34s %12.1f\n", "resize, of the region", region_resize);
-  const double flips = images_per_second(n, [&](int64_t i) {
-    data::SampleRng rng(1, 0, i);
-    flipped[u(i)] = flip(cropped[u(i)], rng);
-  });
-  std::printf("%-34s %12.1f\n", "flip", flips);
-  const double norm = images_per_second(n, [&](int64_t i) {
-    data::SampleRng rng(1, 0, i);
-    flipped[u(i)] = normalize(flipped[u(i)], rng);
-  });
-  std::printf("%-34s %12.1f\n", "normalise", norm);
-  auto collate_all = [&](const data::BatchTensorFactory& make) {
-    const int64_t batches = std::max<int64_t>(n / batch_size, 1);
-    return images_per_second(batches, [&](int64_t b) {
-      std::vector<data::Example> samples;
-      for (int64_t k = 0; k < batch_size; ++k) {
-        Tensor label = Tensor::empty({}, DType::int64);
-        *label.data<int64_t>() = 0;
-        samples.push_back({{data::field::kPixelValues, flipped[u((b * batch_size + k) % n)]}, {data::field::kLabels, label}});
-      }
-      (void)data::default_collate_into(std::move(samples), make);
-    }) * static_cast<double>(batch_size);
+  enum { kDecode, kResize, kRegionDecode, kRegionResize, kFlip, kNormalize, kCollateFresh, kCollateReused, kStages };
+  const char* names[kStages] = {"decode, whole image",         "crop+resize, of the whole image",
+                                "decode, crop region only",    "resize, of the region",
+                                "flip",                        "normalise",
+                                "collate, fresh memory",       "collate, reused blocks"};
+  double seconds[kStages] = {};
+  using clock = std::chrono::steady_clock;
+  auto timed = [&](int stage, auto&& fn) {
+    const auto t0 = clock::now();
+    auto out = fn();
+    seconds[stage] += std::chrono::duration<double>(clock::now() - t0).count();
+    return out;
   };
-  std::printf("%-34s %12.1f\n", "collate, fresh memory",
-              collate_all([](const Shape& s, DType d) { return Tensor::empty(s, d); }));
   auto pool = data::BatchBufferPool::create(8);
-  std::printf("%-34s %12.1f\n", "collate, reused blocks",
-              collate_all([&](const Shape& s, DType d) { return pool->empty(s, d); }));
+  std::vector<data::Example> fresh, reused;
+  const int rounds = 2;
+  for (int round = 0; round < rounds; ++round) {
+    for (int64_t i = 0; i < n; ++i) {
+      const data::EncodedImage& image = encoded[static_cast<size_t>(i)];
+      data::SampleRng rng(1, round, i);
+      // The two paths to the resized crop, each from nothing to its output
+      // with the other's memory already dropped.
+      data::CropBox box;
+      {
+        Tensor whole = timed(kDecode, [&] { return image.decode(); });
+        box = crop.sample_box(whole.size(0), whole.size(1), rng);
+        (void)timed(kResize, [&] { return data::resize_bilinear(whole, box, size, size); });
+      }
+      Tensor resized;
+      {
+        data::DecodedRegion region = timed(kRegionDecode, [&] { return image.decode_region({box, size, size}); });
+        resized = timed(kRegionResize, [&] { return data::resize_bilinear(region.pixels, region.box, size, size); });
+      }
+      data::SampleRng flip_rng(1, round, i);
+      Tensor flipped = timed(kFlip, [&] { return flip(resized, flip_rng); });
+      Tensor normalized = timed(kNormalize, [&] { return normalize(flipped, flip_rng); });
+      Tensor label = Tensor::empty({}, DType::int64);
+      *label.data<int64_t>() = 0;
+      fresh.push_back({{data::field::kPixelValues, normalized}, {data::field::kLabels, label}});
+      reused.push_back(fresh.back());
+      if (static_cast<int64_t>(fresh.size()) == batch_size) {
+        timed(kCollateFresh, [&] {
+          return data::default_collate_into(std::move(fresh), [](const Shape& s, DType d) { return Tensor::empty(s, d); });
+        });
+        timed(kCollateReused, [&] {
+          return data::default_collate_into(std::move(reused), [&](const Shape& s, DType d) { return pool->empty(s, d); });
+        });
+        fresh.clear();
+        reused.clear();
+      }
+    }
+  }
+  const int64_t collated = (n / batch_size) * batch_size * rounds;
+  std::printf("%lld images in %s, RandomResizedCrop(%lld, scale 0.5-1), batches of %lld, fast decode %s\n",
+              static_cast<long long>(n), dir.c_str(), static_cast<long long>(size), static_cast<long long>(batch_size),
+              data::fast_image_decode_enabled() ? "on" : "off");
+  std::printf("%-34s %10s %12s\n", "stage (one thread)", "ms/image", "images/s");
+  for (int k = 0; k < kStages; ++k) {
+    const double images = static_cast<double>(k >= kCollateFresh ? collated : n * rounds);
+    std::printf("%-34s %10.3f %12.1f\n", names[k], 1e3 * seconds[k] / images, images / seconds[k]);
+  }
   return 0;
 }

@@ -75,6 +75,25 @@ ResizePlan plan_resize(const SubpixelBox& box, int64_t out_height, int64_t out_w
           antialias_taps(window.height, box.top - static_cast<double>(window.top), box.height, out_height)};
 }
 
+// The horizontal pass's output, kept per thread from one image to the next:
+// up to a megabyte per image at ImageNet sizes, which, freed and taken anew
+// every image, the C library maps and the kernel faults in each time.
+// Beyond kMaxKeptScratch a call uses a buffer of its own.
+constexpr size_t kMaxKeptScratch = size_t{16} << 20;
+
+class Scratch {
+ public:
+  float* get(size_t count) {
+    static thread_local std::vector<float> kept;
+    std::vector<float>& buf = count * sizeof(float) <= kMaxKeptScratch ? kept : own_;
+    if (buf.size() < count) buf.resize(count);
+    return buf.data();
+  }
+
+ private:
+  std::vector<float> own_;
+};
+
 // Where the pixels of plane p, row y, column x are: base[p * plane + y * row + x * pixel].
 template <typename T>
 struct PlaneLayout {
@@ -98,11 +117,12 @@ void resize_planes(const PlaneLayout<T>& src, int64_t planes, const ResizePlan& 
   const Taps& tx = plan.tx;
   const Taps& ty = plan.ty;
   // The horizontal pass over the box's rows, then the vertical pass.
-  std::vector<float> rows(static_cast<size_t>(box.height * out_width));
+  Scratch scratch;
+  float* rows = scratch.get(static_cast<size_t>(box.height * out_width));
   for (int64_t p = 0; p < planes; ++p) {
     for (int64_t y = 0; y < box.height; ++y) {
       const T* in_row = src.base + p * src.plane + (box.top + y) * src.row + box.left * src.pixel;
-      float* out_row = rows.data() + y * out_width;
+      float* out_row = rows + y * out_width;
       for (int64_t o = 0; o < out_width; ++o) {
         const float* wt = tx.weights.data() + o * tx.width;
         const T* px = in_row + tx.first[static_cast<size_t>(o)] * src.pixel;
@@ -117,7 +137,7 @@ void resize_planes(const PlaneLayout<T>& src, int64_t planes, const ResizePlan& 
       std::fill(out_row, out_row + out_width, 0.0f);
       const float* wt = ty.weights.data() + o * ty.width;
       for (int64_t k = 0; k < ty.count[static_cast<size_t>(o)]; ++k) {
-        const float* in_row = rows.data() + (ty.first[static_cast<size_t>(o)] + k) * out_width;
+        const float* in_row = rows + (ty.first[static_cast<size_t>(o)] + k) * out_width;
         const float wk = wt[k];
         for (int64_t c = 0; c < out_width; ++c) out_row[c] += wk * in_row[c];
       }
@@ -137,10 +157,11 @@ void resize_interleaved(const uint8_t* base, int64_t row_stride, const ResizePla
   const Taps& tx = plan.tx;
   const Taps& ty = plan.ty;
   const int64_t row_len = out_width * C;
-  std::vector<float> rows(static_cast<size_t>(box.height * row_len));
+  Scratch scratch;
+  float* rows = scratch.get(static_cast<size_t>(box.height * row_len));
   for (int64_t y = 0; y < box.height; ++y) {
     const uint8_t* in_row = base + (box.top + y) * row_stride + box.left * C;
-    float* out_row = rows.data() + y * row_len;
+    float* out_row = rows + y * row_len;
     for (int64_t o = 0; o < out_width; ++o) {
       const float* wt = tx.weights.data() + o * tx.width;
       const uint8_t* px = in_row + tx.first[static_cast<size_t>(o)] * C;
@@ -155,7 +176,7 @@ void resize_interleaved(const uint8_t* base, int64_t row_stride, const ResizePla
     std::fill(line.begin(), line.end(), 0.0f);
     const float* wt = ty.weights.data() + o * ty.width;
     for (int64_t k = 0; k < ty.count[static_cast<size_t>(o)]; ++k) {
-      const float* in_row = rows.data() + (ty.first[static_cast<size_t>(o)] + k) * row_len;
+      const float* in_row = rows + (ty.first[static_cast<size_t>(o)] + k) * row_len;
       const float wk = wt[k];
       for (int64_t j = 0; j < row_len; ++j) line[static_cast<size_t>(j)] += wk * in_row[j];
     }
