@@ -11,6 +11,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/core/shape.h"
 #include "hearth/core/storage.h"
+#include "hearth/data/batch_assembler.h"
 
 namespace hearth::data {
 
@@ -182,20 +183,21 @@ void DataLoader::load_state(const DataLoaderState& state) {
 Batch DataLoader::build_batch(const std::vector<int64_t>& order, int64_t epoch, int64_t batch) const {
   size_t first = static_cast<size_t>(batch * options_.batch_size);
   size_t last = std::min(order.size(), first + static_cast<size_t>(options_.batch_size));
+  if (default_collate_) {
+    // In the worker thread, off the training loop's path: each sample goes
+    // straight into the batch's final memory as soon as it is built.
+    BatchTensorFactory make_output = [this](const Shape& shape, DType dtype) {
+      if (!options_.pin_memory) return batch_buffers_->empty(shape, dtype);
+      const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+      return Tensor::from_storage(Storage::allocate_pinned(nbytes), dtype, shape, contiguous_strides(shape), 0);
+    };
+    BatchAssembler assembler(static_cast<int64_t>(last - first), std::move(make_output));
+    for (size_t i = first; i < last; ++i) assembler.add(dataset_->get_for_epoch(order[i], epoch));
+    return assembler.finish();
+  }
   std::vector<Example> samples;
   samples.reserve(last - first);
   for (size_t i = first; i < last; ++i) samples.push_back(dataset_->get_for_epoch(order[i], epoch));
-  if (default_collate_) {
-    // In the worker thread, off the training loop's path, straight into the
-    // batch's final memory.
-    if (options_.pin_memory)
-      return default_collate_into(std::move(samples), [](const Shape& shape, DType dtype) {
-        const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
-        return Tensor::from_storage(Storage::allocate_pinned(nbytes), dtype, shape, contiguous_strides(shape), 0);
-      });
-    return default_collate_into(std::move(samples),
-                                [this](const Shape& shape, DType dtype) { return batch_buffers_->empty(shape, dtype); });
-  }
   Batch b = options_.collate(std::move(samples));
   if (options_.pin_memory)  // in the worker thread, off the training loop's path
     for (const std::string& name : b.names()) b[name] = b[name].pin_memory();

@@ -13,10 +13,12 @@
 //     for (Batch& batch : loader) step(batch);
 //   }
 //
-// With the default collate, batches are stacked straight into their final
-// memory: page-locked memory with pin_memory, else blocks reused from batch
-// to batch (hearth/data/batch_buffers.h), so no worker waits on the kernel
-// mapping fresh pages and the consuming thread does no per-batch unmapping.
+// With the default collate, each sample is copied into its batch as soon as
+// it is built (hearth/data/batch_assembler.h), and batches are stacked
+// straight into their final memory: page-locked memory with pin_memory, else
+// blocks reused from batch to batch (hearth/data/batch_buffers.h), so no
+// worker waits on the kernel mapping fresh pages and the consuming thread
+// does no per-batch unmapping.
 //
 // Iterating (begin()) continues from the current position; if the current
 // epoch is finished it first moves on to the next epoch, so a loop that never
