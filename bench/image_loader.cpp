@@ -6,14 +6,13 @@
 //   bench_image_loader <image folder> [image_size=224] [batches=8] [batch_size=32] [workers=1,2]
 //   bench_image_loader --synthesize N <new folder> [...]   writes N 500x375 JPEGs there first
 //   bench_image_loader --stages <image folder> [image_size=224] [batch_size=32]
-//       each stage alone on this thread, images/s: decode (whole, or only the
-//       crop's region at the scale it allows), crop+resize, flip, normalise,
-//       collate
+//       each stage alone on this thread, before and after decoding only the
+//       crop's region and collating sample by sample into reused memory:
+//       decode, crop+resize, flip, normalise, collate
 //   --plain-collate (before the folder): batches in fresh memory, as a custom
 //       collate gets them, instead of the loader's reused blocks
 //
-// HEARTH_IMAGE_FAST_DECODE=0 decodes every image whole (the path before
-// region and reduced-scale decoding). The first pass over the files is not
+// HEARTH_IMAGE_FAST_DECODE=0 decodes every image whole. The first pass over the files is not
 // timed, so the page cache holds them.
 #include <algorithm>
 #include <chrono>
@@ -21,12 +20,15 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "bench/synthetic_jpegs.h"
+#include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/data/batch_assembler.h"
 #include "hearth/data/collate.h"
 #include "hearth/data/dataloader.h"
 #include "hearth/data/encoded_image.h"
@@ -105,77 +107,96 @@ static int run(int argc, char** argv) {
   return 0;
 }
 
-// Each stage timed alone, one image at a time through all of them, as a
-// worker runs them (each stage's output is dropped once the next has used it,
-// so memory is reused as in the loader).
-static int run_stages(const std::string& dir, int64_t size, int64_t batch_size) {
-  data::ImageFolder folder(dir);
-  const auto n = static_cast<int64_t>(folder.files().size());
-  std::vector<data::EncodedImage> encoded;
-  for (const data::ImageFile& f : folder.files()) encoded.emplace_back(data::read_file_bytes(f.path), f.path);
+// One image at a time through every stage, as a worker runs them, each stage
+// timed alone; ms per image. Before: the whole image decoded, then cropped and
+// resized; the batch's samples kept until the last is built, then stacked
+// into fresh memory. After: only the crop's region decoded (at a reduced
+// scale where it allows), each sample copied into a reused batch block as
+// soon as it is built.
+enum Stage { kDecode, kResize, kFlip, kNormalize, kCollate, kStages };
+
+static void profile_pass(bool after, const std::vector<data::EncodedImage>& images, int64_t size, int64_t batch_size,
+                         int round, const std::shared_ptr<data::BatchBufferPool>& pool, double* seconds) {
   const data::RandomResizedCrop crop(size, {0.5, 1.0});
   const data::RandomHorizontalFlip flip;
   const data::Normalize normalize(data::kImageNetMean, data::kImageNetStd);
-  enum { kDecode, kResize, kRegionDecode, kRegionResize, kFlip, kNormalize, kCollateFresh, kCollateReused, kStages };
-  const char* names[kStages] = {"decode, whole image",         "crop+resize, of the whole image",
-                                "decode, crop region only",    "resize, of the region",
-                                "flip",                        "normalise",
-                                "collate, fresh memory",       "collate, reused blocks"};
-  double seconds[kStages] = {};
   using clock = std::chrono::steady_clock;
-  auto timed = [&](int stage, auto&& fn) {
+  auto timed = [&](Stage stage, auto&& fn) {
     const auto t0 = clock::now();
     auto out = fn();
     seconds[stage] += std::chrono::duration<double>(clock::now() - t0).count();
     return out;
   };
-  auto pool = data::BatchBufferPool::create(8);
-  std::vector<data::Example> fresh, reused;
-  const int rounds = 2;
-  for (int round = 0; round < rounds; ++round) {
-    for (int64_t i = 0; i < n; ++i) {
-      const data::EncodedImage& image = encoded[static_cast<size_t>(i)];
-      data::SampleRng rng(1, round, i);
-      // The two paths to the resized crop, each from nothing to its output
-      // with the other's memory already dropped.
-      data::CropBox box;
-      {
-        Tensor whole = timed(kDecode, [&] { return image.decode(); });
-        box = crop.sample_box(whole.size(0), whole.size(1), rng);
-        (void)timed(kResize, [&] { return data::resize_bilinear(whole, box, size, size); });
+  const auto n = static_cast<int64_t>(images.size());
+  std::vector<data::Example> held;
+  std::optional<data::BatchAssembler> assembler;
+  for (int64_t i = 0; i + batch_size <= n; ++i) {
+    const data::EncodedImage& image = images[static_cast<size_t>(i)];
+    data::SampleRng rng(1, round, i);
+    Tensor resized;
+    if (after) {
+      const auto [h, w] = image.size();
+      const data::CropBox box = crop.sample_box(h, w, rng);
+      data::DecodedRegion region = timed(kDecode, [&] { return image.decode_region({box, size, size}); });
+      resized = timed(kResize, [&] { return data::resize_bilinear(region.pixels, region.box, size, size); });
+    } else {
+      Tensor whole = timed(kDecode, [&] { return image.decode(); });
+      const data::CropBox box = crop.sample_box(whole.size(0), whole.size(1), rng);
+      resized = timed(kResize, [&] { return data::resize_bilinear(whole, box, size, size); });
+    }
+    Tensor flipped = timed(kFlip, [&] { return flip(resized, rng); });
+    resized = Tensor();
+    Tensor normalized = timed(kNormalize, [&] { return normalize(flipped, rng); });
+    flipped = Tensor();
+    Tensor label = Tensor::empty({}, DType::int64);
+    *label.data<int64_t>() = 0;
+    data::Example sample{{data::field::kPixelValues, normalized}, {data::field::kLabels, label}};
+    normalized = Tensor();
+    if (after) {
+      if (!assembler)
+        assembler.emplace(batch_size, [&](const Shape& s, DType d) { return pool->empty(s, d); });
+      timed(kCollate, [&] { assembler->add(sample); return 0; });
+      if (assembler->added() == batch_size) {
+        timed(kCollate, [&] { return assembler->finish(); });
+        assembler.reset();
       }
-      Tensor resized;
-      {
-        data::DecodedRegion region = timed(kRegionDecode, [&] { return image.decode_region({box, size, size}); });
-        resized = timed(kRegionResize, [&] { return data::resize_bilinear(region.pixels, region.box, size, size); });
-      }
-      data::SampleRng flip_rng(1, round, i);
-      Tensor flipped = timed(kFlip, [&] { return flip(resized, flip_rng); });
-      Tensor normalized = timed(kNormalize, [&] { return normalize(flipped, flip_rng); });
-      Tensor label = Tensor::empty({}, DType::int64);
-      *label.data<int64_t>() = 0;
-      fresh.push_back({{data::field::kPixelValues, normalized}, {data::field::kLabels, label}});
-      reused.push_back(fresh.back());
-      if (static_cast<int64_t>(fresh.size()) == batch_size) {
-        timed(kCollateFresh, [&] {
-          return data::default_collate_into(std::move(fresh), [](const Shape& s, DType d) { return Tensor::empty(s, d); });
-        });
-        timed(kCollateReused, [&] {
-          return data::default_collate_into(std::move(reused), [&](const Shape& s, DType d) { return pool->empty(s, d); });
-        });
-        fresh.clear();
-        reused.clear();
+    } else {
+      held.push_back(std::move(sample));
+      if (static_cast<int64_t>(held.size()) == batch_size) {
+        timed(kCollate, [&] { return data::default_collate(std::move(held)); });
+        held.clear();
       }
     }
   }
-  const int64_t collated = (n / batch_size) * batch_size * rounds;
-  std::printf("%lld images in %s, RandomResizedCrop(%lld, scale 0.5-1), batches of %lld, fast decode %s\n",
-              static_cast<long long>(n), dir.c_str(), static_cast<long long>(size), static_cast<long long>(batch_size),
-              data::fast_image_decode_enabled() ? "on" : "off");
-  std::printf("%-34s %10s %12s\n", "stage (one thread)", "ms/image", "images/s");
-  for (int k = 0; k < kStages; ++k) {
-    const double images = static_cast<double>(k >= kCollateFresh ? collated : n * rounds);
-    std::printf("%-34s %10.3f %12.1f\n", names[k], 1e3 * seconds[k] / images, images / seconds[k]);
+}
+
+static int run_stages(const std::string& dir, int64_t size, int64_t batch_size) {
+  data::ImageFolder folder(dir);
+  std::vector<data::EncodedImage> images;
+  for (const data::ImageFile& f : folder.files()) images.emplace_back(data::read_file_bytes(f.path), f.path);
+  const auto n = static_cast<int64_t>(images.size());
+  HEARTH_CHECK(n >= batch_size, ValueError, "[bench] --stages needs at least one batch of images (", batch_size,
+               "), found ", n);
+  auto pool = data::BatchBufferPool::create(8);
+  double before[kStages] = {}, after[kStages] = {};
+  const int rounds = 3;
+  for (int round = 0; round < rounds; ++round) {  // alternating, so drift affects both alike
+    profile_pass(false, images, size, batch_size, round, pool, before);
+    profile_pass(true, images, size, batch_size, round, pool, after);
   }
+  const double count = static_cast<double>(rounds * (n / batch_size) * batch_size);
+  std::printf("%lld images in %s, RandomResizedCrop(%lld, scale 0.5-1), batches of %lld, one thread\n",
+              static_cast<long long>(n), dir.c_str(), static_cast<long long>(size), static_cast<long long>(batch_size));
+  const char* names[kStages] = {"decode", "crop+resize", "flip", "normalise", "collate"};
+  std::printf("%-12s %14s %14s %14s %14s\n", "stage", "before ms/img", "after ms/img", "before img/s", "after img/s");
+  double total_before = 0, total_after = 0;
+  for (int k = 0; k < kStages; ++k) {
+    total_before += before[k];
+    total_after += after[k];
+    std::printf("%-12s %14.3f %14.3f %14.1f %14.1f\n", names[k], 1e3 * before[k] / count, 1e3 * after[k] / count,
+                count / before[k], count / after[k]);
+  }
+  std::printf("%-12s %14.3f %14.3f %14.1f %14.1f\n", "all", 1e3 * total_before / count, 1e3 * total_after / count,
+              count / total_before, count / total_after);
   return 0;
 }
