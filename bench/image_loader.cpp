@@ -89,7 +89,8 @@ static int run(int argc, char** argv) {
   std::printf("%-12s %10s %12s\n", "num_workers", "images", "images/s");
   for (int64_t w : workers) {
     data::DataLoaderOptions options{.batch_size = batch_size, .shuffle = true, .seed = 1, .num_workers = w};
-    if (plain_collate) options.collate = [](std::vector<data::Example> s) { return data::default_collate(std::move(s)); };
+    if (plain_collate)
+      options.collate = [](std::vector<data::Example> s) { return data::default_collate(std::move(s)); };
     data::DataLoader loader(dataset, options);
     int64_t images = 0;
     const auto t0 = std::chrono::steady_clock::now();
@@ -153,9 +154,11 @@ static void profile_pass(bool after, const std::vector<data::EncodedImage>& imag
     data::Example sample{{data::field::kPixelValues, normalized}, {data::field::kLabels, label}};
     normalized = Tensor();
     if (after) {
-      if (!assembler)
-        assembler.emplace(batch_size, [&](const Shape& s, DType d) { return pool->empty(s, d); });
-      timed(kCollate, [&] { assembler->add(sample); return 0; });
+      if (!assembler) assembler.emplace(batch_size, [&](const Shape& s, DType d) { return pool->empty(s, d); });
+      timed(kCollate, [&] {
+        assembler->add(sample);
+        return 0;
+      });
       if (assembler->added() == batch_size) {
         timed(kCollate, [&] { return assembler->finish(); });
         assembler.reset();

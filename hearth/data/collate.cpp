@@ -28,7 +28,8 @@ void gather(const char* src, const Shape& shape, const Strides& strides, size_t 
 }  // namespace
 
 Tensor stack_samples(const std::vector<Tensor>& samples, const std::string& field) {
-  return stack_samples_into(samples, field, [](const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); });
+  return stack_samples_into(samples, field,
+                            [](const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); });
 }
 
 Tensor stack_samples_into(const std::vector<Tensor>& samples, const std::string& field,

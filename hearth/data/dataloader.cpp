@@ -137,8 +137,9 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   // Enough for every batch in flight (built ahead, or being built) plus the
   // one the consumer holds and the one it just dropped.
   const int64_t in_flight = std::max<int64_t>(options_.num_workers, 1) * (options_.prefetch_factor + 1) + 2;
-  // Two blocks per batch: the pixels and the labels (or more fields).
-  batch_buffers_ = BatchBufferPool::create(static_cast<size_t>(4 * in_flight));
+  // Two blocks per batch (pixels and labels): the most a steady state has
+  // alive at once, so the pool holds no more memory than loading needs.
+  batch_buffers_ = BatchBufferPool::create(static_cast<size_t>(2 * in_flight));
 }
 
 DataLoader::~DataLoader() { stop_prefetch(); }

@@ -41,10 +41,10 @@ Tensor EncodedImage::decode() const {
 DecodedRegion EncodedImage::decode_region(const RegionRequest& request) const {
   const auto [h, w] = size();
   const CropBox& r = request.region;
-  HEARTH_CHECK(r.top >= 0 && r.left >= 0 && r.height >= 1 && r.width >= 1 && r.top + r.height <= h &&
-                   r.left + r.width <= w,
-               ValueError, "[image] ", name_, ": the region (top ", r.top, ", left ", r.left, ", ", r.height, "x",
-               r.width, ") is not inside the ", h, "x", w, " image");
+  HEARTH_CHECK(
+      r.top >= 0 && r.left >= 0 && r.height >= 1 && r.width >= 1 && r.top + r.height <= h && r.left + r.width <= w,
+      ValueError, "[image] ", name_, ": the region (top ", r.top, ", left ", r.left, ", ", r.height, "x", r.width,
+      ") is not inside the ", h, "x", w, " image");
   HEARTH_CHECK(request.out_height >= 1 && request.out_width >= 1, ValueError, "[image] ", name_,
                ": the output size must be positive, got ", request.out_height, "x", request.out_width);
   const auto whole_pixels = [&](Tensor pixels) {

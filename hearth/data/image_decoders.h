@@ -25,8 +25,7 @@ ImageSize read_jpeg_size(const uint8_t* data, size_t size, const std::string& na
 // pixels; nullptr: all of it). The pixels are those of a full decode at that
 // scale cut to the window. ValueError when the window is not inside the
 // scaled image (ceil(H / denom) x ceil(W / denom)).
-Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& name, int denom,
-                          const CropBox* window);
+Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& name, int denom, const CropBox* window);
 Tensor decode_png(const uint8_t* data, size_t size, const std::string& name);
 
 }  // namespace hearth::data::detail

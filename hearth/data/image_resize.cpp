@@ -70,8 +70,7 @@ ResizePlan plan_resize(const SubpixelBox& box, int64_t out_height, int64_t out_w
   window.left = static_cast<int64_t>(std::floor(box.left));
   window.height = static_cast<int64_t>(std::ceil(box.top + box.height)) - window.top;
   window.width = static_cast<int64_t>(std::ceil(box.left + box.width)) - window.left;
-  return {window,
-          antialias_taps(window.width, box.left - static_cast<double>(window.left), box.width, out_width),
+  return {window, antialias_taps(window.width, box.left - static_cast<double>(window.left), box.width, out_width),
           antialias_taps(window.height, box.top - static_cast<double>(window.top), box.height, out_height)};
 }
 

@@ -169,10 +169,9 @@ ImageSize read_jpeg_size(const uint8_t* data, size_t size, const std::string& na
   return {static_cast<int64_t>(d.cinfo.image_height), static_cast<int64_t>(d.cinfo.image_width)};
 }
 
-Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& name, int denom,
-                          const CropBox* window) {
-  HEARTH_CHECK(denom == 1 || denom == 2 || denom == 4 || denom == 8, ValueError, "[image] ", name,
-               ": JPEG scale 1/", denom, " is not one of 1, 1/2, 1/4, 1/8");
+Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& name, int denom, const CropBox* window) {
+  HEARTH_CHECK(denom == 1 || denom == 2 || denom == 4 || denom == 8, ValueError, "[image] ", name, ": JPEG scale 1/",
+               denom, " is not one of 1, 1/2, 1/4, 1/8");
   JpegDecoder d{};
   DecoderGuard guard{d};
   start(d, data, size, name);

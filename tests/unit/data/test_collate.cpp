@@ -89,7 +89,8 @@ TEST(BatchAssembler, SampleBySampleGivesDefaultCollatesBatchAndErrors) {
   EXPECT_EQ(got.names(), expected.names());
   for (const std::string& name : expected.names()) {
     EXPECT_EQ(got.at(name).shape(), expected.at(name).shape()) << name;
-    EXPECT_EQ(got.at(name).to(DType::int64).to_vector<int64_t>(), expected.at(name).to(DType::int64).to_vector<int64_t>())
+    EXPECT_EQ(got.at(name).to(DType::int64).to_vector<int64_t>(),
+              expected.at(name).to(DType::int64).to_vector<int64_t>())
         << name;
   }
 

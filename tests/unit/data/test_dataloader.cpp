@@ -277,8 +277,11 @@ TEST(DataLoader, BatchMemoryIsReusedAndNeverOverwrittenWhileHeld) {
     const Tensor& px = kept->at(field::kPixelValues);
     EXPECT_TRUE(std::equal(kept_pixels.begin(), kept_pixels.end(), px.data<float>())) << workers << " workers";
     // The pooled batches equal what a custom collate (plain memory) builds.
-    DataLoader plain(ds, {.batch_size = 4, .shuffle = true, .seed = 5, .num_workers = workers,
-                          .collate = [](std::vector<Example> s) { return default_collate(std::move(s)); }});
+    DataLoader plain(
+        ds,
+        {.batch_size = 4, .shuffle = true, .seed = 5, .num_workers = workers, .collate = [](std::vector<Example> s) {
+           return default_collate(std::move(s));
+         }});
     plain.set_epoch(0);
     std::optional<Batch> first = plain.next();
     EXPECT_EQ(indices_of(*first), indices_of(*kept));

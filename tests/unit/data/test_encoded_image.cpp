@@ -13,8 +13,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <string>
 #include <tuple>
@@ -44,7 +44,8 @@ std::vector<uint8_t> photo_like_rgb(int width, int height, uint32_t seed) {
   std::uniform_real_distribution<float> u(0.f, 1.f);
   std::normal_distribution<float> noise(0.f, 10.f);
   float fx[3], fy[3], ph[3], base[3];
-  for (int c = 0; c < 3; ++c) fx[c] = 2 + 10 * u(rng), fy[c] = 2 + 10 * u(rng), ph[c] = 6.28f * u(rng), base[c] = 60 + 120 * u(rng);
+  for (int c = 0; c < 3; ++c)
+    fx[c] = 2 + 10 * u(rng), fy[c] = 2 + 10 * u(rng), ph[c] = 6.28f * u(rng), base[c] = 60 + 120 * u(rng);
   std::vector<uint8_t> rgb(static_cast<size_t>(width) * height * 3);
   for (int y = 0; y < height; ++y)
     for (int x = 0; x < width; ++x)
@@ -109,8 +110,8 @@ struct FastDecode : hearth::testing::ScopedEnv {
 
 TEST(EncodedImage, RegionDecodeEqualsFullDecodeCutForEverySamplingAndScale) {
   const std::vector<std::pair<const char*, JpegOptions>> kinds = {
-      {"4:2:0", {2, 2}}, {"4:2:2", {2, 1}}, {"4:4:0", {1, 2}}, {"4:4:4", {1, 1}},
-      {"grey", {1, 1, true}}, {"4:2:0 progressive", {2, 2, false, true}}};
+      {"4:2:0", {2, 2}}, {"4:2:2", {2, 1}},      {"4:4:0", {1, 2}},
+      {"4:4:4", {1, 1}}, {"grey", {1, 1, true}}, {"4:2:0 progressive", {2, 2, false, true}}};
   std::mt19937 rng(3);
   for (const auto& [kind, options] : kinds) {
     // Odd sizes: partial blocks on the right and at the bottom.
@@ -183,7 +184,7 @@ TEST(EncodedImage, RandomResizedCropPicksTheSameBoxWithAndWithoutTheFastPath) {
   const std::vector<uint8_t> jpeg = encode_jpeg(1000, 800, {}, 9);
   EncodedImage image(jpeg, "photo.jpg");
   const Tensor decoded = decode_image(jpeg, "photo.jpg");
-  RandomResizedCrop wide(112, {0.5, 1.0});  // regions >= 2x the output: reduced scale
+  RandomResizedCrop wide(112, {0.5, 1.0});    // regions >= 2x the output: reduced scale
   RandomResizedCrop narrow(400, {0.5, 1.0});  // full scale, region decode only
   for (int64_t index = 0; index < 12; ++index) {
     {

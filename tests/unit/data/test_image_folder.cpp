@@ -180,7 +180,7 @@ TEST(ImageFolder, TransformsReceiveTheEncodedFileAndBadFilesAreStillReplaced) {
   const int64_t corrupt = folder->size() - 1;  // red_circle_9.jpg, truncated
   Example ex = data.get_for_epoch(corrupt, 2);
   EXPECT_EQ(*ex.at(field::kLabels).data<int64_t>(), 0);  // replaced by sample 0
-  EXPECT_EQ(crop->encoded_calls, 2);                      // the bad file, then sample 0
+  EXPECT_EQ(crop->encoded_calls, 2);                     // the bad file, then sample 0
   // Sample 0 transformed with the draws of the corrupt sample's index, as
   // when the image was decoded before the transform.
   SampleRng rng(4, 2, corrupt);
