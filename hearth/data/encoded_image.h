@@ -18,7 +18,8 @@
 //     close to, not equal to, resizing the full-size region (within about one
 //     8-bit step on average; PIL's JPEG draft mode reduces the same way).
 // Only 1/2, 1/4 and 1/8 are used of libjpeg's M/8 scales: they have SIMD
-// inverse DCTs and map pixel edges onto pixel edges of the full image.
+// inverse DCTs and map pixel edges onto pixel edges of the full image; 5/8,
+// 6/8 and 7/8 decode slower than the full size (bench/NOTES.md, section 22).
 // PNGs, and every request when HEARTH_IMAGE_FAST_DECODE=0, are decoded whole
 // and the region is the requested box, so the output is exactly that of
 // decoding first.
