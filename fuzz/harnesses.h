@@ -6,6 +6,7 @@
 // input a fuzzer ever failed on (tests/unit/io/test_fuzz_regressions.cpp).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -15,6 +16,7 @@
 #include "apps/common/user_config.h"
 #include "fuzz/fuzz_support.h"
 #include "hearth/data/csv_reader.h"
+#include "hearth/data/encoded_image.h"
 #include "hearth/data/glue.h"
 #include "hearth/data/idx_reader.h"
 #include "hearth/data/image_io.h"
@@ -124,10 +126,28 @@ inline std::string fuzz_bert_config(const uint8_t* data, size_t size) {
 }
 
 // An encoded image (JPEG or PNG through libjpeg/libpng, anything else
-// refused by its magic bytes), as an image folder's files are read.
+// refused by its magic bytes), as an image folder's files are read: decoded
+// whole, then as a crop transform reads it, the size from the header and a
+// region picked from the last byte, at the scale that region's output size
+// allows (full size, or 1/2, 1/4, 1/8 of a JPEG, only the region's rows and
+// columns).
 inline std::string fuzz_image(const uint8_t* bytes, size_t size) {
   std::string path = write_input("image.bin", bytes, size);
-  return check_clean_failure(path, [&] { (void)data::read_image(path).numel(); });
+  std::string problem = check_clean_failure(path, [&] { (void)data::read_image(path).numel(); });
+  if (!problem.empty() || size == 0) return problem;
+  return check_clean_failure(path, [&] {
+    data::EncodedImage image(data::read_file_bytes(path), path);
+    const auto [h, w] = image.size();
+    const int pick = bytes[size - 1];
+    const int64_t denom = int64_t{1} << (pick & 3);  // output 1/1 .. 1/8 of the region
+    const int64_t top = (pick >> 2 & 1) ? h / 3 : 0, left = (pick >> 3 & 1) ? w / 4 : 0;
+    data::CropBox region{top, left, h - top, w - left};
+    data::DecodedRegion r = image.decode_region(
+        {region, std::max<int64_t>(region.height / denom, 1), std::max<int64_t>(region.width / denom, 1)});
+    (void)data::resize_bilinear(r.pixels, r.box, std::max<int64_t>(region.height / denom, 1),
+                                std::max<int64_t>(region.width / denom, 1))
+        .numel();
+  });
 }
 
 // The tokenizer files of a BERT model folder: the first byte picks vocab.txt

@@ -28,6 +28,12 @@ void gather(const char* src, const Shape& shape, const Strides& strides, size_t 
 }  // namespace
 
 Tensor stack_samples(const std::vector<Tensor>& samples, const std::string& field) {
+  return stack_samples_into(samples, field,
+                            [](const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); });
+}
+
+Tensor stack_samples_into(const std::vector<Tensor>& samples, const std::string& field,
+                          const BatchTensorFactory& make_output) {
   HEARTH_CHECK(!samples.empty(), ValueError, "[collate] field '", field, "': nothing to stack (no samples)");
   for (size_t i = 0; i < samples.size(); ++i)
     HEARTH_CHECK(samples[i].defined(), ValueError, "[collate] field '", field, "': sample ", i, " is undefined");
@@ -41,7 +47,7 @@ Tensor stack_samples(const std::vector<Tensor>& samples, const std::string& fiel
   }
   Shape shape = first.shape();
   shape.insert(shape.begin(), static_cast<int64_t>(samples.size()));
-  Tensor out = Tensor::empty(shape, first.dtype());
+  Tensor out = make_output(shape, first.dtype());
   if (out.numel() == 0) return out;
   char* dst = static_cast<char*>(out.data_ptr());
   size_t elem = first.element_size();
@@ -59,6 +65,11 @@ Tensor stack_samples(const std::vector<Tensor>& samples, const std::string& fiel
 }
 
 Batch default_collate(std::vector<Example> samples) {
+  return default_collate_into(std::move(samples),
+                              [](const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); });
+}
+
+Batch default_collate_into(std::vector<Example> samples, const BatchTensorFactory& make_output) {
   HEARTH_CHECK(!samples.empty(), ValueError, "[collate] cannot collate an empty list of samples");
   const Example& first = samples[0];
   for (size_t i = 1; i < samples.size(); ++i) {
@@ -76,7 +87,7 @@ Batch default_collate(std::vector<Example> samples) {
   std::vector<Tensor> column(samples.size());
   for (const auto& [name, t] : first) {
     for (size_t i = 0; i < samples.size(); ++i) column[i] = samples[i].at(name);
-    batch[name] = stack_samples(column, name);
+    batch[name] = stack_samples_into(column, name, make_output);
   }
   return batch;
 }

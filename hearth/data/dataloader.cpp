@@ -9,6 +9,9 @@
 #include <thread>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/shape.h"
+#include "hearth/core/storage.h"
+#include "hearth/data/batch_assembler.h"
 
 namespace hearth::data {
 
@@ -129,6 +132,14 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   HEARTH_CHECK(options_.rank >= 0 && options_.rank < options_.num_replicas, ValueError,
                "[dataloader] rank must be in [0, num_replicas = ", options_.num_replicas, "), got ", options_.rank);
   if (!options_.collate) options_.collate = default_collate;
+  auto* const* target = options_.collate.target<Batch (*)(std::vector<Example>)>();
+  default_collate_ = target != nullptr && *target == &default_collate;
+  // Enough for every batch in flight (built ahead, or being built) plus the
+  // one the consumer holds and the one it just dropped.
+  const int64_t in_flight = std::max<int64_t>(options_.num_workers, 1) * (options_.prefetch_factor + 1) + 2;
+  // Two blocks per batch (pixels and labels): the most a steady state has
+  // alive at once, so the pool holds no more memory than loading needs.
+  batch_buffers_ = BatchBufferPool::create(static_cast<size_t>(2 * in_flight));
 }
 
 DataLoader::~DataLoader() { stop_prefetch(); }
@@ -173,6 +184,18 @@ void DataLoader::load_state(const DataLoaderState& state) {
 Batch DataLoader::build_batch(const std::vector<int64_t>& order, int64_t epoch, int64_t batch) const {
   size_t first = static_cast<size_t>(batch * options_.batch_size);
   size_t last = std::min(order.size(), first + static_cast<size_t>(options_.batch_size));
+  if (default_collate_) {
+    // In the worker thread, off the training loop's path: each sample goes
+    // straight into the batch's final memory as soon as it is built.
+    BatchTensorFactory make_output = [this](const Shape& shape, DType dtype) {
+      if (!options_.pin_memory) return batch_buffers_->empty(shape, dtype);
+      const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
+      return Tensor::from_storage(Storage::allocate_pinned(nbytes), dtype, shape, contiguous_strides(shape), 0);
+    };
+    BatchAssembler assembler(static_cast<int64_t>(last - first), std::move(make_output));
+    for (size_t i = first; i < last; ++i) assembler.add(dataset_->get_for_epoch(order[i], epoch));
+    return assembler.finish();
+  }
   std::vector<Example> samples;
   samples.reserve(last - first);
   for (size_t i = first; i < last; ++i) samples.push_back(dataset_->get_for_epoch(order[i], epoch));

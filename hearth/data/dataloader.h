@@ -13,6 +13,13 @@
 //     for (Batch& batch : loader) step(batch);
 //   }
 //
+// With the default collate, each sample is copied into its batch as soon as
+// it is built (hearth/data/batch_assembler.h), and batches are stacked
+// straight into their final memory: page-locked memory with pin_memory, else
+// blocks reused from batch to batch (hearth/data/batch_buffers.h), so no
+// worker waits on the kernel mapping fresh pages and the consuming thread
+// does no per-batch unmapping.
+//
 // Iterating (begin()) continues from the current position; if the current
 // epoch is finished it first moves on to the next epoch, so a loop that never
 // calls set_epoch still reshuffles every pass.
@@ -24,6 +31,7 @@
 #include <optional>
 #include <vector>
 
+#include "hearth/data/batch_buffers.h"
 #include "hearth/data/collate.h"
 #include "hearth/data/dataset.h"
 #include "hearth/data/sampler.h"
@@ -45,7 +53,8 @@ struct DataLoaderOptions {
   // Batches each worker may build ahead of the consumer.
   int64_t prefetch_factor = 2;
   // Collated batches go to page-locked memory (Tensor::pin_memory), so their
-  // copies to an accelerator return at once and overlap with compute.
+  // copies to an accelerator return at once and overlap with compute. The
+  // default collate stacks into that memory directly, without a second copy.
   bool pin_memory = false;
   // Data parallelism (DistributedSampler): this process reads rank's share of
   // each epoch, padded so every rank gets the same number of samples.
@@ -74,6 +83,8 @@ class DataLoader {
   int64_t num_samples() const;
   const DataLoaderOptions& options() const { return options_; }
   const Dataset& dataset() const { return *dataset_; }
+  // The reused memory batches are stacked into (default collate, no pin_memory).
+  const BatchBufferPool& batch_buffers() const { return *batch_buffers_; }
 
   // Moves to the start of `epoch`.
   void set_epoch(int64_t epoch);
@@ -131,6 +142,8 @@ class DataLoader {
   std::shared_ptr<const std::vector<int64_t>> order_;
   int64_t order_epoch_ = 0;
   std::unique_ptr<Prefetcher> prefetcher_;
+  bool default_collate_ = false;
+  std::shared_ptr<BatchBufferPool> batch_buffers_;
 };
 
 }  // namespace hearth::data

@@ -185,6 +185,10 @@ ImageFolder::ImageFolder(std::string root, std::vector<std::string> classes, std
       bad_(std::move(bad)) {}
 
 Example ImageFolder::get(int64_t index) const {
+  return get_with_image_fn(index, 0, [](const EncodedImage& image) { return image.decode(); });
+}
+
+Example ImageFolder::get_with_image_fn(int64_t index, int64_t, const EncodedImageFn& make_image) const {
   check_index("ImageFolder", index, size());
   const int64_t n = size();
   for (int64_t k = 0; k < n; ++k) {
@@ -192,7 +196,7 @@ Example ImageFolder::get(int64_t index) const {
     if (bad_->contains(file.path)) continue;
     Tensor pixels;
     try {
-      pixels = read_image(file.path);
+      pixels = make_image(EncodedImage(read_file_bytes(file.path), file.path));
     } catch (const IoError& e) {
       bad_->report(file.path, e.what());
       continue;

@@ -15,7 +15,9 @@
 //
 // Samples are decoded lazily, in get(): {"pixel_values": uint8 [H, W, 3],
 // "labels": int64 []}, so decoding runs in the DataLoader's worker threads.
-// Apply transforms with TransformDataset (hearth/data/transforms.h).
+// Apply transforms with TransformDataset (hearth/data/transforms.h): it hands
+// the transform the file still encoded (get_with_image_fn), so a crop decodes
+// only its region (hearth/data/encoded_image.h).
 //
 // Bad files never stop training. Files whose first bytes are not JPEG or PNG
 // are left out when the folder is scanned; files that fail to decode later
@@ -33,6 +35,7 @@
 #include <vector>
 
 #include "hearth/data/dataset.h"
+#include "hearth/data/encoded_image.h"
 
 namespace hearth::data {
 
@@ -52,7 +55,7 @@ struct ImageFolderOptions {
 // "american_bulldog"), or "" when the name does not end in "_<digits>.<ext>".
 std::string label_from_file_name(const std::string& file_name);
 
-class ImageFolder : public Dataset {
+class ImageFolder : public EncodedImageDataset {
  public:
   // Scans `root`. IoError when it is not a readable directory; ValueError when
   // it holds no usable image (naming the layouts and extensions looked for).
@@ -60,6 +63,9 @@ class ImageFolder : public Dataset {
 
   int64_t size() const override { return static_cast<int64_t>(files_.size()); }
   Example get(int64_t index) const override;
+  // The sample with pixel_values = make_image(the encoded file); a file for
+  // which make_image throws IoError is bad and replaced, as in get().
+  Example get_with_image_fn(int64_t index, int64_t epoch, const EncodedImageFn& make_image) const override;
 
   const std::string& root() const { return root_; }
   const std::vector<std::string>& classes() const { return classes_; }

@@ -24,6 +24,14 @@ struct CropBox {
   int64_t top = 0, left = 0, height = 0, width = 0;
 };
 
+// A window whose edges may fall between pixels: a box of whole pixels of a
+// full-size image, mapped onto the same image decoded at a reduced scale
+// (hearth/data/encoded_image.h). Only the pixels it covers, wholly or in
+// part, are read.
+struct SubpixelBox {
+  double top = 0, left = 0, height = 0, width = 0;
+};
+
 // The height and width of an image: a decoded uint8 [H, W, C] image, or
 // float32 pixels [..., H, W]. Anything else is an error naming `who`.
 struct ImageSize {
@@ -39,5 +47,9 @@ ImageSize image_size(const Tensor& x, const char* who);
 // is resized: pixels outside it do not contribute, as when cropping first.
 Tensor resize_bilinear(const Tensor& x, int64_t out_height, int64_t out_width);
 Tensor resize_bilinear(const Tensor& x, const CropBox& box, int64_t out_height, int64_t out_width);
+// The same with a window of fractional edges: output pixel o of an axis is
+// centred at start + (o + 0.5) * length / out. A box of whole pixels gives
+// exactly what the CropBox overload gives.
+Tensor resize_bilinear(const Tensor& x, const SubpixelBox& box, int64_t out_height, int64_t out_width);
 
 }  // namespace hearth::data

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/encoded_image.h"
 
 namespace hearth::data {
 namespace {
@@ -77,6 +78,13 @@ Tensor Resize::operator()(const Tensor& x, SampleRng&) const {
   // becomes float pixels (the identity resize is exact).
   if (x.dtype() == DType::float32 && oh == h && ow == w) return x;
   return resize_bilinear(x, oh, ow);
+}
+
+Tensor Resize::from_encoded(const EncodedImage& image, SampleRng&) const {
+  const auto [h, w] = image.size();
+  const auto [oh, ow] = output_size(h, w);
+  const DecodedRegion region = image.decode_region({CropBox{0, 0, h, w}, oh, ow});
+  return resize_bilinear(region.pixels, region.box, oh, ow);
 }
 
 // ---- CenterCrop ---------------------------------------------------------------------
@@ -165,6 +173,12 @@ Tensor RandomResizedCrop::operator()(const Tensor& x, SampleRng& rng) const {
   HEARTH_CHECK(h >= 1 && w >= 1, ShapeError, "[RandomResizedCrop] cannot crop an empty image of shape ",
                x.shape_string());
   return resize_bilinear(x, sample_box(h, w, rng), size_, size_);
+}
+
+Tensor RandomResizedCrop::from_encoded(const EncodedImage& image, SampleRng& rng) const {
+  const auto [h, w] = image.size();
+  const DecodedRegion region = image.decode_region({sample_box(h, w, rng), size_, size_});
+  return resize_bilinear(region.pixels, region.box, size_, size_);
 }
 
 }  // namespace hearth::data

@@ -14,7 +14,9 @@
 // resizing in float skips that rounding, otherwise the results are the same
 // (hearth/data/image_resize.h). Random choices come from the SampleRng of
 // (seed, epoch, sample), so the same seed gives the same crops whichever
-// worker builds the sample.
+// worker builds the sample. Given an image still encoded (from_encoded),
+// Resize and RandomResizedCrop decode only what they keep
+// (hearth/data/encoded_image.h).
 #pragma once
 
 #include <cstdint>
@@ -45,6 +47,8 @@ class Resize : public Transform {
   explicit Resize(int64_t size);
   Resize(int64_t height, int64_t width);
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
+  // Decodes a JPEG at a reduced scale when it is at least twice the output.
+  Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const override;
   // The output [height, width] for an input of h x w.
   std::pair<int64_t, int64_t> output_size(int64_t h, int64_t w) const;
 
@@ -76,6 +80,9 @@ class RandomResizedCrop : public Transform {
   explicit RandomResizedCrop(int64_t size, std::pair<double, double> scale = {0.08, 1.0},
                              std::pair<double, double> ratio = {3.0 / 4.0, 4.0 / 3.0});
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
+  // Draws the window from the header's size, then decodes only the window
+  // (at a reduced scale when it is at least twice the output).
+  Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const override;
   // The window for an image of h x w (what the transform then resizes).
   CropBox sample_box(int64_t h, int64_t w, SampleRng& rng) const;
 

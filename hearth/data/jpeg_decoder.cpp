@@ -3,7 +3,9 @@
 // running. Each stage below sets its own jump point and keeps no object with a
 // destructor in its frame (longjmp would skip it); the tensor is allocated
 // between stages, in ordinary C++.
+#include <algorithm>
 #include <csetjmp>
+#include <cstring>
 #include <vector>
 
 // jpeglib.h uses size_t and FILE without including their headers.
@@ -66,20 +68,60 @@ uint8_t cmyk_channel(unsigned c, unsigned k, bool inverted) {
   return static_cast<uint8_t>((c * k + 127) / 255);
 }
 
-// `row` holds one CMYK scanline when the image is CMYK.
-bool read_pixels(JpegDecoder& d, uint8_t* out, uint8_t* row) {
+// One decoded scanline (RGB, or CMYK when the image is CMYK) to RGB at `dst`:
+// `count` pixels from column `first`.
+void convert_row(const JpegDecoder& d, const uint8_t* row, size_t first, size_t count, uint8_t* dst) {
+  if (!d.cmyk) {
+    std::memcpy(dst, row + first * 3, count * 3);
+    return;
+  }
+  for (size_t x = 0; x < count; ++x) {
+    const uint8_t* p = row + 4 * (first + x);
+    for (int c = 0; c < 3; ++c) dst[3 * x + c] = cmyk_channel(p[c], p[3], d.inverted);
+  }
+}
+
+// The output size at 1/denom scale, which libjpeg computes when decoding
+// starts; known here before, so the tensor is allocated (and range-checked)
+// between stages.
+bool compute_output_size(JpegDecoder& d, int denom) {
+  if (setjmp(d.err.jump)) return false;
+  d.cinfo.scale_num = 1;
+  d.cinfo.scale_denom = static_cast<unsigned>(denom);
+  jpeg_calc_output_dimensions(&d.cinfo);
+  return true;
+}
+
+// Decodes rows [window.top, + height) and columns [window.left, + width) of
+// the image at the scale set by compute_output_size into `out` (packed RGB).
+// `row` holds one full scanline of the output colour space. The window is
+// widened by a pixel on each side before libjpeg sees it: a cropped
+// scanline's edge pixels may be upsampled as if they were the image's edge,
+// so they are decoded and dropped. With `to_the_end`, the rows below the
+// window are decoded too (and dropped), so that data ending early is noticed
+// exactly as a full decode notices it.
+bool read_window(JpegDecoder& d, const CropBox& window, bool to_the_end, uint8_t* out, uint8_t* row) {
   if (setjmp(d.err.jump)) return false;
   jpeg_start_decompress(&d.cinfo);
-  const size_t width = d.cinfo.output_width;
-  while (d.cinfo.output_scanline < d.cinfo.output_height) {
-    uint8_t* dst = out + static_cast<size_t>(d.cinfo.output_scanline) * width * 3;
-    JSAMPROW target = d.cmyk ? row : dst;
+  const auto full_width = static_cast<int64_t>(d.cinfo.output_width);
+  const auto full_height = static_cast<int64_t>(d.cinfo.output_height);
+  const int64_t x0 = std::max<int64_t>(window.left - 1, 0);
+  const int64_t x1 = std::min<int64_t>(window.left + window.width + 1, full_width);
+  auto xoffset = static_cast<JDIMENSION>(x0);
+  auto xwidth = static_cast<JDIMENSION>(x1 - x0);
+  // libjpeg moves xoffset left to an iMCU boundary and widens accordingly.
+  if (x0 > 0 || x1 < full_width) jpeg_crop_scanline(&d.cinfo, &xoffset, &xwidth);
+  const size_t first = static_cast<size_t>(window.left) - xoffset;
+  const int64_t y0 = std::max<int64_t>(window.top - 1, 0);
+  if (y0 > 0) jpeg_skip_scanlines(&d.cinfo, static_cast<JDIMENSION>(y0));
+  const int64_t last = to_the_end ? full_height : window.top + window.height;
+  while (static_cast<int64_t>(d.cinfo.output_scanline) < last) {
+    const auto y = static_cast<int64_t>(d.cinfo.output_scanline);
+    JSAMPROW target = row;
     jpeg_read_scanlines(&d.cinfo, &target, 1);
-    if (!d.cmyk) continue;
-    for (size_t x = 0; x < width; ++x) {
-      const uint8_t* p = row + 4 * x;
-      for (int c = 0; c < 3; ++c) dst[3 * x + c] = cmyk_channel(p[c], p[3], d.inverted);
-    }
+    if (y < window.top || y >= window.top + window.height) continue;
+    convert_row(d, row, first, static_cast<size_t>(window.width),
+                out + static_cast<size_t>(y - window.top) * static_cast<size_t>(window.width) * 3);
   }
   // jpeg_finish_decompress is skipped on purpose: it would read on to the end
   // marker, and a file whose pixels are complete but whose end marker is
@@ -93,27 +135,63 @@ struct DecoderGuard {
   ~DecoderGuard() { jpeg_destroy_decompress(&d.cinfo); }
 };
 
-}  // namespace
-
-Tensor decode_jpeg(const uint8_t* data, size_t size, const std::string& name) {
-  JpegDecoder d{};
+void start(JpegDecoder& d, const uint8_t* data, size_t size, const std::string& name) {
   d.cinfo.err = jpeg_std_error(&d.err.pub);
   d.err.pub.error_exit = on_jpeg_error;
   d.err.pub.emit_message = on_jpeg_message;
-  DecoderGuard guard{d};
   if (!read_header(d, data, size)) HEARTH_THROW(IoError, "[image] ", name, ": corrupt JPEG: ", d.err.message);
   const uint64_t width = d.cinfo.image_width, height = d.cinfo.image_height;
   HEARTH_CHECK(width * height <= kMaxImagePixels, IoError, "[image] ", name, ": the JPEG claims ", width, "x", height,
                " pixels, more than the ", kMaxImagePixels, " hearth decodes");
-  Tensor out = Tensor::empty({static_cast<int64_t>(height), static_cast<int64_t>(width), 3}, DType::uint8);
-  std::vector<uint8_t> cmyk_row(d.cmyk ? width * 4 : 0);
-  if (!read_pixels(d, out.data<uint8_t>(), cmyk_row.data())) {
-    bool truncated = d.err.pub.msg_code == JWRN_JPEG_EOF;
-    HEARTH_THROW(IoError, "[image] ", name,
-                 truncated ? ": truncated JPEG (the data ends before the image does)" : ": corrupt JPEG: ",
-                 truncated ? "" : d.err.message);
-  }
+}
+
+[[noreturn]] void throw_decode_error(const JpegDecoder& d, const std::string& name) {
+  const bool truncated = d.err.pub.msg_code == JWRN_JPEG_EOF;
+  HEARTH_THROW(IoError, "[image] ", name,
+               truncated ? ": truncated JPEG (the data ends before the image does)" : ": corrupt JPEG: ",
+               truncated ? "" : d.err.message);
+}
+
+// Whether the data ends with the end-of-image marker. Only then can decoding
+// stop below a window without missing an error a full decode would raise:
+// libjpeg fails on data that ends early, and a file ending with the marker
+// does not end early (damage before it is only warned about).
+bool ends_with_end_marker(const uint8_t* data, size_t size) {
+  return size >= 2 && data[size - 2] == 0xFF && data[size - 1] == 0xD9;
+}
+
+}  // namespace
+
+ImageSize read_jpeg_size(const uint8_t* data, size_t size, const std::string& name) {
+  JpegDecoder d{};
+  DecoderGuard guard{d};
+  start(d, data, size, name);
+  return {static_cast<int64_t>(d.cinfo.image_height), static_cast<int64_t>(d.cinfo.image_width)};
+}
+
+Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& name, int denom, const CropBox* window) {
+  HEARTH_CHECK(denom == 1 || denom == 2 || denom == 4 || denom == 8, ValueError, "[image] ", name, ": JPEG scale 1/",
+               denom, " is not one of 1, 1/2, 1/4, 1/8");
+  JpegDecoder d{};
+  DecoderGuard guard{d};
+  start(d, data, size, name);
+  if (!compute_output_size(d, denom)) throw_decode_error(d, name);
+  const auto width = static_cast<int64_t>(d.cinfo.output_width), height = static_cast<int64_t>(d.cinfo.output_height);
+  const CropBox whole{0, 0, height, width};
+  const CropBox& w = window ? *window : whole;
+  HEARTH_CHECK(w.top >= 0 && w.left >= 0 && w.height >= 1 && w.width >= 1 && w.top + w.height <= height &&
+                   w.left + w.width <= width,
+               ValueError, "[image] ", name, ": the window (top ", w.top, ", left ", w.left, ", ", w.height, "x",
+               w.width, ") is not inside the ", height, "x", width, " image at scale 1/", denom);
+  Tensor out = Tensor::empty({w.height, w.width, 3}, DType::uint8);
+  std::vector<uint8_t> row(static_cast<size_t>(width) * (d.cmyk ? 4 : 3));
+  const bool to_the_end = w.top + w.height < height && !ends_with_end_marker(data, size);
+  if (!read_window(d, w, to_the_end, out.data<uint8_t>(), row.data())) throw_decode_error(d, name);
   return out;
+}
+
+Tensor decode_jpeg(const uint8_t* data, size_t size, const std::string& name) {
+  return decode_jpeg_window(data, size, name, 1, nullptr);
 }
 
 }  // namespace hearth::data::detail

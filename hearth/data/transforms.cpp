@@ -6,6 +6,7 @@
 #include "hearth/core/dtype_visit.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
+#include "hearth/data/encoded_image.h"
 
 namespace hearth::data {
 
@@ -61,6 +62,8 @@ Tensor host_contiguous(const Tensor& x, const char* who, int64_t min_dim, const 
 }
 
 }  // namespace
+
+Tensor Transform::from_encoded(const EncodedImage& image, SampleRng& rng) const { return (*this)(image.decode(), rng); }
 
 // ---- Normalize ---------------------------------------------------------------
 
@@ -205,6 +208,17 @@ Tensor Compose::operator()(const Tensor& x, SampleRng& rng) const {
   return y;
 }
 
+Tensor Compose::from_encoded(const EncodedImage& image, SampleRng& rng) const {
+  if (transforms_.empty()) return image.decode();
+  SampleRng first = rng.fork(0);
+  Tensor y = transforms_[0]->from_encoded(image, first);
+  for (size_t i = 1; i < transforms_.size(); ++i) {
+    SampleRng sub = rng.fork(static_cast<uint32_t>(i));
+    y = (*transforms_[i])(y, sub);
+  }
+  return y;
+}
+
 // ---- TransformDataset ---------------------------------------------------------------
 
 TransformDataset::TransformDataset(std::shared_ptr<const Dataset> base, TransformPtr transform, uint64_t seed,
@@ -215,6 +229,15 @@ TransformDataset::TransformDataset(std::shared_ptr<const Dataset> base, Transfor
 }
 
 Example TransformDataset::get_for_epoch(int64_t index, int64_t epoch) const {
+  const auto* encoded = dynamic_cast<const EncodedImageDataset*>(base_.get());
+  if (encoded != nullptr && field_ == field::kPixelValues) {
+    // A fresh generator for each try: a file that fails to decode is replaced
+    // by the next one, transformed with the draws this sample would have used.
+    return encoded->get_with_image_fn(index, epoch, [&](const EncodedImage& image) {
+      SampleRng rng(seed_, epoch, index);
+      return transform_->from_encoded(image, rng);
+    });
+  }
   Example ex = base_->get_for_epoch(index, epoch);
   SampleRng rng(seed_, epoch, index);
   ex[field_] = (*transform_)(ex.at(field_), rng);

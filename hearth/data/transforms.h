@@ -41,10 +41,18 @@ class SampleRng {
   int used_ = 4;
 };
 
+class EncodedImage;  // hearth/data/encoded_image.h
+
 class Transform {
  public:
   virtual ~Transform() = default;
   virtual Tensor operator()(const Tensor& x, SampleRng& rng) const = 0;
+  // The transform of an image still encoded: decodes it whole, then applies
+  // operator(). Transforms that start by cropping or resizing override it to
+  // decode only the region they keep, at a reduced scale where that is
+  // close enough (hearth/data/encoded_image.h), drawing the same random
+  // numbers as operator() does.
+  virtual Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const;
 };
 using TransformPtr = std::shared_ptr<const Transform>;
 
@@ -87,13 +95,17 @@ class Compose : public Transform {
  public:
   explicit Compose(std::vector<TransformPtr> transforms);
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
+  // The first transform reads the encoded image, the rest its output.
+  Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const override;
 
  private:
   std::vector<TransformPtr> transforms_;
 };
 
 // A dataset whose samples have `transform` applied to one field (by default
-// the image), randomised by (seed, epoch, index).
+// the image), randomised by (seed, epoch, index). When the base data set can
+// hand the image over still encoded (an EncodedImageDataset, such as
+// ImageFolder), the transform receives it encoded (Transform::from_encoded).
 class TransformDataset : public Dataset {
  public:
   TransformDataset(std::shared_ptr<const Dataset> base, TransformPtr transform, uint64_t seed,

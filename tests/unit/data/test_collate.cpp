@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/batch_assembler.h"
 #include "hearth/data/collate.h"
 #include "hearth/ops/factory.h"
 #include "tests/support/test_device.h"
@@ -71,6 +72,47 @@ TEST(Collate, MismatchesAreNamedErrors) {
   EXPECT_THROW(default_collate({a, e}), ValueError);
   EXPECT_THROW(default_collate({}), ValueError);
   EXPECT_THROW(stack_samples({Tensor()}), ValueError);
+}
+
+TEST(BatchAssembler, SampleBySampleGivesDefaultCollatesBatchAndErrors) {
+  auto fresh = [](const Shape& shape, DType dtype) { return Tensor::empty(shape, dtype); };
+  Tensor base = tensor<int32_t>({0, 1, 2, 3, 4, 5}, {2, 3});
+  std::vector<Example> samples = {
+      Example{{"x", base.transpose(0, 1)}, {"labels", scalar_i64(1)}},  // not contiguous
+      Example{{"x", base.transpose(0, 1).contiguous()}, {"labels", scalar_i64(2)}},
+      Example{{"x", tensor<int32_t>({7, 8, 9, 10, 11, 12}, {3, 2}).to(hearth::testing::test_device())},
+              {"labels", scalar_i64(3)}}};
+  BatchAssembler assembler(3, fresh);
+  for (const Example& s : samples) assembler.add(s);
+  Batch got = assembler.finish();
+  Batch expected = default_collate(samples);
+  EXPECT_EQ(got.names(), expected.names());
+  for (const std::string& name : expected.names()) {
+    EXPECT_EQ(got.at(name).shape(), expected.at(name).shape()) << name;
+    EXPECT_EQ(got.at(name).to(DType::int64).to_vector<int64_t>(),
+              expected.at(name).to(DType::int64).to_vector<int64_t>())
+        << name;
+  }
+
+  Example a{{"x", Tensor::empty({2})}}, b{{"x", Tensor::empty({3})}};
+  BatchAssembler shapes(2, fresh);
+  shapes.add(a);
+  try {
+    shapes.add(b);
+    FAIL() << "expected ShapeError";
+  } catch (const ShapeError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'x': sample 1 has shape [3] but sample 0 has shape [2]"),
+              std::string::npos)
+        << e.what();
+  }
+  BatchAssembler dtypes(2, fresh), fields(2, fresh), short_batch(2, fresh);
+  dtypes.add(a);
+  EXPECT_THROW(dtypes.add(Example{{"x", Tensor::empty({2}, DType::int64)}}), TypeError);
+  fields.add(a);
+  EXPECT_THROW(fields.add(Example{{"y", Tensor::empty({2})}}), ValueError);
+  short_batch.add(a);
+  EXPECT_THROW(short_batch.finish(), ValueError);
+  EXPECT_THROW(BatchAssembler(0, fresh), ValueError);
 }
 
 TEST(Example, AtNamesTheFieldsPresent) {

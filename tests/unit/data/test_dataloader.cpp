@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <stdexcept>
 
 #include <gtest/gtest.h>
@@ -253,6 +254,38 @@ TEST(DataLoader, PrefetchStaysWithinItsWindow) {
   // After batch 0 is taken, workers may hold batches 1 and 2 and be building
   // one more: at most 1 + window + 1 batches have been requested.
   EXPECT_LE(data->calls(), 2 * 4);
+}
+
+TEST(DataLoader, BatchMemoryIsReusedAndNeverOverwrittenWhileHeld) {
+  auto ds = std::make_shared<IndexDataset>(64);
+  for (int64_t workers : {0, 2}) {
+    DataLoader loader(ds, {.batch_size = 4, .shuffle = true, .seed = 5, .num_workers = workers});
+    std::optional<Batch> kept;
+    std::vector<float> kept_pixels;
+    for (int64_t epoch = 0; epoch < 3; ++epoch) {
+      loader.set_epoch(epoch);
+      for (Batch& b : loader) {
+        if (!kept) {
+          kept = b;  // held through every later batch
+          const Tensor& px = kept->at(field::kPixelValues);
+          kept_pixels.assign(px.data<float>(), px.data<float>() + px.numel());
+        }
+      }
+    }
+    // 48 batches of two fields; a fresh block for each would be 96.
+    EXPECT_LE(loader.batch_buffers().blocks_allocated(), 2u * (2 * 3 + 3 + 1)) << workers << " workers";
+    const Tensor& px = kept->at(field::kPixelValues);
+    EXPECT_TRUE(std::equal(kept_pixels.begin(), kept_pixels.end(), px.data<float>())) << workers << " workers";
+    // The pooled batches equal what a custom collate (plain memory) builds.
+    DataLoader plain(
+        ds,
+        {.batch_size = 4, .shuffle = true, .seed = 5, .num_workers = workers, .collate = [](std::vector<Example> s) {
+           return default_collate(std::move(s));
+         }});
+    plain.set_epoch(0);
+    std::optional<Batch> first = plain.next();
+    EXPECT_EQ(indices_of(*first), indices_of(*kept));
+  }
 }
 
 TEST(DataLoader, CustomCollate) {

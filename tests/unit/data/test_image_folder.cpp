@@ -8,6 +8,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/data/dataloader.h"
 #include "hearth/data/image_folder.h"
+#include "hearth/data/image_io.h"
 #include "hearth/data/image_transforms.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/data/image_fixtures.h"
@@ -157,6 +158,39 @@ TEST(ImageFolder, SplitIsASeededPermutation) {
 
 // Decoding and augmentation happen in the loader's worker threads; batches
 // are the same with 0 and 2 workers, and the corrupt file is skipped.
+// Records that TransformDataset handed it the file still encoded.
+class CountingCrop : public Transform {
+ public:
+  Tensor operator()(const Tensor& x, SampleRng& rng) const override { return crop_(x, rng); }
+  Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const override {
+    ++encoded_calls;
+    return crop_.from_encoded(image, rng);
+  }
+  mutable int encoded_calls = 0;
+
+ private:
+  RandomResizedCrop crop_{24};  // regions under twice 24: decoded at full scale
+};
+
+TEST(ImageFolder, TransformsReceiveTheEncodedFileAndBadFilesAreStillReplaced) {
+  std::ostringstream warnings;
+  auto folder = std::make_shared<ImageFolder>(pets_dir(), ImageFolderOptions{.warnings = &warnings});
+  auto crop = std::make_shared<CountingCrop>();
+  TransformDataset data(folder, crop, /*seed=*/4);
+  const int64_t corrupt = folder->size() - 1;  // red_circle_9.jpg, truncated
+  Example ex = data.get_for_epoch(corrupt, 2);
+  EXPECT_EQ(*ex.at(field::kLabels).data<int64_t>(), 0);  // replaced by sample 0
+  EXPECT_EQ(crop->encoded_calls, 2);                     // the bad file, then sample 0
+  // Sample 0 transformed with the draws of the corrupt sample's index, as
+  // when the image was decoded before the transform.
+  SampleRng rng(4, 2, corrupt);
+  const Tensor expected = RandomResizedCrop(24)(read_image(folder->files()[0].path), rng);
+  const Tensor& got = ex.at(field::kPixelValues);
+  ASSERT_EQ(got.shape(), expected.shape());
+  for (int64_t k = 0; k < got.numel(); ++k) ASSERT_EQ(got.data<float>()[k], expected.data<float>()[k]);
+  EXPECT_EQ(count_of(warnings.str(), "truncated JPEG"), 1) << warnings.str();
+}
+
 TEST(ImageFolder, LoadsThroughTheDataLoaderWithWorkers) {
   std::ostringstream warnings;
   auto folder = std::make_shared<ImageFolder>(pets_dir(), ImageFolderOptions{.warnings = &warnings});
