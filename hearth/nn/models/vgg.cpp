@@ -92,13 +92,22 @@ Tensor VGG::forward(const Tensor& x) {
       " (one halving per max-pool), got ", x.defined() ? "shape " + x.shape_string() : std::string("undefined"));
   // The features run as the Sequential would, but each ReLU joins the op
   // before it: conv2d_relu, or batch norm's fused ReLU (one pass fewer over
-  // every feature map, forward and backward).
+  // every feature map, forward and backward); a convolution and the batch
+  // norm after it go through a fold (one convolution in inference).
   Tensor h = x;
+  if (folds_.size() != features->size()) folds_.assign(features->size(), ConvBatchNormFold());
+  auto at = [&](size_t i) -> std::shared_ptr<Module> {
+    return i < features->size() ? (*features)[static_cast<int64_t>(i)] : nullptr;
+  };
   for (size_t i = 0; i < features->size(); ++i) {
     const std::shared_ptr<Module>& m = (*features)[static_cast<int64_t>(i)];
-    const bool relu_next = i + 1 < features->size() &&
-                           std::dynamic_pointer_cast<ReLU>((*features)[static_cast<int64_t>(i + 1)]) != nullptr;
-    if (auto conv = std::dynamic_pointer_cast<Conv2d>(m); conv && relu_next) {
+    const bool relu_next = std::dynamic_pointer_cast<ReLU>(at(i + 1)) != nullptr;
+    auto conv = std::dynamic_pointer_cast<Conv2d>(m);
+    if (auto bn = std::dynamic_pointer_cast<BatchNorm2d>(at(i + 1)); conv && bn) {
+      const bool relu = std::dynamic_pointer_cast<ReLU>(at(i + 2)) != nullptr;
+      h = folds_[i].forward(*conv, *bn, h, relu);
+      i += relu ? 2 : 1;
+    } else if (conv && relu_next) {
       h = conv->forward_relu(h);
       ++i;
     } else if (auto bn = std::dynamic_pointer_cast<BatchNorm2d>(m); bn && relu_next) {

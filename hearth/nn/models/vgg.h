@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hearth/nn/container.h"
+#include "hearth/nn/conv_batchnorm.h"
 #include "hearth/nn/module.h"
 #include "hearth/nn/pooling.h"
 
@@ -47,6 +48,11 @@ class VGG : public Module {
   std::shared_ptr<Sequential> features;
   std::shared_ptr<AdaptiveAvgPool2d> avgpool;
   std::shared_ptr<Sequential> classifier;
+
+ private:
+  // One per feature, used where a convolution is followed by a batch norm
+  // (the _bn variants): folded into one convolution in inference.
+  std::vector<ConvBatchNormFold> folds_;
 };
 
 // The smallest H and W the features of `cfg` accept (2^pools).

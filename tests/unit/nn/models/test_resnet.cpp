@@ -5,6 +5,7 @@
 #include "hearth/core/generator.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/ops/factory.h"
+#include "tests/unit/nn/models/fold_testing.h"
 #include "tests/unit/nn/models/torchvision_keys.h"
 #include "tests/unit/nn/nn_testing.h"
 
@@ -47,6 +48,14 @@ TEST(NnResnet, ForwardShapes) {
   ResNetConfig grey = tiny(ResNetBlock::basic);
   grey.in_channels = 1;
   EXPECT_EQ(ResNet(grey).forward(randn({3, 1, 28, 28})).shape(), (Shape{3, 5}));
+}
+
+TEST(NnResnet, InferenceFoldsEachBatchNormIntoItsConvolution) {
+  for (ResNetBlock block : {ResNetBlock::basic, ResNetBlock::bottleneck}) {
+    manual_seed(21);
+    ResNet model(tiny(block));
+    testing::expect_folded_inference_matches(model, randn({2, 3, 32, 32}));
+  }
 }
 
 TEST(NnResnet, ShortcutProjectionsWhereTheShapeChanges) {

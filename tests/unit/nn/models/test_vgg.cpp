@@ -9,6 +9,7 @@
 #include "hearth/nn/linear.h"
 #include "hearth/nn/models/vgg.h"
 #include "hearth/ops/factory.h"
+#include "tests/unit/nn/models/fold_testing.h"
 #include "tests/unit/nn/models/torchvision_keys.h"
 #include "tests/unit/nn/nn_testing.h"
 
@@ -28,6 +29,12 @@ VGGConfig small(bool batch_norm) {
   c.classifier_width = 64;
   c.dropout = 0.0;
   return c;
+}
+
+TEST(NnVgg, InferenceFoldsEachBatchNormIntoItsConvolution) {
+  manual_seed(22);
+  VGG model(small(true));
+  testing::expect_folded_inference_matches(model, randn({2, 3, 32, 32}));
 }
 
 TEST(NnVgg, Vgg16MatchesTorchvision) {
