@@ -3,7 +3,7 @@
 
 #include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
-#include "hearth/dispatch/registry.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 namespace hearth::cpu {
 namespace {
@@ -27,7 +27,7 @@ void clamp_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(clamp, kCpu, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_CPU_KERNEL(clamp, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -15,7 +15,7 @@
 #include "hearth/backends/cpu/im2col.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/nchw_detour.h"
-#include "hearth/dispatch/registry.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -225,11 +225,11 @@ void conv2d_backward_bias_kernel(OpCall& call) {
 }
 
 // conv2d_relu: the same kernel, which reads the ReLU from the attributes.
-HEARTH_REGISTER_KERNEL(conv2d, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_relu, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_backward_input, kCpu, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_backward_weight, kCpu, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_backward_bias, kCpu, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_relu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_input, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_weight, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_bias, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

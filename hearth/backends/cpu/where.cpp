@@ -2,7 +2,7 @@
 #include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/dispatch/registry.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 namespace hearth::cpu {
 namespace {
@@ -15,7 +15,7 @@ void where_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(where, kCpu, where_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(where, where_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu
