@@ -5,7 +5,10 @@
 #   - unpacked into a fresh root (dpkg -x), every shared library the installed
 #     programs and library need is either in the package or comes from a
 #     declared dependency (or from a package a declared one depends on, as
-#     libopenblas0 brings its pthread variant);
+#     libopenblas0 brings its pthread variant); in a CUDA build, the CUDA
+#     libraries may instead come from a CUDA installation that no Debian
+#     package owns (NVIDIA's runfile, Python wheels): they are listed, since a
+#     machine installing the .deb must provide them the same way;
 #   - the unpacked `hearth --version` and `hearth env` run, and
 #     examples/cmake_project builds against the unpacked tree and trains
 #     (tests/packaging/consume_installed.sh --prefix).
@@ -52,11 +55,20 @@ for elf in "${elves[@]}"; do
   for needed in $(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     [[ -n $(find "$root" -name "$needed" -print -quit) ]] && continue
     path=$(ldconfig -p | awk -v lib="$needed" '$1 == lib && /x86-64|64bit/ { print $NF; exit }')
-    [[ -n "$path" ]] || path=$(ldconfig -p | awk -v lib="$needed" '$1 == lib { print $NF; exit }')
+    # Else where the binary's own run path points (a CUDA build's toolkit directories).
+    if [[ -z "$path" ]]; then
+      for dir in $(readelf -d "$elf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p' | tr ':' ' '); do
+        [[ -e "$dir/$needed" ]] && { path=$dir/$needed; break; }
+      done
+    fi
     [[ -n "$path" ]] || fail "$(basename "$elf") needs $needed, which no installed package provides"
     owner=$(dpkg -S "$(readlink -f "$path")" 2>/dev/null || dpkg -S "$path" 2>/dev/null ||
             dpkg -S "${path/#\/usr\/lib/\/lib}" 2>/dev/null || true)
     owner=${owner%%:*}
+    if [[ -z "$owner" && "$needed" =~ ^lib(cublas|cublasLt|cudnn|nccl|cudart|cuda)[.-] ]]; then
+      echo "check_debian_package: $(basename "$elf") needs $needed from the CUDA installation ($path), not a Debian package"
+      continue
+    fi
     [[ -n "$owner" ]] || fail "$(basename "$elf") needs $needed ($path), which belongs to no package"
     printf '%s\n' "${allowed[@]}" | grep -qx "$owner" ||
       fail "$(basename "$elf") needs $needed from $owner, which the package does not declare"
