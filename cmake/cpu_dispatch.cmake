@@ -45,7 +45,10 @@ function(hearth_cpu_dispatch library)
     list(APPEND _levels avx2 avx512)
   endif()
   set(_march_avx2 -march=x86-64-v3)
-  set(_march_avx512 -march=x86-64-v4)
+  # 256-bit vectors still, as compilers tune for AVX-512 server CPUs: its
+  # masks, extra registers and instructions without the 512-bit operations
+  # that lower the clock of many Intel CPUs.
+  set(_march_avx512 -march=x86-64-v4 -mprefer-vector-width=256)
   foreach(_level ${_levels})
     set(_copy ${library}_cpu_${_level})
     add_library(${_copy} OBJECT ${HEARTH_CPU_LEVEL_SOURCES})

@@ -35,17 +35,24 @@ struct Choice {
   std::string why;
 };
 
+std::string default_reason() {
+  const CpuLevel best = best_cpu_level();
+  if (best == default_cpu_level()) return "the best this CPU and build support";
+  return std::string("the default; this CPU also supports ") + cpu_level_name(best) +
+         ", used with HEARTH_CPU_LEVEL=" + cpu_level_name(best);
+}
+
 Choice choose() {
   const CpuLevel best = best_cpu_level();
   const char* forced = std::getenv("HEARTH_CPU_LEVEL");
-  if (forced == nullptr || *forced == '\0') return {best, "the best this CPU and build support"};
+  if (forced == nullptr || *forced == '\0') return {default_cpu_level(), default_reason()};
   const std::optional<CpuLevel> asked = parse_cpu_level(forced);
   if (!asked) {
     // Read while kernels register, before main: an exception here could only
     // terminate, so the mistake is said on stderr and the default stands.
     std::fprintf(stderr, "hearth: HEARTH_CPU_LEVEL=%s is not one of baseline, avx2, avx512; using %s\n", forced,
-                 cpu_level_name(best));
-    return {best, std::string("HEARTH_CPU_LEVEL=") + forced + " is not a level; the best this CPU and build support"};
+                 cpu_level_name(default_cpu_level()));
+    return {default_cpu_level(), std::string("HEARTH_CPU_LEVEL=") + forced + " is not a level; the default"};
   }
   if (*asked > best)
     return {best, std::string("HEARTH_CPU_LEVEL=") + forced + ", capped at the best this CPU and build support"};
@@ -78,6 +85,8 @@ CpuLevel best_cpu_level() {
   static const CpuLevel best = std::min(detect(), kHighestBuilt);
   return best;
 }
+
+CpuLevel default_cpu_level() { return std::min(best_cpu_level(), CpuLevel::avx2); }
 
 CpuLevel cpu_level() { return choice().level; }
 

@@ -8,9 +8,9 @@
 // start-up. GEMM needs none of this: OpenBLAS dispatches on its own.
 //
 // The level is chosen once per process: the best this CPU and this build
-// support, or the one HEARTH_CPU_LEVEL names (baseline, avx2, avx512), capped at
-// what the CPU supports, so forcing a level can never reach an instruction the
-// CPU lacks.
+// support up to avx2 (default_cpu_level), or the one HEARTH_CPU_LEVEL names
+// (baseline, avx2, avx512), capped at what the CPU supports, so forcing a level
+// can never reach an instruction the CPU lacks.
 #pragma once
 
 #include <optional>
@@ -30,6 +30,11 @@ std::optional<CpuLevel> parse_cpu_level(std::string_view name);
 
 // The best level both this CPU and this build support.
 CpuLevel best_cpu_level();
+// The level used unless HEARTH_CPU_LEVEL names one: the best, but AVX-512 only
+// when asked for. Measured (bench/NOTES.md, "One build for every x86-64 CPU"):
+// the small CNN's training took 3.5% more CPU time with the AVX-512 copies
+// than with the AVX2 ones (max pooling 14% more) and no kernel ran faster.
+CpuLevel default_cpu_level();
 // The level the kernels run with (read once; see above).
 CpuLevel cpu_level();
 // One line for `hearth env`: the level in use and why.

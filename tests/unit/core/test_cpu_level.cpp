@@ -18,11 +18,12 @@ TEST(CpuLevel, NamesParseBack) {
 
 TEST(CpuLevel, InUseNeverExceedsWhatTheCpuSupports) {
   EXPECT_LE(cpu_level(), best_cpu_level());
-  // Unforced, the best level runs; forced (tests/CMakeLists.txt's cpu_level.*),
-  // the named one or, beyond the CPU, the best.
+  // Unforced, the default runs: the best up to AVX2; forced (tests/CMakeLists.txt's
+  // cpu_level.*), the named one or, beyond the CPU, the best.
+  EXPECT_EQ(default_cpu_level(), std::min(best_cpu_level(), CpuLevel::avx2));
   const char* forced = std::getenv("HEARTH_CPU_LEVEL");
   if (forced == nullptr || *forced == '\0') {
-    EXPECT_EQ(cpu_level(), best_cpu_level());
+    EXPECT_EQ(cpu_level(), default_cpu_level());
   } else if (auto asked = parse_cpu_level(forced)) {
     EXPECT_EQ(cpu_level(), std::min(*asked, best_cpu_level()));
   }
