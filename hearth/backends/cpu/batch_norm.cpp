@@ -6,9 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 namespace hearth::cpu {
 namespace {

@@ -2,8 +2,8 @@
 #include "hearth/dispatch/schemas/clamp.h"
 
 #include "hearth/backends/cpu/elementwise_util.h"
-#include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/backends/cpu/level_kernel_registrar.h"
+#include "hearth/backends/cpu/strided_loop.h"
 
 namespace hearth::cpu {
 namespace {

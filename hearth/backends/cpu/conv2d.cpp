@@ -13,9 +13,9 @@
 #include "hearth/backends/cpu/gemm.h"
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/im2col.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/nchw_detour.h"
-#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 #ifdef _OPENMP
 #include <omp.h>

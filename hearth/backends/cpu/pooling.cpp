@@ -6,10 +6,10 @@
 #include <limits>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/nchw_detour.h"
-#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 namespace hearth::cpu {
 namespace {

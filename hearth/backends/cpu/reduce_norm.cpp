@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/row_reduce.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 namespace hearth::cpu {
 namespace {

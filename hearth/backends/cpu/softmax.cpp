@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/backends/cpu/level_kernel_registrar.h"
 
 namespace hearth::cpu {
 namespace {
