@@ -64,6 +64,29 @@ if [[ -n "$build" ]]; then
   if grep -rl "$build_abs\|$source_dir" "$cmake_dir" "$libdir/pkgconfig"; then fail "the package names the build or source tree"; fi
 fi
 
+# ---- the package's version and components ------------------------------------------
+# find_package(hearth 0.1) finds it, 0.2 and 1.0 do not (0.x minors may break
+# the API); COMPONENTS CUDA is found exactly when the library has the backend.
+mkdir -p "$work/find"
+cat >"$work/find/CMakeLists.txt" <<'CMAKE'
+cmake_minimum_required(VERSION 3.25)
+project(find_hearth LANGUAGES CXX)
+find_package(hearth ${WANT} CONFIG QUIET COMPONENTS ${COMPONENTS})
+message(STATUS "found=${hearth_FOUND} cuda=${hearth_CUDA_FOUND}")
+CMAKE
+find_hearth() { cmake -S "$work/find" -B "$work/find/build-$1-$2" -DCMAKE_PREFIX_PATH="$prefix" -DWANT="$1" -DCOMPONENTS="$2" |
+                sed -n 's/^-- found=\(.*\) cuda=\(.*\)/\1 \2/p'; }
+read -r found cuda < <(find_hearth 0.1 "")
+[[ "$found" == 1 ]] || fail "find_package(hearth 0.1) did not find the package"
+for other in 0.2 1.0; do
+  read -r found _ < <(find_hearth "$other" "")
+  [[ "$found" == 0 ]] || fail "find_package(hearth $other) accepted version $(sed -n 's/#define HEARTH_VERSION "\(.*\)"/\1/p' "$headers/version.h")"
+done
+read -r found_cuda _ < <(find_hearth 0.1 CUDA)
+if [[ "$cuda" == ON ]]; then want=1; else want=0; fi
+[[ "$found_cuda" == "$want" ]] || fail "COMPONENTS CUDA found=$found_cuda, but hearth_CUDA_FOUND is $cuda"
+echo "consume_installed: find_package(hearth 0.1) works, 0.2 and 1.0 refused; CUDA component: $cuda"
+
 # ---- every header, strictly, in one program -------------------------------------
 mkdir -p "$work/all_headers"
 (cd "$prefix/include" && find hearth -name '*.h' | sort | sed 's/.*/#include "&"/') >"$work/all_headers/all_headers.cpp"
