@@ -13,6 +13,8 @@ command -v qemu-x86_64 >/dev/null || { echo "skipped: qemu-x86_64 is not install
 # core it would pick on such a CPU (its own dispatch, not hearth's).
 export OPENBLAS_CORETYPE=PRESCOTT OMP_WAIT_POLICY=passive XDG_CONFIG_HOME=$work/no-user-config
 unset HEARTH_CPU_LEVEL
+# A SIGILL would leave a core file of the emulated process in the working directory.
+ulimit -c 0
 emulate() { qemu-x86_64 -cpu qemu64 "$hearth" "$@"; }
 
 out=$(emulate env 2>&1) || { echo "$out"; echo "FAIL: hearth env died on a plain x86-64 CPU" >&2; exit 1; }
