@@ -54,7 +54,8 @@ mapfile -t elves < <(find "$root" -type f \( -path '*/bin/*' -o -name '*.so*' \)
 for elf in "${elves[@]}"; do
   for needed in $(readelf -d "$elf" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'); do
     [[ -n $(find "$root" -name "$needed" -print -quit) ]] && continue
-    path=$(ldconfig -p | awk -v lib="$needed" '$1 == lib && /x86-64|64bit/ { print $NF; exit }')
+    # (awk reads to the end: leaving early would kill ldconfig with SIGPIPE, which pipefail reports)
+    path=$(ldconfig -p | awk -v lib="$needed" '$1 == lib && /x86-64|64bit/ && !found { print $NF; found = 1 }')
     # Else where the binary's own run path points (a CUDA build's toolkit directories).
     if [[ -z "$path" ]]; then
       for dir in $(readelf -d "$elf" | sed -n 's/.*(RUNPATH).*\[\(.*\)\]/\1/p' | tr ':' ' '); do
@@ -70,7 +71,7 @@ for elf in "${elves[@]}"; do
       continue
     fi
     [[ -n "$owner" ]] || fail "$(basename "$elf") needs $needed ($path), which belongs to no package"
-    printf '%s\n' "${allowed[@]}" | grep -qx "$owner" ||
+    [[ " ${allowed[*]} " == *" $owner "* ]] ||
       fail "$(basename "$elf") needs $needed from $owner, which the package does not declare"
   done
 done
