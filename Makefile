@@ -6,6 +6,9 @@
 #   make test              install missing packages, configure, build, run every test
 #   make test CUDA=OFF     the same, CPU only even where the CUDA toolkit is installed
 #   make build             install missing packages, configure, build
+#   make install PREFIX=P  build, then install the library, headers, CMake package, hearth.pc,
+#                          the command and the examples under P (default /usr/local)
+#   make package           build, then the Debian packages hearth and hearth-dev in BUILD_DIR (cpack -G DEB)
 #   make asan              the unit tests under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz              build the libFuzzer targets with clang (build-fuzz/) and run each one
 #                          for FUZZ_SECONDS (default 60); fails on any crash, leak or hang
@@ -28,6 +31,7 @@ JOBS       ?= $(shell nproc 2>/dev/null || echo 2)
 CMAKE_ARGS ?=
 RUN_DIR    ?= runs/fashion_mnist
 RUN_ARGS   ?=
+PREFIX     ?= /usr/local
 
 # `make run`: 3 epochs reach about 91.5% test accuracy (measured on the 2-core
 # CPU machine: about 4 minutes with other jobs running). Idle OpenMP threads
@@ -45,7 +49,7 @@ ASAN_OPTIONS  ?= detect_leaks=1:strict_string_checks=1:detect_stack_use_after_re
 UBSAN_OPTIONS ?= print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS UBSAN_OPTIONS
 
-.PHONY: deps configure build run test asan asan-build fuzz clean
+.PHONY: deps configure build run test install package asan asan-build fuzz clean
 
 deps:
 	scripts/install_deps.sh
@@ -62,6 +66,12 @@ run: configure
 
 test: build
 	cd $(BUILD_DIR) && ctest --output-on-failure -j $(JOBS)
+
+install: build
+	cmake --install $(BUILD_DIR) --prefix $(PREFIX)
+
+package: build
+	cd $(BUILD_DIR) && cpack -G DEB
 
 asan-build: deps
 	cmake --preset asan -B $(ASAN_DIR) $(CMAKE_ARGS)

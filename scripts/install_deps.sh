@@ -15,6 +15,8 @@ packages=(
   googletest libgtest-dev libgmock-dev  # the test suite
   dataset-fashion-mnist            # the data `hearth` trains on out of the box
   python3                          # helper scripts, the kill-and-resume test
+  pkg-config                       # the packaging test builds a program with hearth.pc
+  qemu-user                        # the test that hearth runs on a CPU without AVX (emulated)
   clang-14 libclang-rt-14-dev libomp-14-dev  # the libFuzzer targets (make fuzz): clang, its
                                    # fuzzer and sanitizer runtimes, and OpenMP for clang
   libgloo-dev                      # data-parallel training on the CPU (the gloo process group)

@@ -1,6 +1,6 @@
 // `hearth env`: what a bug report needs: version, how hearth was built
 // (options, compiler, BLAS, CUDA/cuDNN), the devices it sees with their
-// memory, threads, and the fallback setting.
+// memory, threads, the instruction set the CPU kernels use, and the fallback setting.
 #include <cblas.h>
 #include <omp.h>
 
@@ -8,12 +8,14 @@
 
 #include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
+#include "hearth/core/cpu_level.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/distributed/process_group_registry.h"
 #include "hearth/train/device_select.h"
+#include "hearth/version.h"
 
 #ifndef HEARTH_BUILD_TYPE
 #define HEARTH_BUILD_TYPE "unknown"
@@ -44,6 +46,7 @@ int print_env(const std::string& config_file) {
             << (HEARTH_BUILD_SANITIZE ? "on" : "off") << "\n";
   std::cout << "compiler: " << compiler() << ", C++ " << __cplusplus << "\n";
   std::cout << "BLAS: " << openblas_get_config() << "\n";
+  std::cout << "cpu kernels: " << cpu_level_description() << "\n";
   for (int i = 0; i < num_device_kinds(); ++i) {
     DeviceKind k{static_cast<uint8_t>(i)};
     if (!has_device_runtime(k) || k == kCpu) continue;

@@ -7,6 +7,7 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/version.h"
 
 namespace {
 

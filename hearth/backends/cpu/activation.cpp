@@ -6,8 +6,8 @@
 #include <cmath>
 
 #include "hearth/backends/cpu/elementwise_util.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/strided_loop.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -114,13 +114,13 @@ void relu_backward_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(relu, kCpu, relu_kernel, DTypeSet::floating() | DTypeSet::integral());
-HEARTH_REGISTER_KERNEL(relu_backward, kCpu, relu_backward_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(sigmoid, kCpu, sigmoid_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(tanh, kCpu, tanh_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(silu, kCpu, silu_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(gelu, kCpu, gelu_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(gelu_backward, kCpu, gelu_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(relu, relu_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_CPU_KERNEL(relu_backward, relu_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(sigmoid, sigmoid_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(tanh, tanh_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(silu, silu_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(gelu, gelu_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(gelu_backward, gelu_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -6,9 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -160,10 +160,10 @@ void batch_norm_backward_kernel(OpCall& call) {
 
 // The fused forms: the same kernel, which reads the ReLU from the attributes
 // and the residual from input 5.
-HEARTH_REGISTER_KERNEL(batch_norm, kCpu, batch_norm_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(batch_norm_relu, kCpu, batch_norm_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(batch_norm_add_relu, kCpu, batch_norm_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(batch_norm_backward, kCpu, batch_norm_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(batch_norm, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(batch_norm_relu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(batch_norm_add_relu, batch_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(batch_norm_backward, batch_norm_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -2,8 +2,8 @@
 #include "hearth/dispatch/schemas/binary.h"
 
 #include "hearth/backends/cpu/elementwise_util.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/strided_loop.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -51,10 +51,10 @@ void div_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(add, kCpu, add_kernel, DTypeSet::all());
-HEARTH_REGISTER_KERNEL(sub, kCpu, sub_kernel, DTypeSet::all());
-HEARTH_REGISTER_KERNEL(mul, kCpu, mul_kernel, DTypeSet::all());
-HEARTH_REGISTER_KERNEL(div, kCpu, div_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(add, add_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(sub, sub_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(mul, mul_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(div, div_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -2,8 +2,8 @@
 #include "hearth/dispatch/schemas/clamp.h"
 
 #include "hearth/backends/cpu/elementwise_util.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/strided_loop.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -27,7 +27,7 @@ void clamp_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(clamp, kCpu, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
+HEARTH_REGISTER_CPU_KERNEL(clamp, clamp_kernel, DTypeSet::floating() | DTypeSet::integral());
 
 }  // namespace
 }  // namespace hearth::cpu

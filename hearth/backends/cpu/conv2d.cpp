@@ -13,9 +13,9 @@
 #include "hearth/backends/cpu/gemm.h"
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/im2col.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/dispatch/nchw_detour.h"
-#include "hearth/dispatch/registry.h"
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -231,12 +231,12 @@ void conv2d_backward_bias_kernel(OpCall& call) {
 
 // conv2d_relu and conv2d_add_relu: the same kernel, which reads the ReLU from
 // the attributes and the residual from a fourth input.
-HEARTH_REGISTER_KERNEL(conv2d, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_relu, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_add_relu, kCpu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_backward_input, kCpu, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_backward_weight, kCpu, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_backward_bias, kCpu, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_relu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_add_relu, in_nchw<conv2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_input, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_weight, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_bias, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

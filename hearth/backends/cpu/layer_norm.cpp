@@ -6,9 +6,9 @@
 #include <cmath>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -120,8 +120,8 @@ void layer_norm_backward_kernel(OpCall& call) {
   if (gb.defined()) write_doubles(gb, sb);
 }
 
-HEARTH_REGISTER_KERNEL(layer_norm, kCpu, layer_norm_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(layer_norm_backward, kCpu, layer_norm_backward_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(layer_norm, layer_norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(layer_norm_backward, layer_norm_backward_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -5,9 +5,9 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -104,10 +104,10 @@ void foreach_kernel(OpCall& call) {
   }
 }
 
-HEARTH_REGISTER_KERNEL(sgd_step, kCpu, sgd_step_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(sgd_step_foreach, kCpu, foreach_kernel<sgd_step_kernel, 3>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(adam_step_foreach, kCpu, foreach_kernel<adam_step_kernel, 5>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(adam_step, kCpu, adam_step_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(sgd_step, sgd_step_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(sgd_step_foreach, foreach_kernel<sgd_step_kernel, 3>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(adam_step_foreach, foreach_kernel<adam_step_kernel, 5>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(adam_step, adam_step_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -6,10 +6,10 @@
 #include <limits>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/dtype_visit.h"
 #include "hearth/dispatch/nchw_detour.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -244,12 +244,12 @@ void adaptive_avg_pool2d_backward_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(max_pool2d, kCpu, in_nchw<max_pool2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(max_pool2d_backward, kCpu, in_nchw<max_pool2d_backward_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(avg_pool2d, kCpu, in_nchw<avg_pool2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(avg_pool2d_backward, kCpu, in_nchw<avg_pool2d_backward_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, kCpu, in_nchw<adaptive_avg_pool2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, kCpu, in_nchw<adaptive_avg_pool2d_backward_kernel>,
+HEARTH_REGISTER_CPU_KERNEL(max_pool2d, in_nchw<max_pool2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(max_pool2d_backward, in_nchw<max_pool2d_backward_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(avg_pool2d, in_nchw<avg_pool2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(avg_pool2d_backward, in_nchw<avg_pool2d_backward_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(adaptive_avg_pool2d, in_nchw<adaptive_avg_pool2d_kernel>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(adaptive_avg_pool2d_backward, in_nchw<adaptive_avg_pool2d_backward_kernel>,
                        DTypeSet::floating());
 
 }  // namespace

@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/row_reduce.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -80,10 +80,10 @@ void arg_extreme_kernel(OpCall& call) {
 }
 
 constexpr DTypeSet kAll = DTypeSet::all();
-HEARTH_REGISTER_KERNEL(amax, kCpu, extreme_kernel<true>, kAll);
-HEARTH_REGISTER_KERNEL(amin, kCpu, extreme_kernel<false>, kAll);
-HEARTH_REGISTER_KERNEL(max_dim, kCpu, arg_extreme_kernel<true>, kAll);
-HEARTH_REGISTER_KERNEL(min_dim, kCpu, arg_extreme_kernel<false>, kAll);
+HEARTH_REGISTER_CPU_KERNEL(amax, extreme_kernel<true>, kAll);
+HEARTH_REGISTER_CPU_KERNEL(amin, extreme_kernel<false>, kAll);
+HEARTH_REGISTER_CPU_KERNEL(max_dim, arg_extreme_kernel<true>, kAll);
+HEARTH_REGISTER_CPU_KERNEL(min_dim, arg_extreme_kernel<false>, kAll);
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/row_reduce.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -61,7 +61,7 @@ void norm_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(norm, kCpu, norm_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(norm, norm_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

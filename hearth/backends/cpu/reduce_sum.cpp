@@ -5,9 +5,9 @@
 #include <utility>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/row_reduce.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -31,7 +31,7 @@ void sum_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(sum, kCpu, sum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
+HEARTH_REGISTER_CPU_KERNEL(sum, sum_kernel, DTypeSet::floating() | DTypeSet{DType::int64});
 
 }  // namespace
 }  // namespace hearth::cpu

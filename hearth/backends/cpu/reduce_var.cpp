@@ -7,9 +7,9 @@
 #include <utility>
 #include <vector>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/row_reduce.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -44,7 +44,7 @@ void var_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(var, kCpu, var_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(var, var_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

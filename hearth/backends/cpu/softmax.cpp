@@ -4,9 +4,9 @@
 #include <cmath>
 #include <limits>
 
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -76,10 +76,10 @@ void softmax_backward_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(softmax, kCpu, softmax_forward_kernel<false>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(log_softmax, kCpu, softmax_forward_kernel<true>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(softmax_backward, kCpu, softmax_backward_kernel<false>, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(log_softmax_backward, kCpu, softmax_backward_kernel<true>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(softmax, softmax_forward_kernel<false>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(log_softmax, softmax_forward_kernel<true>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(softmax_backward, softmax_backward_kernel<false>, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(log_softmax_backward, softmax_backward_kernel<true>, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

@@ -3,9 +3,9 @@
 #include <cmath>
 
 #include "hearth/backends/cpu/elementwise_util.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -135,17 +135,17 @@ void isfinite_kernel(OpCall& call) {
 
 constexpr DTypeSet kNumeric = DTypeSet::floating() | DTypeSet::integral();
 
-HEARTH_REGISTER_KERNEL(neg, kCpu, neg_kernel, kNumeric);
-HEARTH_REGISTER_KERNEL(abs, kCpu, abs_kernel, kNumeric);
-HEARTH_REGISTER_KERNEL(sign, kCpu, sign_kernel, kNumeric);
-HEARTH_REGISTER_KERNEL(square, kCpu, square_kernel, kNumeric);
-HEARTH_REGISTER_KERNEL(exp, kCpu, exp_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(log, kCpu, log_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(sqrt, kCpu, sqrt_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(rsqrt, kCpu, rsqrt_kernel, DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(logical_not, kCpu, logical_not_kernel, DTypeSet::all());
-HEARTH_REGISTER_KERNEL(isnan, kCpu, isnan_kernel, DTypeSet::all());
-HEARTH_REGISTER_KERNEL(isfinite, kCpu, isfinite_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(neg, neg_kernel, kNumeric);
+HEARTH_REGISTER_CPU_KERNEL(abs, abs_kernel, kNumeric);
+HEARTH_REGISTER_CPU_KERNEL(sign, sign_kernel, kNumeric);
+HEARTH_REGISTER_CPU_KERNEL(square, square_kernel, kNumeric);
+HEARTH_REGISTER_CPU_KERNEL(exp, exp_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(log, log_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(sqrt, sqrt_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(rsqrt, rsqrt_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(logical_not, logical_not_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(isnan, isnan_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(isfinite, isfinite_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

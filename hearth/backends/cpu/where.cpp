@@ -1,8 +1,8 @@
 // Selection on the CPU: where (cond ? a : b).
 #include "hearth/backends/cpu/elementwise_util.h"
+#include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/core/dtype_visit.h"
-#include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
 namespace {
@@ -15,7 +15,7 @@ void where_kernel(OpCall& call) {
   });
 }
 
-HEARTH_REGISTER_KERNEL(where, kCpu, where_kernel, DTypeSet::all());
+HEARTH_REGISTER_CPU_KERNEL(where, where_kernel, DTypeSet::all());
 
 }  // namespace
 }  // namespace hearth::cpu

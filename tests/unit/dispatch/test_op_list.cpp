@@ -22,6 +22,7 @@ const fs::path kSource = HEARTH_SOURCE_DIR;
 // Tests define ops of their own at run time; their names say so.
 bool defined_by_a_test(const std::string& name) { return name.find("test_only") != std::string::npos; }
 
+// Unused in a CPU-only build, where the test below skips.
 [[maybe_unused]] bool has_cuda_kernel(OpFamily family, DeviceKind cuda) {
   for (const OpInfo& info : all_op_infos())
     if (info.family == family && find_op(info.id)->kernels[cuda.id].fn != nullptr) return true;
