@@ -40,6 +40,7 @@ void ConvBatchNormFold::refold(const Conv2d& conv, const BatchNorm& bn, DType dt
   dtype_ = dtype;
   format_ = format;
   stamps_ = stamps(conv, bn);
+  sources_ = {conv.weight, conv.bias, bn.weight, bn.bias, bn.running_mean, bn.running_var};
 }
 
 Tensor ConvBatchNormFold::forward(Conv2d& conv, BatchNorm& bn, const Tensor& x, bool relu, const Tensor& residual) {

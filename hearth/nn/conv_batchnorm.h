@@ -44,6 +44,9 @@ class ConvBatchNormFold {
 
   Tensor weight_, bias_;
   std::vector<Stamp> stamps_;
+  // The source tensors of the fold, held so that none of their storages can
+  // be freed and another take its address while the stamps name it.
+  std::vector<Tensor> sources_;
   DType dtype_ = DType::float32;
   MemoryFormat format_ = MemoryFormat::contiguous;
 };

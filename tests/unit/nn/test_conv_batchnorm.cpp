@@ -68,6 +68,9 @@ TEST(NnConvBatchNormFold, AChangedSourceTensorIsFoldedAgain) {
     expect_close(fold.forward(p.conv, p.bn, x, false), p.reference(x, false), 1e-5);
   }
   EXPECT_GT(amax(abs(sub(fold.forward(p.conv, p.bn, x, false), before))).item<double>(), 0.1);
+  // A source replaced by another tensor (another storage, version 0 again).
+  p.bn.running_mean = mul(randn({4}), 3.0);
+  expect_close(fold.forward(p.conv, p.bn, x, false), p.reference(x, false), 1e-5);
 }
 
 TEST(NnConvBatchNormFold, TrainingOrRecordingGradientsRunsTheModulesUnfolded) {
