@@ -4,6 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#endif
+
 namespace hearth {
 namespace {
 
@@ -14,13 +18,28 @@ namespace {
 #endif
 constexpr CpuLevel kHighestBuilt = static_cast<CpuLevel>(HEARTH_CPU_LEVELS_BUILT);
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+// x86-64-v3's features that clang 14's __builtin_cpu_supports cannot name
+// (F16C, MOVBE, LZCNT), read from CPUID: leaf 1 ECX bits 29 and 22, leaf
+// 0x80000001 ECX bit 5.
+bool has_v3_extras() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool f16c = (c >> 29) & 1u, movbe = (c >> 22) & 1u;
+  if (!__get_cpuid(0x80000001u, &a, &b, &c, &d)) return false;
+  const bool lzcnt = (c >> 5) & 1u;
+  return f16c && movbe && lzcnt;
+}
+#endif
+
 CpuLevel detect() {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  // Feature by feature rather than "x86-64-v3": clang 14 knows only these
-  // names. __builtin_cpu_supports also checks that the OS saves the wide registers.
+  // Feature by feature rather than "x86-64-v3": clang 14 knows only some of
+  // the names. __builtin_cpu_supports also checks that the OS saves the wide
+  // registers (for AVX2 and AVX-512), which CPUID alone does not say.
   __builtin_cpu_init();
   const bool v3 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("bmi") &&
-                  __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("f16c");
+                  __builtin_cpu_supports("bmi2") && has_v3_extras();
   const bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                   __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
                   __builtin_cpu_supports("avx512vl");
@@ -68,9 +87,12 @@ const Choice& choice() {
 
 const char* cpu_level_name(CpuLevel level) {
   switch (level) {
-    case CpuLevel::baseline: return "baseline";
-    case CpuLevel::avx2: return "avx2";
-    case CpuLevel::avx512: return "avx512";
+    case CpuLevel::baseline:
+      return "baseline";
+    case CpuLevel::avx2:
+      return "avx2";
+    case CpuLevel::avx512:
+      return "avx512";
   }
   return "?";
 }
