@@ -1,6 +1,6 @@
 // conv2d forward, backward-data, backward-filter and backward-bias through
-// cuDNN: its graph API with a cached execution plan per shape (below), else the
-// legacy entry points, whose algorithm for each (shape, dtype, pass) is chosen
+// cuDNN: its graph API with a cached execution plan per shape
+// (conv2d_plans.cu), else the legacy entry points (here), whose algorithm for each (shape, dtype, pass) is chosen
 // once and cached: by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1
 // (cudnn.benchmark), by timing the candidates on the first call.
 #include <algorithm>
@@ -9,7 +9,7 @@
 #include <mutex>
 #include <tuple>
 
-#include "hearth/backends/cuda/cudnn_graph.h"
+#include "hearth/backends/cuda/conv2d_plans.h"
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/gemm.h"
 #include "hearth/backends/cuda/loops.cuh"
@@ -21,11 +21,6 @@
 
 namespace hearth::cuda {
 namespace {
-
-enum class Pass { forward, backward_data, backward_filter };
-
-// Workspace above this is not worth the memory (cuDNN has fast algorithms that need less).
-constexpr size_t kMaxWorkspace = size_t(2) << 30;
 
 using Key = std::tuple<int, int, DType, std::vector<int64_t>>;
 
@@ -43,19 +38,12 @@ std::map<Key, Choice>& cache() {
   return c;
 }
 
-bool benchmark_mode() { return env_flag("HEARTH_CUDNN_BENCHMARK"); }
-
 struct ConvSetup {
   TensorDesc x, y;
   FilterDesc w;
   ConvDesc conv;
   std::vector<int64_t> geometry;  // cache key part
 };
-
-// Whether a call runs in NHWC. The functional layer makes x, w and y dense in
-// one format, so x decides; a 1x1 or depthwise weight has the same memory in
-// both formats and is declared in x's.
-bool channels_last(const Tensor& x) { return x.suggest_memory_format() == MemoryFormat::channels_last; }
 
 // x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW], all dense NCHW or all dense NHWC;
 // the tensor descriptors carry the strides, the filter descriptor the format.
@@ -95,23 +83,19 @@ void setup(ConvSetup& s, const Tensor& x, const Tensor& w, const Tensor& y, cons
                 a.dilation[1],
                 a.groups,
                 tf32_allowed() ? 1 : 0,
-                benchmark_mode() ? 1 : 0,
+                cudnn_benchmark_mode() ? 1 : 0,
                 nhwc ? 1 : 0};
 }
 
 template <typename Perf>
 Choice pick(const Perf* perf, int n, const char* what) {
   for (int i = 0; i < n; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxConvWorkspace)
       return Choice{static_cast<int>(perf[i].algo), perf[i].memory};
   HEARTH_THROW(DeviceError, "[conv2d] cuDNN found no usable algorithm for the ", what, " pass");
 }
 
-Tensor workspace_tensor(size_t bytes, Device d) {
-  return bytes ? Tensor::empty({static_cast<int64_t>(bytes)}, DType::uint8, d) : Tensor();
-}
-
-Choice choose(Pass pass, ConvSetup& s, const Tensor& x, const Tensor& w, const Tensor& y, cudnnHandle_t h) {
+Choice choose(ConvPass pass, ConvSetup& s, const Tensor& x, const Tensor& w, const Tensor& y, cudnnHandle_t h) {
   Key key{x.device().index, static_cast<int>(pass), x.dtype(), s.geometry};
   {
     std::lock_guard<std::mutex> lock(cache_mutex());
@@ -121,9 +105,9 @@ Choice choose(Pass pass, ConvSetup& s, const Tensor& x, const Tensor& w, const T
   constexpr int kMax = 16;
   int found = 0;
   Choice c;
-  const bool bench = benchmark_mode();
+  const bool bench = cudnn_benchmark_mode();
   Device d = x.device();
-  if (pass == Pass::forward) {
+  if (pass == ConvPass::forward) {
     cudnnConvolutionFwdAlgoPerf_t perf[kMax];
     if (bench) {
       Tensor ws = workspace_tensor(size_t(512) << 20, d);
@@ -134,7 +118,7 @@ Choice choose(Pass pass, ConvSetup& s, const Tensor& x, const Tensor& w, const T
       HEARTH_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, s.x.d, s.w.d, s.conv.d, s.y.d, kMax, &found, perf));
     }
     c = pick(perf, found, "forward");
-  } else if (pass == Pass::backward_data) {
+  } else if (pass == ConvPass::backward_data) {
     cudnnConvolutionBwdDataAlgoPerf_t perf[kMax];
     if (bench) {
       Tensor ws = workspace_tensor(size_t(512) << 20, d);
@@ -162,219 +146,6 @@ Choice choose(Pass pass, ConvSetup& s, const Tensor& x, const Tensor& w, const T
   std::lock_guard<std::mutex> lock(cache_mutex());
   cache()[key] = c;
   return c;
-}
-
-// ---- the graph-API path ------------------------------------------------------
-// One execution plan per (pass, shapes, layout, dtype, pointer alignment, TF32),
-// built on first use and replayed: a call then costs one variant pack and one
-// cudnnBackendExecute on the host, against the legacy entry points' descriptor
-// set-up and per-call planning (~150 us a convolution on the host, which bound
-// ResNet-50's eager step). Shapes no engine takes, float64, strided tensors and
-// HEARTH_CUDNN_BENCHMARK keep the legacy path; HEARTH_CUDNN_LEGACY=1 forces it
-// everywhere (for comparisons).
-namespace graph = cudnn_graph;
-
-using PlanKey = std::tuple<int, int, DType, std::vector<int64_t>>;
-
-std::map<PlanKey, std::shared_ptr<graph::ExecutionPlan>>& plan_cache() {
-  static std::map<PlanKey, std::shared_ptr<graph::ExecutionPlan>> c;
-  return c;
-}
-
-// Strides of a tensor of these dims, dense in NCHW or NHWC order.
-std::array<int64_t, 4> dense_strides(const Shape& d, bool nhwc) {
-  if (!nhwc) return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
-  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
-}
-
-// Dense in the format (strides of size-1 dims are free).
-bool dense_in(const Tensor& t, bool nhwc) {
-  const std::array<int64_t, 4> want = dense_strides(t.shape(), nhwc);
-  for (int i = 0; i < 4; ++i)
-    if (t.shape()[i] != 1 && t.strides()[i] != want[i]) return false;
-  return true;
-}
-
-bool graph_path_wanted(const Tensor& x, const Tensor& w, const Tensor& y) {
-  static const bool legacy = env_flag("HEARTH_CUDNN_LEGACY");
-  if (legacy || benchmark_mode() || x.dtype() == DType::float64) return false;
-  const bool nhwc = channels_last(x);
-  return dense_in(x, nhwc) && dense_in(w, nhwc) && dense_in(y, nhwc);
-}
-
-enum : int64_t { kUidX = 1, kUidW = 2, kUidY = 3 };
-
-// The plan for this pass over x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW]
-// (in the backward passes x or w is the gradient written); nullptr: no engine.
-std::shared_ptr<graph::ExecutionPlan> conv_plan(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y,
-                                                const Conv2dAttrs& a, cudnnHandle_t h) {
-  const bool nhwc = channels_last(x);
-  const bool tf32 = tf32_allowed();
-  const int64_t ax = graph::pointer_alignment(x.data_ptr()), aw = graph::pointer_alignment(w.data_ptr()),
-                ay = graph::pointer_alignment(y.data_ptr());
-  std::vector<int64_t> geometry(x.shape().begin(), x.shape().end());
-  geometry.insert(geometry.end(), w.shape().begin(), w.shape().end());
-  geometry.insert(geometry.end(), y.shape().begin(), y.shape().end());
-  geometry.insert(geometry.end(), {a.stride[0], a.stride[1], a.padding[0], a.padding[1], a.dilation[0], a.dilation[1],
-                                   nhwc ? 1 : 0, tf32 ? 1 : 0, ax, aw, ay});
-  PlanKey key{x.device().index, static_cast<int>(pass), x.dtype(), std::move(geometry)};
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex());
-    auto it = plan_cache().find(key);
-    if (it != plan_cache().end()) return it->second;
-  }
-  const cudnnDataType_t dt = cudnn_dtype(x.dtype());
-  auto spec = [&](int64_t uid, const Tensor& t, int64_t align) {
-    const std::array<int64_t, 4> strides = dense_strides(t.shape(), nhwc);
-    return graph::make_tensor(graph::TensorSpec{uid, dt, std::vector<int64_t>(t.shape().begin(), t.shape().end()),
-                                                std::vector<int64_t>(strides.begin(), strides.end()), align, false});
-  };
-  graph::Descriptor tx = spec(kUidX, x, ax), tw = spec(kUidW, w, aw), ty = spec(kUidY, y, ay);
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  graph::Descriptor conv = graph::make_convolution(graph::ConvGeometry{
-      {a.padding[0], a.padding[1]}, {a.stride[0], a.stride[1]}, {a.dilation[0], a.dilation[1]}, compute});
-  std::vector<graph::Descriptor> ops;
-  const char* what = "conv2d forward";
-  if (pass == Pass::forward) {
-    ops.push_back(graph::conv_forward_op(conv, tx, tw, ty, compute));
-  } else if (pass == Pass::backward_data) {
-    ops.push_back(graph::conv_backward_data_op(conv, ty, tw, tx, compute));
-    what = "conv2d backward-data";
-  } else {
-    ops.push_back(graph::conv_backward_filter_op(conv, tx, ty, tw, compute));
-    what = "conv2d backward-filter";
-  }
-  graph::EngineFilter filter;
-  filter.allow_tensor_core = x.dtype() != DType::float32 || tf32;
-  filter.max_workspace = static_cast<int64_t>(kMaxWorkspace);
-  std::shared_ptr<graph::ExecutionPlan> plan = graph::build_plan(h, std::move(ops), filter, what);
-  std::lock_guard<std::mutex> lock(cache_mutex());
-  plan_cache()[key] = plan;
-  return plan;
-}
-
-// Runs the pass through its plan; false when there is none (legacy path).
-bool run_graph_pass(Pass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a,
-                    cudnnHandle_t h) {
-  if (!graph_path_wanted(x, w, y)) return false;
-  std::shared_ptr<graph::ExecutionPlan> plan = conv_plan(pass, x, w, y, a, h);
-  if (!plan) return false;
-  Tensor ws = workspace_tensor(static_cast<size_t>(plan->workspace_bytes()), y.device());
-  plan->execute(h, {kUidX, kUidW, kUidY}, {x.data_ptr(), w.data_ptr(), y.data_ptr()},
-                ws.defined() ? ws.data_ptr() : nullptr);
-  return true;
-}
-
-// ---- fused epilogues -----------------------------------------------------------
-// The forward with its bias, residual and ReLU as one graph: conv -> (+ bias)
-// -> (+ residual) -> (ReLU) -> y, the intermediates virtual in float and y
-// rounded once. cuDNN's runtime-fusion engines compile such a graph into the
-// convolution's epilogue (NVRTC, once per shape), which saves the separate
-// pass that reads and writes the whole output (VGG's bias + ReLU, ResNet's
-// folded batch norm + add + ReLU at inference). Shapes without such an engine
-// keep the convolution and an elementwise pass. The fused graphs are opt-in
-// (HEARTH_CUDNN_FUSION=1) until their engines' speed and their first-use
-// compile time are measured against that pair on each GPU generation.
-enum : int64_t { kUidBias = 4, kUidResidual = 5, kUidFirstVirtual = 100 };
-
-bool fusion_wanted() {
-  static const bool on = env_flag("HEARTH_CUDNN_FUSION");
-  return on;
-}
-
-std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const Tensor& w, const Tensor& y,
-                                                         const Tensor& bias, const Tensor& residual,
-                                                         const Conv2dAttrs& a, cudnnHandle_t h) {
-  const bool nhwc = channels_last(x);
-  const bool tf32 = tf32_allowed();
-  const int64_t ax = graph::pointer_alignment(x.data_ptr()), aw = graph::pointer_alignment(w.data_ptr()),
-                ay = graph::pointer_alignment(y.data_ptr());
-  const int64_t ab = bias.defined() ? graph::pointer_alignment(bias.data_ptr()) : 0;
-  const int64_t ar = residual.defined() ? graph::pointer_alignment(residual.data_ptr()) : 0;
-  std::vector<int64_t> geometry(x.shape().begin(), x.shape().end());
-  geometry.insert(geometry.end(), w.shape().begin(), w.shape().end());
-  geometry.insert(geometry.end(), {a.stride[0], a.stride[1], a.padding[0], a.padding[1], a.dilation[0], a.dilation[1],
-                                   nhwc ? 1 : 0, tf32 ? 1 : 0, ax, aw, ay, ab, ar, a.relu ? 1 : 0});
-  // Pass values past the three single-operation passes key the fused graphs.
-  constexpr int kFusedForward = 3;
-  PlanKey key{x.device().index, kFusedForward, x.dtype(), std::move(geometry)};
-  {
-    std::lock_guard<std::mutex> lock(cache_mutex());
-    auto it = plan_cache().find(key);
-    if (it != plan_cache().end()) return it->second;
-  }
-  const cudnnDataType_t dt = cudnn_dtype(x.dtype());
-  auto spec = [&](int64_t uid, const Shape& shape, cudnnDataType_t type, int64_t align, bool is_virtual) {
-    const std::array<int64_t, 4> strides = dense_strides(shape, nhwc);
-    return graph::make_tensor(graph::TensorSpec{uid, type, std::vector<int64_t>(shape.begin(), shape.end()),
-                                                std::vector<int64_t>(strides.begin(), strides.end()), align,
-                                                is_virtual});
-  };
-  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
-  std::vector<graph::Descriptor> ops;
-  graph::Descriptor conv = graph::make_convolution(graph::ConvGeometry{
-      {a.padding[0], a.padding[1]}, {a.stride[0], a.stride[1]}, {a.dilation[0], a.dilation[1]}, compute});
-  graph::Descriptor tx = spec(kUidX, x.shape(), dt, ax, false), tw = spec(kUidW, w.shape(), dt, aw, false);
-  const int steps = (bias.defined() ? 1 : 0) + (residual.defined() ? 1 : 0) + (a.relu ? 1 : 0);
-  int64_t next_virtual = kUidFirstVirtual;
-  int done = 0;
-  // Each step writes a float virtual, the last one y itself.
-  auto output_of_step = [&] {
-    ++done;
-    return done == steps + 1 ? spec(kUidY, y.shape(), dt, ay, false)
-                             : spec(next_virtual++, y.shape(), CUDNN_DATA_FLOAT, 16, true);
-  };
-  graph::Descriptor current = output_of_step();
-  ops.push_back(graph::conv_forward_op(conv, tx, tw, current, compute));
-  graph::Descriptor tb, tr;
-  if (bias.defined()) {
-    tb = spec(kUidBias, {1, y.size(1), 1, 1}, cudnn_dtype(bias.dtype()), ab, false);
-    graph::Descriptor out = output_of_step();
-    ops.push_back(graph::pointwise_op(CUDNN_POINTWISE_ADD, current, &tb, out));
-    current = std::move(out);
-  }
-  if (residual.defined()) {
-    tr = spec(kUidResidual, y.shape(), dt, ar, false);
-    graph::Descriptor out = output_of_step();
-    ops.push_back(graph::pointwise_op(CUDNN_POINTWISE_ADD, current, &tr, out));
-    current = std::move(out);
-  }
-  if (a.relu) {
-    graph::Descriptor out = output_of_step();
-    ops.push_back(graph::pointwise_op(CUDNN_POINTWISE_RELU_FWD, current, nullptr, out));
-    current = std::move(out);
-  }
-  graph::EngineFilter filter;
-  filter.allow_tensor_core = x.dtype() != DType::float32 || tf32;
-  filter.allow_runtime_compiled = true;
-  filter.max_workspace = static_cast<int64_t>(kMaxWorkspace);
-  std::shared_ptr<graph::ExecutionPlan> plan =
-      graph::build_plan(h, std::move(ops), filter, "conv2d forward with its epilogue");
-  std::lock_guard<std::mutex> lock(cache_mutex());
-  plan_cache()[key] = plan;
-  return plan;
-}
-
-// The forward and its epilogue through one fused plan; false when there is none.
-bool run_fused_forward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& bias, const Tensor& residual,
-                       const Conv2dAttrs& a, cudnnHandle_t h) {
-  if (!fusion_wanted() || !graph_path_wanted(x, w, y)) return false;
-  if (residual.defined() && !dense_in(residual, channels_last(x))) return false;
-  std::shared_ptr<graph::ExecutionPlan> plan = fused_forward_plan(x, w, y, bias, residual, a, h);
-  if (!plan) return false;
-  Tensor ws = workspace_tensor(static_cast<size_t>(plan->workspace_bytes()), y.device());
-  std::vector<int64_t> uids{kUidX, kUidW, kUidY};
-  std::vector<void*> data{x.data_ptr(), w.data_ptr(), y.data_ptr()};
-  if (bias.defined()) {
-    uids.push_back(kUidBias);
-    data.push_back(bias.data_ptr());
-  }
-  if (residual.defined()) {
-    uids.push_back(kUidResidual);
-    data.push_back(residual.data_ptr());
-  }
-  plan->execute(h, uids, data, ws.defined() ? ws.data_ptr() : nullptr);
-  return true;
 }
 
 struct Scalars {  // alpha/beta in the type cuDNN wants for the data type
@@ -460,12 +231,12 @@ void conv2d_forward(OpCall& call) {
   const Conv2dAttrs& attrs = call.attrs<Conv2dAttrs>();
   if ((bias.defined() || residual.defined() || attrs.relu) && run_fused_forward(x, w, y, bias, residual, attrs, h))
     return;
-  const bool graphed = run_graph_pass(Pass::forward, x, w, y, attrs, h);
+  const bool graphed = run_graph_pass(ConvPass::forward, x, w, y, attrs, h);
   Scalars k;
   if (!graphed) {
     ConvSetup s;  // the legacy path's descriptors, created only where it runs
     setup(s, x, w, y, call.attrs<Conv2dAttrs>());
-    Choice c = choose(Pass::forward, s, x, w, y, h);
+    Choice c = choose(ConvPass::forward, s, x, w, y, h);
     Tensor ws = workspace_tensor(c.workspace, y.device());
     HEARTH_CUDNN_CHECK(cudnnConvolutionForward(h, k.one(x.dtype()), s.x.d, x.data_ptr(), s.w.d, w.data_ptr(), s.conv.d,
                                                static_cast<cudnnConvolutionFwdAlgo_t>(c.algo),
@@ -492,10 +263,10 @@ void conv2d_backward_input(OpCall& call) {
   const int device = dx.device().index;
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);
-  if (run_graph_pass(Pass::backward_data, dx, w, dy, call.attrs<Conv2dAttrs>(), h)) return;
+  if (run_graph_pass(ConvPass::backward_data, dx, w, dy, call.attrs<Conv2dAttrs>(), h)) return;
   ConvSetup s;
   setup(s, dx, w, dy, call.attrs<Conv2dAttrs>());
-  Choice c = choose(Pass::backward_data, s, dx, w, dy, h);
+  Choice c = choose(ConvPass::backward_data, s, dx, w, dy, h);
   Tensor ws = workspace_tensor(c.workspace, dx.device());
   Scalars k;
   HEARTH_CUDNN_CHECK(cudnnConvolutionBackwardData(h, k.one(dx.dtype()), s.w.d, w.data_ptr(), s.y.d, dy.data_ptr(),
@@ -509,10 +280,10 @@ void conv2d_backward_weight(OpCall& call) {
   const int device = dw.device().index;
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);
-  if (run_graph_pass(Pass::backward_filter, x, dw, dy, call.attrs<Conv2dAttrs>(), h)) return;
+  if (run_graph_pass(ConvPass::backward_filter, x, dw, dy, call.attrs<Conv2dAttrs>(), h)) return;
   ConvSetup s;
   setup(s, x, dw, dy, call.attrs<Conv2dAttrs>());
-  Choice c = choose(Pass::backward_filter, s, x, dw, dy, h);
+  Choice c = choose(ConvPass::backward_filter, s, x, dw, dy, h);
   Tensor ws = workspace_tensor(c.workspace, dw.device());
   Scalars k;
   HEARTH_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, k.one(x.dtype()), s.x.d, x.data_ptr(), s.y.d, dy.data_ptr(),

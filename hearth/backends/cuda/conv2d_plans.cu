@@ -1,0 +1,226 @@
+// One execution plan per (pass, shapes, layout, dtype, pointer alignment, TF32,
+// epilogue), built on first use and replayed: a call then costs one variant
+// pack and one cudnnBackendExecute on the host, against the legacy entry
+// points' descriptor set-up and per-call planning (~150 us a convolution on
+// the host, which bound ResNet-50's eager step). Shapes no engine takes,
+// float64, strided tensors and HEARTH_CUDNN_BENCHMARK keep the legacy path;
+// HEARTH_CUDNN_LEGACY=1 forces it everywhere (for comparisons).
+#include <array>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <tuple>
+
+#include "hearth/backends/cuda/conv2d_plans.h"
+#include "hearth/backends/cuda/cudnn_graph.h"
+#include "hearth/backends/cuda/cudnn_util.h"
+#include "hearth/backends/cuda/gemm.h"
+#include "hearth/core/env.h"
+
+namespace hearth::cuda {
+namespace {
+
+namespace graph = cudnn_graph;
+
+// (device, plan kind, dtype, geometry): the kinds are the three passes and the fused forward.
+using PlanKey = std::tuple<int, int, DType, std::vector<int64_t>>;
+constexpr int kFusedForward = 3;
+
+// The cached plan for `key`, built by `build` on first use (nullptr, cached
+// too, when no engine takes the graph).
+std::shared_ptr<graph::ExecutionPlan> cached_plan(PlanKey key,
+                                                  const std::function<std::shared_ptr<graph::ExecutionPlan>()>& build) {
+  static std::mutex mutex;
+  static std::map<PlanKey, std::shared_ptr<graph::ExecutionPlan>> cache;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = cache.find(key);
+    if (it != cache.end()) return it->second;
+  }
+  std::shared_ptr<graph::ExecutionPlan> plan = build();
+  std::lock_guard<std::mutex> lock(mutex);
+  cache[std::move(key)] = plan;
+  return plan;
+}
+
+// Strides of a tensor of these dims, dense in NCHW or NHWC order.
+std::array<int64_t, 4> dense_strides(const Shape& d, bool nhwc) {
+  if (!nhwc) return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+  return {d[1] * d[2] * d[3], 1, d[3] * d[1], d[1]};
+}
+
+// Dense in the format (strides of size-1 dims are free).
+bool dense_in(const Tensor& t, bool nhwc) {
+  const std::array<int64_t, 4> want = dense_strides(t.shape(), nhwc);
+  for (int i = 0; i < 4; ++i)
+    if (t.shape()[i] != 1 && t.strides()[i] != want[i]) return false;
+  return true;
+}
+
+bool graph_path_wanted(const Tensor& x, const Tensor& w, const Tensor& y) {
+  static const bool legacy = env_flag("HEARTH_CUDNN_LEGACY");
+  if (legacy || cudnn_benchmark_mode() || x.dtype() == DType::float64) return false;
+  const bool nhwc = channels_last(x);
+  return dense_in(x, nhwc) && dense_in(w, nhwc) && dense_in(y, nhwc);
+}
+
+enum : int64_t { kUidX = 1, kUidW = 2, kUidY = 3, kUidBias = 4, kUidResidual = 5, kUidFirstVirtual = 100 };
+
+// What every plan of a convolution is keyed by: the shapes of x, w and y, the
+// geometry, the layout, TF32, and the alignment of each pointer it binds.
+std::vector<int64_t> conv_geometry(const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a) {
+  std::vector<int64_t> g(x.shape().begin(), x.shape().end());
+  g.insert(g.end(), w.shape().begin(), w.shape().end());
+  g.insert(g.end(), y.shape().begin(), y.shape().end());
+  g.insert(g.end(), {a.stride[0], a.stride[1], a.padding[0], a.padding[1], a.dilation[0], a.dilation[1],
+                     channels_last(x) ? 1 : 0, tf32_allowed() ? 1 : 0, graph::pointer_alignment(x.data_ptr()),
+                     graph::pointer_alignment(w.data_ptr()), graph::pointer_alignment(y.data_ptr())});
+  return g;
+}
+
+// A tensor descriptor dense in the call's layout.
+graph::Descriptor tensor_spec(int64_t uid, const Shape& shape, cudnnDataType_t type, bool nhwc, int64_t align,
+                              bool is_virtual = false) {
+  const std::array<int64_t, 4> strides = dense_strides(shape, nhwc);
+  return graph::make_tensor(graph::TensorSpec{uid, type, std::vector<int64_t>(shape.begin(), shape.end()),
+                                              std::vector<int64_t>(strides.begin(), strides.end()), align, is_virtual});
+}
+
+graph::Descriptor convolution(const Conv2dAttrs& a) {
+  return graph::make_convolution(graph::ConvGeometry{
+      {a.padding[0], a.padding[1]}, {a.stride[0], a.stride[1]}, {a.dilation[0], a.dilation[1]}, CUDNN_DATA_FLOAT});
+}
+
+graph::EngineFilter engine_filter(DType dtype, bool allow_runtime_compiled) {
+  graph::EngineFilter filter;
+  filter.allow_tensor_core = dtype != DType::float32 || tf32_allowed();
+  filter.allow_runtime_compiled = allow_runtime_compiled;
+  filter.max_workspace = static_cast<int64_t>(kMaxConvWorkspace);
+  return filter;
+}
+
+void execute(const graph::ExecutionPlan& plan, cudnnHandle_t h, const std::vector<int64_t>& uids,
+             const std::vector<void*>& data, Device device) {
+  Tensor ws = workspace_tensor(static_cast<size_t>(plan.workspace_bytes()), device);
+  plan.execute(h, uids, data, ws.defined() ? ws.data_ptr() : nullptr);
+}
+
+// The plan for one pass; nullptr: no engine.
+std::shared_ptr<graph::ExecutionPlan> pass_plan(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
+                                                const Conv2dAttrs& a, cudnnHandle_t h) {
+  PlanKey key{x.device().index, static_cast<int>(pass), x.dtype(), conv_geometry(x, w, y, a)};
+  return cached_plan(std::move(key), [&] {
+    const bool nhwc = channels_last(x);
+    const cudnnDataType_t dt = cudnn_dtype(x.dtype());
+    graph::Descriptor tx = tensor_spec(kUidX, x.shape(), dt, nhwc, graph::pointer_alignment(x.data_ptr()));
+    graph::Descriptor tw = tensor_spec(kUidW, w.shape(), dt, nhwc, graph::pointer_alignment(w.data_ptr()));
+    graph::Descriptor ty = tensor_spec(kUidY, y.shape(), dt, nhwc, graph::pointer_alignment(y.data_ptr()));
+    graph::Descriptor conv = convolution(a);
+    std::vector<graph::Descriptor> ops;
+    const char* what = "conv2d forward";
+    if (pass == ConvPass::forward) {
+      ops.push_back(graph::conv_forward_op(conv, tx, tw, ty, CUDNN_DATA_FLOAT));
+    } else if (pass == ConvPass::backward_data) {
+      ops.push_back(graph::conv_backward_data_op(conv, ty, tw, tx, CUDNN_DATA_FLOAT));
+      what = "conv2d backward-data";
+    } else {
+      ops.push_back(graph::conv_backward_filter_op(conv, tx, ty, tw, CUDNN_DATA_FLOAT));
+      what = "conv2d backward-filter";
+    }
+    return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), false), what);
+  });
+}
+
+// ---- fused epilogues -----------------------------------------------------------
+// The forward with its bias, residual and ReLU as one graph: conv -> (+ bias)
+// -> (+ residual) -> (ReLU) -> y, the intermediates virtual in float and y
+// rounded once. cuDNN's runtime-fusion engines compile such a graph into the
+// convolution's epilogue (NVRTC, once per shape), which saves the separate
+// pass that reads and writes the whole output (VGG's bias + ReLU, ResNet's
+// folded batch norm + add + ReLU at inference). Shapes without such an engine
+// keep the convolution and an elementwise pass. The fused graphs are opt-in
+// (HEARTH_CUDNN_FUSION=1) until their engines' speed and their first-use
+// compile time are measured against that pair on each GPU generation.
+bool fusion_wanted() {
+  static const bool on = env_flag("HEARTH_CUDNN_FUSION");
+  return on;
+}
+
+std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const Tensor& w, const Tensor& y,
+                                                         const Tensor& bias, const Tensor& residual,
+                                                         const Conv2dAttrs& a, cudnnHandle_t h) {
+  const int64_t ab = bias.defined() ? graph::pointer_alignment(bias.data_ptr()) : 0;
+  const int64_t ar = residual.defined() ? graph::pointer_alignment(residual.data_ptr()) : 0;
+  std::vector<int64_t> geometry = conv_geometry(x, w, y, a);
+  geometry.insert(geometry.end(), {ab, ar, a.relu ? 1 : 0});
+  PlanKey key{x.device().index, kFusedForward, x.dtype(), std::move(geometry)};
+  return cached_plan(std::move(key), [&] {
+    const bool nhwc = channels_last(x);
+    const cudnnDataType_t dt = cudnn_dtype(x.dtype());
+    const int steps = (bias.defined() ? 1 : 0) + (residual.defined() ? 1 : 0) + (a.relu ? 1 : 0);
+    int64_t next_virtual = kUidFirstVirtual;
+    int done = 0;
+    // The convolution and each step write a float virtual, the last one y itself.
+    auto output_of_step = [&] {
+      return ++done == steps + 1
+                 ? tensor_spec(kUidY, y.shape(), dt, nhwc, graph::pointer_alignment(y.data_ptr()))
+                 : tensor_spec(next_virtual++, y.shape(), CUDNN_DATA_FLOAT, nhwc, 16, /*is_virtual=*/true);
+    };
+    graph::Descriptor tx = tensor_spec(kUidX, x.shape(), dt, nhwc, graph::pointer_alignment(x.data_ptr()));
+    graph::Descriptor tw = tensor_spec(kUidW, w.shape(), dt, nhwc, graph::pointer_alignment(w.data_ptr()));
+    graph::Descriptor current = output_of_step();
+    std::vector<graph::Descriptor> ops;
+    ops.push_back(graph::conv_forward_op(convolution(a), tx, tw, current, CUDNN_DATA_FLOAT));
+    auto then = [&](cudnnPointwiseMode_t mode, const graph::Descriptor* operand) {
+      graph::Descriptor out = output_of_step();
+      ops.push_back(graph::pointwise_op(mode, current, operand, out));
+      current = std::move(out);
+    };
+    graph::Descriptor tb, tr;
+    if (bias.defined()) {
+      tb = tensor_spec(kUidBias, {1, y.size(1), 1, 1}, cudnn_dtype(bias.dtype()), nhwc, ab);
+      then(CUDNN_POINTWISE_ADD, &tb);
+    }
+    if (residual.defined()) {
+      tr = tensor_spec(kUidResidual, y.shape(), dt, nhwc, ar);
+      then(CUDNN_POINTWISE_ADD, &tr);
+    }
+    if (a.relu) then(CUDNN_POINTWISE_RELU_FWD, nullptr);
+    return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), true), "conv2d forward with its epilogue");
+  });
+}
+
+}  // namespace
+
+bool cudnn_benchmark_mode() { return env_flag("HEARTH_CUDNN_BENCHMARK"); }
+
+bool run_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a,
+                    cudnnHandle_t h) {
+  if (!graph_path_wanted(x, w, y)) return false;
+  std::shared_ptr<graph::ExecutionPlan> plan = pass_plan(pass, x, w, y, a, h);
+  if (!plan) return false;
+  execute(*plan, h, {kUidX, kUidW, kUidY}, {x.data_ptr(), w.data_ptr(), y.data_ptr()}, y.device());
+  return true;
+}
+
+bool run_fused_forward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& bias, const Tensor& residual,
+                       const Conv2dAttrs& a, cudnnHandle_t h) {
+  if (!fusion_wanted() || !graph_path_wanted(x, w, y)) return false;
+  if (residual.defined() && !dense_in(residual, channels_last(x))) return false;
+  std::shared_ptr<graph::ExecutionPlan> plan = fused_forward_plan(x, w, y, bias, residual, a, h);
+  if (!plan) return false;
+  std::vector<int64_t> uids{kUidX, kUidW, kUidY};
+  std::vector<void*> data{x.data_ptr(), w.data_ptr(), y.data_ptr()};
+  if (bias.defined()) {
+    uids.push_back(kUidBias);
+    data.push_back(bias.data_ptr());
+  }
+  if (residual.defined()) {
+    uids.push_back(kUidResidual);
+    data.push_back(residual.data_ptr());
+  }
+  execute(*plan, h, uids, data, y.device());
+  return true;
+}
+
+}  // namespace hearth::cuda
