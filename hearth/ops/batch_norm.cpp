@@ -130,7 +130,8 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
                        : relu        ? "BatchNormReluBackward"
                                      : "BatchNormBackward";
     autograd::record(node, {x, weight, bias, res}, {y},
-                     [sx = SavedTensor(x3), sw = SavedTensor(weight), sy, mean, invstd, attrs, layout,
+                     [sx = SavedTensor(x3), sw = SavedTensor(weight), sb = SavedTensor(relu ? bias : Tensor()), sy, mean,
+                      invstd, attrs, layout,
                       wdt = weight.defined() ? weight.dtype() : acc,
                       bdt = bias.defined() ? bias.dtype() : acc](const BackwardContext& c) {
                        Tensor xs = sx.unpack(c.name());
@@ -149,7 +150,8 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
                          return t.defined() ? layout.matrix_of_empty(t) : t;
                        };
                        if (s3[1] > 0)
-                         detail::run(bw_op, {g, xs, mean, invstd, w, ysaved},
+                         detail::run(bw_op,
+                                     {g, xs, mean, invstd, w, ysaved, detail::dense_detached(sb.unpack(c.name()))},
                                      {matrix_or_none(gx), gw, gb, matrix_or_none(gr)}, attrs);
                        return std::vector<Tensor>{gx, gw, gb, gr};
                      });

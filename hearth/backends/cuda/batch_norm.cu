@@ -53,8 +53,28 @@ struct BnFinalizeArgs {
   bool training;
 };
 
-// Per channel: batch (or running) statistics, running-statistic update, and the
-// affine map y = x * scale + shift, all in double.
+// Channel c's affine map y = x * scale + shift, in double from the statistics
+// as saved for backward (rounded to acc_t): backward recomputes the forward's
+// map from them bit for bit, for the fused ReLU's mask.
+template <typename D>
+__device__ __forceinline__ void bn_affine(acc_t<D> mean, acc_t<D> invstd, Param<D> w, Param<D> b, int64_t c,
+                                          acc_t<D>& scale, acc_t<D>& shift) {
+  const double sc = static_cast<double>(invstd) * static_cast<double>(w.get(c, 1));
+  scale = static_cast<acc_t<D>>(sc);
+  shift = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - static_cast<double>(mean) * sc);
+}
+
+// The map of every channel from the saved statistics (backward's ReLU mask).
+template <typename D>
+__global__ void batch_norm_affine_kernel(const acc_t<D>* __restrict__ mean, const acc_t<D>* __restrict__ invstd,
+                                         Param<D> w, Param<D> b, int64_t C, acc_t<D>* affine) {
+  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
+       c += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    bn_affine<D>(mean[c], invstd[c], w, b, c, affine[c], affine[C + c]);
+}
+
+// Per channel: batch (or running) statistics and the running-statistic update
+// in double, and the affine map y = x * scale + shift.
 template <typename D>
 __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x, BnFinalizeArgs a,
                                            Param<D> rm, Param<D> rv, Param<D> w, Param<D> b, acc_t<D>* mean_out,
@@ -81,9 +101,7 @@ __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const
     }
     mean_out[c] = static_cast<acc_t<D>>(mean);
     invstd_out[c] = static_cast<acc_t<D>>(invstd);
-    const double scale = invstd * static_cast<double>(w.get(c, 1));
-    affine[c] = static_cast<acc_t<D>>(scale);
-    affine[a.C + c] = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - mean * scale);
+    bn_affine<D>(mean_out[c], invstd_out[c], w, b, c, affine[c], affine[a.C + c]);
   }
 }
 
@@ -121,7 +139,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     if constexpr (kResidual) src[kInputs - 1] = res + row * S;
     Rows<D, VEC, false, kInputs> r(src, S, gp.t, tpr, true);
     r.store(y + row * S, [&](int64_t, A(&v)[kInputs]) {
-      const A bn = v[0] * scale + shift;
+      const A bn = bn_value(v[0], scale, shift);
       return bn_out<D>(kResidual ? plus_residual<D>(bn, v[kInputs - 1]) : bn, relu);
     });
   }
@@ -154,11 +172,12 @@ __global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, 
   }
 }
 
-// grad_x = k g + b (x - mean) + d over rows (n, c) of S elements; with kMasked,
-// g is masked by the fused ReLU's saved output y first.
-template <typename D, int VEC, bool kMasked>
+// grad_x = k g + b (x - mean) + d over rows (n, c) of S elements; g is masked
+// by the fused ReLU first where a mask is given (kSavedMask: the saved output
+// is a third input).
+template <typename D, int VEC, bool kSavedMask>
 __global__ void __launch_bounds__(kMaxRowThreads)
-    batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, const D* __restrict__ y,
+    batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, ReluMask<D> mask,
                                  D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C, int64_t S,
                                  int tpr) {
   using A = acc_t<D>;
@@ -166,14 +185,15 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   for (int64_t row : group_rows(R, tpr, gp)) {
     const int64_t c = row % C;
     const A k = coef[c], b = coef[C + c], m = coef[2 * C + c], d = coef[3 * C + c];
-    constexpr int kInputs = kMasked ? 3 : 2;
+    const A mscale = mask.affine ? mask.affine[c] : A(0), mshift = mask.affine ? mask.affine[C + c] : A(0);
+    constexpr int kInputs = kSavedMask ? 3 : 2;
     const D* src[kInputs];
     src[0] = g + row * S;
     src[1] = x + row * S;
-    if constexpr (kMasked) src[kInputs - 1] = y + row * S;
+    if constexpr (kSavedMask) src[kInputs - 1] = mask.y + row * S;
     Rows<D, VEC, false, kInputs> r(src, S, gp.t, tpr, true);
     r.store(gx + row * S, [&](int64_t, A(&v)[kInputs]) {
-      const A gv = kMasked ? relu_masked(v[0], v[kInputs - 1]) : v[0];
+      const A gv = relu_grad<D>(v[0], mask, v[kInputs - 1], v[1], mscale, mshift);
       return k * gv + b * (v[1] - m) + d;
     });
   }
@@ -201,7 +221,7 @@ __global__ void __launch_bounds__(256)
     P out;
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
-      const A bn = to_acc(in.v[e]) * scale[e] + shift[e];
+      const A bn = bn_value(to_acc(in.v[e]), scale[e], shift[e]);
       out.v[e] = from_acc<D>(bn_out<D>(kResidual ? plus_residual<D>(bn, to_acc(rin.v[e])) : bn, relu));
     }
     return out;
@@ -229,29 +249,31 @@ __global__ void __launch_bounds__(256)
   }
 }
 
-// S == 1: grad_x = k g + b (x - mean) + d, coef as batch_norm_grad_apply_kernel's.
+// S == 1: grad_x = k g + b (x - mean) + d, coef and mask as batch_norm_grad_apply_kernel's.
 template <typename D, int VEC>
 __global__ void __launch_bounds__(256)
-    batch_norm_grad_apply_rows_kernel(const D* __restrict__ g, const D* __restrict__ x, const D* __restrict__ mask,
+    batch_norm_grad_apply_rows_kernel(const D* __restrict__ g, const D* __restrict__ x, ReluMask<D> mask,
                                       D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
   const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
   if (c0 >= C) return;
-  A k[VEC], b[VEC], m[VEC], d[VEC];
+  A k[VEC], b[VEC], m[VEC], d[VEC], mscale[VEC], mshift[VEC];
 #pragma unroll
   for (int e = 0; e < VEC; ++e) {
     k[e] = coef[c0 + e];
     b[e] = coef[C + c0 + e];
     m[e] = coef[2 * C + c0 + e];
     d[e] = coef[3 * C + c0 + e];
+    mscale[e] = mask.affine ? mask.affine[c0 + e] : A(0);
+    mshift[e] = mask.affine ? mask.affine[C + c0 + e] : A(0);
   }
   auto apply = [&](const P& gv, const P& xv, const P& mv) {
     P out;
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
-      const A gm = mask ? relu_masked(to_acc(gv.v[e]), to_acc(mv.v[e])) : to_acc(gv.v[e]);
+      const A gm = relu_grad<D>(to_acc(gv.v[e]), mask, to_acc(mv.v[e]), to_acc(xv.v[e]), mscale[e], mshift[e]);
       out.v[e] = from_acc<D>(k[e] * gm + b[e] * (to_acc(xv.v[e]) - m[e]) + d[e]);
     }
     return out;
@@ -264,7 +286,7 @@ __global__ void __launch_bounds__(256)
     for (int u = 0; u < kInFlight; ++u) {
       gv[u] = *reinterpret_cast<const P*>(g + (r + u * step) * C + c0);
       xv[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
-      mv[u] = mask ? *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0) : gv[u];
+      mv[u] = mask.saved() ? *reinterpret_cast<const P*>(mask.y + (r + u * step) * C + c0) : gv[u];
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u)
@@ -272,7 +294,7 @@ __global__ void __launch_bounds__(256)
   }
   for (; r < R; r += step) {
     const P gv = *reinterpret_cast<const P*>(g + r * C + c0);
-    const P mv = mask ? *reinterpret_cast<const P*>(mask + r * C + c0) : gv;
+    const P mv = mask.saved() ? *reinterpret_cast<const P*>(mask.y + r * C + c0) : gv;
     *reinterpret_cast<P*>(gx + r * C + c0) = apply(gv, *reinterpret_cast<const P*>(x + r * C + c0), mv);
   }
 }
@@ -294,7 +316,7 @@ void batch_norm_forward(OpCall& call) {
     Partials partials;
     if (at.training)
       partials =
-          channel_partials<D>(xp, nullptr, nullptr, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
+          channel_partials<D>(xp, nullptr, ReluMask<D>{}, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
     Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
     const BnFinalizeArgs args{C, S, static_cast<double>(N * S), at.momentum, at.eps, at.training};
     batch_norm_finalize_kernel<D><<<finalize_blocks(C), finalize_block(), 0, s>>>(
@@ -351,13 +373,26 @@ void batch_norm_backward(OpCall& call) {
     const D* gp = static_cast<const D*>(g.data_ptr());
     const D* xp = static_cast<const D*>(x.data_ptr());
     const A* mp = static_cast<const A*>(mean.data_ptr());
-    const D* yp = relu ? static_cast<const D*>(call.in(5).data_ptr()) : nullptr;  // the fused ReLU's mask
     // The residual's gradient, the masked grad_y, is written by the partial-sum
     // pass (which then runs even where no sum is wanted: it is the one pass).
     D* rp = gr.defined() ? static_cast<D*>(gr.data_ptr()) : nullptr;
+    // The fused ReLU's mask: recomputed from x and the forward's map, or, with
+    // a residual (the output depends on it too), read off the saved output.
+    ReluMask<D> mask;
+    Tensor affine;
+    if (relu && rp) {
+      mask.y = static_cast<const D*>(call.in(5).data_ptr());
+    } else if (relu) {
+      affine = Tensor::empty({2, C}, mean.dtype(), dev);
+      batch_norm_affine_kernel<D><<<finalize_blocks(C), 256, 0, s>>>(mp, static_cast<const A*>(invstd.data_ptr()),
+                                                                     param<D>(call.in(4)), param<D>(call.in(6)), C,
+                                                                     static_cast<A*>(affine.data_ptr()));
+      HEARTH_CUDA_CHECK_LAUNCH();
+      mask.affine = static_cast<const A*>(affine.data_ptr());
+    }
     Partials partials;
     if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training) || rp))
-      partials = channel_partials<D>(gp, xp, yp, rp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
+      partials = channel_partials<D>(gp, xp, mask, rp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
     Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
     batch_norm_grad_finalize_kernel<D><<<finalize_blocks(C), finalize_block(), 0, s>>>(
         partials.view<A>(C), C, static_cast<double>(N * S), training, mp, static_cast<const A*>(invstd.data_ptr()),
@@ -369,26 +404,27 @@ void batch_norm_backward(OpCall& call) {
     if (rp) {
       // grad_x from the masked gradient just written: one read less than grad_y and y.
       gp = rp;
-      yp = nullptr;
+      mask = ReluMask<D>{};
     }
     if (S == 1) {
-      const int vec = row_vector<D>(C, {gp, xp, yp, op});
+      const int vec = row_vector<D>(C, {gp, xp, mask.y, op});
       const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);
       with_row_vector<D>(vec, [&](auto v) {
         batch_norm_grad_apply_rows_kernel<D, decltype(v)::value>
-            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(gp, xp, yp, op, cp, N, C);
+            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(gp, xp, mask, op, cp, N, C);
       });
     } else {
-      const RowPlan p = plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, yp ? yp : xp, op}, dev.index, false);
-      auto launch = [&](auto vec, auto masked) {
-        batch_norm_grad_apply_kernel<D, decltype(vec)::value, decltype(masked)::value>
-            <<<p.blocks, p.threads, 0, s>>>(gp, xp, yp, op, cp, N * C, C, S, p.tpr);
+      const RowPlan p =
+          plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, mask.y ? mask.y : xp, op}, dev.index, false);
+      auto launch = [&](auto vec, auto saved_mask) {
+        batch_norm_grad_apply_kernel<D, decltype(vec)::value, decltype(saved_mask)::value>
+            <<<p.blocks, p.threads, 0, s>>>(gp, xp, mask, op, cp, N * C, C, S, p.tpr);
       };
-      if (p.vec && yp)
+      if (p.vec && mask.saved())
         launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
       else if (p.vec)
         launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
-      else if (yp)
+      else if (mask.saved())
         launch(IntTag<1>{}, BoolTag<true>{});
       else
         launch(IntTag<1>{}, BoolTag<false>{});

@@ -54,12 +54,54 @@ __device__ __forceinline__ A relu_masked(A g, A y) {
   return y > A(0) ? g : A(0);
 }
 
+// The batch norm's value x * scale + shift as one rounding (an explicit fused
+// multiply-add, not left to the compiler's contraction): the forward and the
+// mask recomputed backward must agree bit for bit.
+template <typename A>
+__device__ __forceinline__ A bn_value(A x, A scale, A shift) {
+  if constexpr (sizeof(A) == sizeof(float))
+    return __fmaf_rn(x, scale, shift);
+  else
+    return __fma_rn(x, scale, shift);
+}
+
+// Whether the fused ReLU passed this element forward: its output, rounded to
+// D, is positive (NaN is not), which is what the saved output says.
+template <typename D>
+__device__ __forceinline__ bool relu_passed(acc_t<D> x, acc_t<D> scale, acc_t<D> shift) {
+  return to_acc(from_acc<D>(bn_value(x, scale, shift))) > acc_t<D>(0);
+}
+
+// Where backward's ReLU mask comes from. `y`: the saved output (y > 0), for
+// the fused residual, whose output depends on more than x. `affine`: the
+// forward's map [2][C] (scale, shift), recomputed from the saved statistics,
+// and x (the second input of the gradient sums): the mask then costs no read
+// of its own, a third less traffic for relu(batch_norm(x)) backward. Neither:
+// no ReLU.
+template <typename D>
+struct ReluMask {
+  const D* y = nullptr;
+  const acc_t<D>* affine = nullptr;
+  __host__ __device__ bool saved() const { return y != nullptr; }
+  __host__ __device__ bool any() const { return y != nullptr || affine != nullptr; }
+};
+
+// g masked by the ReLU: yv is the saved output (read when m.saved()), xv the
+// input, scale and shift the channel's map (used when m.affine is set).
+template <typename D>
+__device__ __forceinline__ acc_t<D> relu_grad(acc_t<D> g, const ReluMask<D>& m, acc_t<D> yv, acc_t<D> xv,
+                                             acc_t<D> scale, acc_t<D> shift) {
+  if (m.y) return relu_masked(g, yv);
+  if (m.affine) return relu_passed<D>(xv, scale, shift) ? g : acc_t<D>(0);
+  return g;
+}
+
 // S > 1. Block (split, channel) walks its units (row n, tile of S) with blockDim.x
 // threads along S and blockDim.y units at a time. Partials are [2][C][splits].
 // masked_out, when given, receives a as summed (masked by the ReLU): every
 // element is visited exactly once.
 template <typename D, typename Terms>
-__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
+__global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, ReluMask<D> mask,
                                         D* __restrict__ masked_out, int64_t N, int64_t C, int64_t S, int64_t tile,
                                         int64_t tiles, Terms terms, acc_t<D>* partials) {
   using A = acc_t<D>;
@@ -67,6 +109,7 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
   const int64_t splits = gridDim.x, units = N * tiles;
   for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
     const A ctr = terms.center(c);
+    const A mscale = mask.affine ? mask.affine[c] : A(0), mshift = mask.affine ? mask.affine[C + c] : A(0);
     A s[2] = {0, 0};
     for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; u < units; u += splits * blockDim.y) {
       const int64_t n = u / tiles, i0 = (u % tiles) * tile;
@@ -74,7 +117,7 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
       const int64_t row = (n * C + c) * S;
       for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
         const A bv = Terms::kTwoInputs ? to_acc(b[row + i]) : A(0);
-        const A av = mask ? relu_masked(to_acc(a[row + i]), to_acc(mask[row + i])) : to_acc(a[row + i]);
+        const A av = relu_grad<D>(to_acc(a[row + i]), mask, mask.y ? to_acc(mask.y[row + i]) : A(0), bv, mscale, mshift);
         if (masked_out) masked_out[row + i] = from_acc<D>(av);
         terms.add(ctr, av, bv, s[0], s[1]);
       }
@@ -96,7 +139,7 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
 // masked_out as channel_partials_kernel's.
 template <typename D, int VEC, typename Terms>
 __global__ void __launch_bounds__(256)
-    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, const D* __restrict__ mask,
+    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, ReluMask<D> mask,
                         D* __restrict__ masked_out, int64_t R, int64_t C, Terms terms, acc_t<D>* partials) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
@@ -105,11 +148,13 @@ __global__ void __launch_bounds__(256)
   const int64_t splits = gridDim.y, split = blockIdx.y;
   const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
   const bool active = c0 < C;
-  A ctr[VEC], s0[VEC], s1[VEC];
+  A ctr[VEC], s0[VEC], s1[VEC], mscale[VEC], mshift[VEC];
 #pragma unroll
   for (int e = 0; e < VEC; ++e) {
     ctr[e] = active ? terms.center(c0 + e) : A(0);
     s0[e] = s1[e] = 0;
+    mscale[e] = active && mask.affine ? mask.affine[c0 + e] : A(0);
+    mshift[e] = active && mask.affine ? mask.affine[C + c0 + e] : A(0);
   }
   if (active) {
     const int64_t r1 = R * (split + 1) / splits, step = blockDim.y;
@@ -120,16 +165,18 @@ __global__ void __launch_bounds__(256)
       for (int u = 0; u < kInFlight; ++u) {
         av[u] = *reinterpret_cast<const P*>(a + (r + u * step) * C + c0);
         if constexpr (Terms::kTwoInputs) bv[u] = *reinterpret_cast<const P*>(b + (r + u * step) * C + c0);
-        if (mask) mv[u] = *reinterpret_cast<const P*>(mask + (r + u * step) * C + c0);
+        if (mask.saved()) mv[u] = *reinterpret_cast<const P*>(mask.y + (r + u * step) * C + c0);
       }
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
         P out;
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
-          const A v = mask ? relu_masked(to_acc(av[u].v[e]), to_acc(mv[u].v[e])) : to_acc(av[u].v[e]);
+          const A xv = Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0);
+          const A v = relu_grad<D>(to_acc(av[u].v[e]), mask, mask.saved() ? to_acc(mv[u].v[e]) : A(0), xv, mscale[e],
+                                   mshift[e]);
           out.v[e] = from_acc<D>(v);
-          terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0), s0[e], s1[e]);
+          terms.add(ctr[e], v, xv, s0[e], s1[e]);
         }
         if (masked_out) *reinterpret_cast<P*>(masked_out + (r + u * step) * C + c0) = out;
       }
@@ -138,13 +185,14 @@ __global__ void __launch_bounds__(256)
       const P av = *reinterpret_cast<const P*>(a + r * C + c0);
       P bv = av, mv = av;
       if constexpr (Terms::kTwoInputs) bv = *reinterpret_cast<const P*>(b + r * C + c0);
-      if (mask) mv = *reinterpret_cast<const P*>(mask + r * C + c0);
+      if (mask.saved()) mv = *reinterpret_cast<const P*>(mask.y + r * C + c0);
       P out;
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
-        const A v = mask ? relu_masked(to_acc(av.v[e]), to_acc(mv.v[e])) : to_acc(av.v[e]);
+        const A xv = Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0);
+        const A v = relu_grad<D>(to_acc(av.v[e]), mask, mask.saved() ? to_acc(mv.v[e]) : A(0), xv, mscale[e], mshift[e]);
         out.v[e] = from_acc<D>(v);
-        terms.add(ctr[e], v, Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0), s0[e], s1[e]);
+        terms.add(ctr[e], v, xv, s0[e], s1[e]);
       }
       if (masked_out) *reinterpret_cast<P*>(masked_out + r * C + c0) = out;
     }
@@ -263,15 +311,15 @@ struct Partials {
 };
 
 // Launches the partial sums of [N, C, S]; N * S > 0. masked_out (optional)
-// receives a, masked by the ReLU where mask is given.
+// receives a, masked by the ReLU where a mask is given (affine masks need b = x).
 template <typename D, typename Terms>
-Partials channel_partials(const D* a, const D* b, const D* mask, D* masked_out, int64_t N, int64_t C, int64_t S,
+Partials channel_partials(const D* a, const D* b, ReluMask<D> mask, D* masked_out, int64_t N, int64_t C, int64_t S,
                           Terms terms, DType acc_dtype, Device dev, cudaStream_t s) {
   Partials out;
   if (S == 1) {
     // About four blocks per SM keep enough loads in flight; more only lengthen
     // the finalize's serial sum over splits.
-    const int vec = row_vector<D>(C, {a, b, mask, masked_out});
+    const int vec = row_vector<D>(C, {a, b, mask.y, masked_out});
     const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 4);
     out.splits = t.row_blocks;
     out.split_major = true;

@@ -37,8 +37,8 @@ bool run_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
                     cudnnHandle_t h);
 
 // The forward with its epilogue (bias, residual, ReLU: any of them defined or
-// set) as one fused graph, where HEARTH_CUDNN_FUSION=1 asks for it and an
-// engine takes it; false otherwise.
+// set) as one fused graph, where an engine takes it (and HEARTH_CUDNN_FUSION
+// is not 0); false otherwise.
 bool run_fused_forward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& bias, const Tensor& residual,
                        const Conv2dAttrs& a, cudnnHandle_t h);
 
