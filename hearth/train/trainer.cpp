@@ -108,6 +108,12 @@ ForwardOutput image_classification_forward(nn::Module& model, const data::Batch&
 
 ForwardOutput Trainer::run_forward(const data::Batch& batch) {
   data::Batch on_device = to_device(batch, device_.device);
+  // Images in the model's layout (a no-op when the loader made them so):
+  // its convolutions take their layout from their input.
+  if (image_memory_format_ == MemoryFormat::channels_last && on_device.contains(data::field::kPixelValues)) {
+    Tensor& pixels = on_device[data::field::kPixelValues];
+    if (pixels.dim() == 4) pixels = pixels.contiguous(MemoryFormat::channels_last);
+  }
   ForwardOutput out =
       options_.forward ? options_.forward(*model_, on_device) : image_classification_forward(*model_, on_device);
   HEARTH_CHECK(out.loss.defined() && out.loss.numel() == 1, ValueError,
