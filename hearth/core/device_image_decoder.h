@@ -50,10 +50,12 @@ struct ImageBatchFormat {
 };
 
 // One image of a batch: its encoded file (host memory the caller keeps alive
-// during the call) and what to make of it.
+// during the call), its size as the file's header gives it, and what to make
+// of it. No file (data null): the caller wants the image made on the host.
 struct EncodedImageJob {
   const uint8_t* data = nullptr;
   size_t size = 0;
+  int64_t height = 0, width = 0;
   ImageResampling resampling;
 };
 

@@ -61,6 +61,8 @@ Batch DeviceImageBatches::build(const int64_t* indices, size_t count, int64_t ep
       jobs[i].data = s.image.bytes().data();
       jobs[i].size = s.image.bytes().size();
     }
+    jobs[i].height = s.plan.image_height;
+    jobs[i].width = s.plan.image_width;
     jobs[i].resampling = s.plan.resampling();
   }
 
