@@ -79,7 +79,7 @@ struct DataLoaderOptions {
   // image batches may be finished there (see above), pixel_values in
   // image_dtype (float32 or bfloat16) and image_memory_format; batches built
   // on the host keep float32, contiguous, as the transforms make them.
-  Device device;
+  Device device{};
   DType image_dtype = DType::float32;
   MemoryFormat image_memory_format = MemoryFormat::contiguous;
 };
