@@ -20,10 +20,16 @@ Registry& registry() {
 
 }  // namespace
 
-void register_device_image_decoder(DeviceKind kind, DeviceImageDecoderFactory factory) {
+void forget_device_image_decoders(DeviceKind kind) {
   Registry& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   for (auto it = r.made.begin(); it != r.made.end();) it = it->first.first == kind.id ? r.made.erase(it) : ++it;
+}
+
+void register_device_image_decoder(DeviceKind kind, DeviceImageDecoderFactory factory) {
+  forget_device_image_decoders(kind);
+  Registry& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
   if (factory)
     r.factories[kind.id] = std::move(factory);
   else

@@ -91,4 +91,8 @@ void register_device_image_decoder(DeviceKind kind, DeviceImageDecoderFactory fa
 // the factory's, or that no decoder is registered for the device's kind.
 DeviceImageDecoderChoice device_image_decoder(const Device& device);
 
+// Forgets the decoders made for `kind`, so the next request makes them again
+// (a test that changes the variables a decoder reads when it is made).
+void forget_device_image_decoders(DeviceKind kind);
+
 }  // namespace hearth

@@ -44,8 +44,9 @@ inline std::vector<uint8_t> photo_like_rgb(int width, int height, uint32_t seed)
   return rgb;
 }
 
-inline std::vector<uint8_t> encode_jpeg(int width, int height, const JpegOptions& o, uint32_t seed = 1) {
-  std::vector<uint8_t> rgb = photo_like_rgb(width, height, seed);
+// `rgb`: width x height pixels, R, G, B bytes each.
+inline std::vector<uint8_t> encode_jpeg_pixels(const std::vector<uint8_t>& rgb, int width, int height,
+                                               const JpegOptions& o) {
   jpeg_compress_struct c{};
   jpeg_error_mgr err{};
   c.err = jpeg_std_error(&err);
@@ -65,7 +66,7 @@ inline std::vector<uint8_t> encode_jpeg(int width, int height, const JpegOptions
   if (o.progressive) jpeg_simple_progression(&c);
   jpeg_start_compress(&c, TRUE);
   while (c.next_scanline < c.image_height) {
-    JSAMPROW row = rgb.data() + static_cast<size_t>(c.next_scanline) * width * 3;
+    JSAMPROW row = const_cast<JSAMPROW>(rgb.data() + static_cast<size_t>(c.next_scanline) * width * 3);
     jpeg_write_scanlines(&c, &row, 1);
   }
   jpeg_finish_compress(&c);
@@ -73,6 +74,10 @@ inline std::vector<uint8_t> encode_jpeg(int width, int height, const JpegOptions
   jpeg_destroy_compress(&c);
   std::free(buffer);
   return out;
+}
+
+inline std::vector<uint8_t> encode_jpeg(int width, int height, const JpegOptions& o, uint32_t seed = 1) {
+  return encode_jpeg_pixels(photo_like_rgb(width, height, seed), width, height, o);
 }
 
 }  // namespace hearth::testing
