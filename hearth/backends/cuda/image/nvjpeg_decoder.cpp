@@ -3,6 +3,7 @@
 #include <cublasLt.h>
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 
@@ -41,6 +42,21 @@ std::string cublaslt_folder() {
   Dl_info info{};
   if (dladdr(reinterpret_cast<void*>(&cublasLtGetVersion), &info) == 0 || info.dli_fname == nullptr) return {};
   return std::filesystem::path(info.dli_fname).parent_path().string();
+}
+
+// HEARTH_NVJPEG_HARDWARE_SHARE: the share of each batch's images the engines
+// take when both decoders are there (default 1: all they support). Below 1
+// the rest go to the hybrid decoder at the same time, on the GPU's cores,
+// which adds throughput where the engines are the limit and takes compute
+// from whatever else runs on the GPU.
+double hardware_share() {
+  const std::string v = env_string("HEARTH_NVJPEG_HARDWARE_SHARE");
+  if (v.empty()) return 1.0;
+  char* end = nullptr;
+  const double share = std::strtod(v.c_str(), &end);
+  HEARTH_CHECK(end != v.c_str() && *end == '\0' && share >= 0.0 && share <= 1.0, ValueError,
+               "[nvjpeg] HEARTH_NVJPEG_HARDWARE_SHARE must be a number from 0 to 1, got \"", v, "\"");
+  return share;
 }
 
 enum class BackendChoice { automatic, hardware, hybrid };
@@ -86,6 +102,7 @@ std::unique_ptr<NvjpegDecoder> NvjpegDecoder::open(int device, std::string* erro
     return nvjpeg::kImplementationNotSupported;
   };
   const BackendChoice choice = backend_choice();
+  d->hardware_share_ = hardware_share();
   bool interpolated_hw = false, interpolated_hybrid = false;
   if (choice != BackendChoice::hybrid) {
     // Fails on GPUs without JPEG engines: the hybrid decoder does it all then.
@@ -120,7 +137,10 @@ std::string NvjpegDecoder::description() const {
   if (hardware_ != nullptr) {
     os << "the GPU's JPEG engines";
     if (engines_ > 0) os << " (" << engines_ << ")";
-    os << (hybrid_ != nullptr ? ", GPU-hybrid decoding for the images they do not take" : " only");
+    if (hybrid_ != nullptr && hardware_share_ < 1.0)
+      os << " for " << static_cast<int>(hardware_share_ * 100 + 0.5) << "% of the images, GPU-hybrid decoding for the rest";
+    else
+      os << (hybrid_ != nullptr ? ", GPU-hybrid decoding for the images they do not take" : " only");
   } else {
     os << "GPU-hybrid decoding (no JPEG engines in use)";
   }
@@ -214,6 +234,11 @@ std::vector<char> NvjpegDecoder::Session::decode(const std::vector<const uint8_t
       on_engines.push_back(i);
     else if (hybrid_)
       on_hybrid.push_back(i);
+  }
+  if (hybrid_ && decoder_.hardware_share_ < 1.0) {
+    const auto keep = static_cast<size_t>(decoder_.hardware_share_ * static_cast<double>(on_engines.size()) + 0.5);
+    on_hybrid.insert(on_hybrid.end(), on_engines.begin() + static_cast<std::ptrdiff_t>(keep), on_engines.end());
+    on_engines.resize(keep);
   }
   if (hardware_ && !on_engines.empty()) {
     if (decode_group(*hardware_, on_engines, data, sizes, destinations, stream)) {

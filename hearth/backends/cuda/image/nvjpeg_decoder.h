@@ -8,7 +8,9 @@
 // the engines get what they support, the hybrid decoder the others and
 // anything the engines fail on; an image neither decodes is reported back,
 // for the caller to make another way. HEARTH_NVJPEG_BACKEND=hardware or
-// hybrid uses one decoder only (tests and benchmarks compare them).
+// hybrid uses one decoder only (tests and benchmarks compare them), and
+// HEARTH_NVJPEG_HARDWARE_SHARE below 1 sends that share of a batch to the
+// engines and the rest to the hybrid decoder at the same time.
 //
 // The library handles are shared (nvJPEG's handle is thread-safe); each
 // caller thread takes a Session, its own decoding states and parse stream.
@@ -76,6 +78,7 @@ class NvjpegDecoder {
   nvjpeg::Handle hardware_ = nullptr;  // the JPEG engines, where the GPU has them
   nvjpeg::Handle hybrid_ = nullptr;    // GPU-hybrid (or the library's default)
   unsigned engines_ = 0, cores_per_engine_ = 0;
+  double hardware_share_ = 1.0;  // HEARTH_NVJPEG_HARDWARE_SHARE
   bool interpolated_chroma_ = false;
 };
 
