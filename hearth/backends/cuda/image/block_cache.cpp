@@ -6,6 +6,8 @@
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace hearth::cuda {
 namespace {
@@ -64,6 +66,19 @@ void give_block(BlockKind kind, void* ptr) {
   auto it = c.blocks.find(ptr);
   if (it == c.blocks.end() || it->second.kind != kind) return;  // not ours: leave it alone
   c.free.emplace(std::make_tuple(static_cast<int>(kind), it->second.device, it->second.nbytes), ptr);
+}
+
+namespace {
+thread_local std::vector<std::pair<BlockKind, void*>> t_held;
+}  // namespace
+
+void give_block_after_sync(BlockKind kind, void* ptr) {
+  if (ptr != nullptr) t_held.emplace_back(kind, ptr);
+}
+
+void release_blocks_held() {
+  for (const auto& [kind, ptr] : t_held) give_block(kind, ptr);
+  t_held.clear();
 }
 
 }  // namespace hearth::cuda

@@ -21,7 +21,14 @@ enum class BlockKind { device, pinned_host };
 // a cached one when one fits without wasting more than half of it. Null
 // when CUDA cannot give the memory.
 void* take_block(BlockKind kind, size_t nbytes);
-// Returns a block from take_block to the cache.
+// Returns a block from take_block to the cache: no work may be pending on it.
 void give_block(BlockKind kind, void* ptr);
+
+// For blocks freed by a library (nvJPEG) in the middle of work it queued on
+// the calling thread's stream, as cudaFree allows (it waits for the device):
+// the block is held by this thread until release_blocks_held(), which the
+// caller calls once that stream has finished.
+void give_block_after_sync(BlockKind kind, void* ptr);
+void release_blocks_held();
 
 }  // namespace hearth::cuda

@@ -87,6 +87,8 @@ class CudaImageDecoder final : public DeviceImageDecoder {
     ~Lease() {
       cudaStreamSynchronize(s_->stream);
       (void)cudaGetLastError();
+      // What nvJPEG freed during the call: its work on the stream is done.
+      release_blocks_held();
       std::lock_guard<std::mutex> lock(d_.mu_);
       d_.idle_.push_back(std::move(s_));
     }

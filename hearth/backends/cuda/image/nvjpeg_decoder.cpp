@@ -17,12 +17,15 @@ namespace {
 using nvjpeg::Status;
 
 // nvJPEG's memory, through the caches that never free mid-run (block_cache.h).
+// nvJPEG frees a buffer as cudaFree would, with its work on the caller's
+// stream possibly still running: the block is reused only after that stream
+// has finished (the decoder's caller releases it then).
 int device_malloc(void** p, size_t n) {
   *p = take_block(BlockKind::device, n);
   return *p != nullptr ? 0 : 1;
 }
 int device_free(void* p) {
-  give_block(BlockKind::device, p);
+  give_block_after_sync(BlockKind::device, p);
   return 0;
 }
 int pinned_malloc(void** p, size_t n, unsigned) {
@@ -30,7 +33,7 @@ int pinned_malloc(void** p, size_t n, unsigned) {
   return *p != nullptr ? 0 : 1;
 }
 int pinned_free(void* p) {
-  give_block(BlockKind::pinned_host, p);
+  give_block_after_sync(BlockKind::pinned_host, p);
   return 0;
 }
 nvjpeg::DevAllocator g_device_allocator{device_malloc, device_free};
