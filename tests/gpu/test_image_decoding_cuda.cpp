@@ -23,6 +23,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -280,6 +281,30 @@ TEST_F(ImageDecodingCuda, HardwareEnginesAndHybridDecoderAgree) {
   const Levels between = compare(runs[0], runs[1]);
   std::printf("[ image pipeline ] hardware against hybrid: mean %.3f, max %.2f levels\n", between.mean, between.max);
   EXPECT_LT(between.mean, 1.5);
+}
+
+TEST_F(ImageDecodingCuda, WithoutNvjpegTheCpuDecodesAndOneLineSaysWhy) {
+  HEARTH_REQUIRE_CUDA();
+  hearth::bench::write_synthetic_jpegs(dir_.path(), 12, 200, 150, 2);
+  std::ostringstream log;
+  set_image_decoder_log(&log);
+  {
+    ScopedEnv missing("HEARTH_NVJPEG_LIBRARY", "/nowhere/libnvjpeg.so.13");
+    forget_device_image_decoders(cuda0().kind);
+    const Epoch fell_back = run_epoch(train_set(dir_.path(), 64), cuda0(), DType::float32, MemoryFormat::contiguous, 0);
+    EXPECT_FALSE(fell_back.on_device);
+    const Epoch cpu = run_epoch(train_set(dir_.path(), 64), Device(), DType::float32, MemoryFormat::contiguous, 0);
+    EXPECT_EQ(fell_back.labels, cpu.labels);
+    EXPECT_TRUE(fell_back.pixels == cpu.pixels) << "the CPU path's batches, unchanged";
+  }
+  forget_device_image_decoders(cuda0().kind);
+  set_image_decoder_log(&std::cerr);
+  const std::string said = log.str();
+  EXPECT_NE(said.find("hearth: images are decoded on the CPU, not on cuda:0: nvJPEG could not be loaded (tried "
+                      "/nowhere/libnvjpeg.so.13"),
+            std::string::npos)
+      << said;
+  EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
 }
 
 TEST_F(ImageDecodingCuda, TrainerStepsOnGpuDecodedBatches) {
