@@ -59,12 +59,22 @@ struct GrowingBuffer {
 struct CallState {
   std::unique_ptr<NvjpegDecoder::Session> session;
   cudaStream_t stream = nullptr;
+  // Waited on by sleeping, not spinning: a dozen workers spinning while the
+  // device decodes would take the cores the training thread needs.
+  cudaEvent_t finished = nullptr;
   GrowingBuffer decoded{BlockKind::device};
   GrowingBuffer staging_host{BlockKind::pinned_host};
   GrowingBuffer staging_device{BlockKind::device};
 
   ~CallState() {
+    if (finished != nullptr) cudaEventDestroy(finished);
     if (stream != nullptr) cudaStreamDestroy(stream);
+  }
+
+  // Waits, asleep, until everything queued on the stream has run.
+  cudaError_t wait() {
+    const cudaError_t recorded = cudaEventRecord(finished, stream);
+    return recorded != cudaSuccess ? recorded : cudaEventSynchronize(finished);
   }
 };
 
@@ -85,7 +95,7 @@ class CudaImageDecoder final : public DeviceImageDecoder {
    public:
     explicit Lease(CudaImageDecoder& d) : d_(d), s_(d.take_state()) {}
     ~Lease() {
-      cudaStreamSynchronize(s_->stream);
+      s_->wait();
       (void)cudaGetLastError();
       // What nvJPEG freed during the call: its work on the stream is done.
       release_blocks_held();
@@ -111,6 +121,7 @@ class CudaImageDecoder final : public DeviceImageDecoder {
     auto s = std::make_unique<CallState>();
     s->session = nvjpeg_->new_session();
     HEARTH_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
+    HEARTH_CUDA_CHECK(cudaEventCreateWithFlags(&s->finished, cudaEventBlockingSync | cudaEventDisableTiming));
     return s;
   }
 
@@ -210,7 +221,7 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
   launch_resample_batch(reinterpret_cast<const ResampleSource*>(dev), static_cast<int64_t>(n), format,
                         storage->data(), call.stream);
   // Complete before it is handed over: the training stream may use it at once.
-  const cudaError_t err = cudaStreamSynchronize(call.stream);
+  const cudaError_t err = call.wait();
   HEARTH_CHECK(err == cudaSuccess, DeviceError, "[cuda] decoding a batch of ", n, " images on cuda:", device_,
                " failed: ", cudaGetErrorString(err), " (", nvjpeg_->description(),
                "; HEARTH_IMAGE_DECODER=cpu decodes on the CPU)");
