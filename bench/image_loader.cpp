@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
 static int run(int argc, char** argv) {
   bool plain_collate = false;
   hearth::bench::DeviceLoaderOptions device_options;
-  std::optional<Device> device;
+  std::optional<std::string> device_spec;  // resolved once the flags are read (after any --synthesize)
   // Flags first, then the positional arguments.
   while (argc >= 2 && std::string(argv[1]).rfind("--", 0) == 0 && std::string(argv[1]) != "--stages") {
     const std::string flag = argv[1];
@@ -72,7 +72,7 @@ static int run(int argc, char** argv) {
     } else if (flag == "--plain-collate") {
       plain_collate = true;
     } else if (flag == "--device" && argc >= 3) {
-      device = resolve_device(argv[2]);
+      device_spec = argv[2];
       used = 2;
     } else if (flag == "--bf16") {
       device_options.bf16_channels_last = true;
@@ -88,6 +88,7 @@ static int run(int argc, char** argv) {
     argv += used;
     argc -= used;
   }
+  const std::optional<Device> device = device_spec ? std::optional<Device>(resolve_device(*device_spec)) : std::nullopt;
   if (argc >= 3 && std::string(argv[1]) == "--stages") {
     const int64_t size = argc > 3 ? std::atoll(argv[3]) : 224, batch_size = argc > 4 ? std::atoll(argv[4]) : 32;
     if (!device) return run_stages(argv[2], size, batch_size);
