@@ -53,26 +53,6 @@ struct BnFinalizeArgs {
   bool training;
 };
 
-// Channel c's affine map y = x * scale + shift, in double from the statistics
-// as saved for backward (rounded to acc_t): backward recomputes the forward's
-// map from them bit for bit, for the fused ReLU's mask.
-template <typename D>
-__device__ __forceinline__ void bn_affine(acc_t<D> mean, acc_t<D> invstd, Param<D> w, Param<D> b, int64_t c,
-                                          acc_t<D>& scale, acc_t<D>& shift) {
-  const double sc = static_cast<double>(invstd) * static_cast<double>(w.get(c, 1));
-  scale = static_cast<acc_t<D>>(sc);
-  shift = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - static_cast<double>(mean) * sc);
-}
-
-// The map of every channel from the saved statistics (backward's ReLU mask).
-template <typename D>
-__global__ void batch_norm_affine_kernel(const acc_t<D>* __restrict__ mean, const acc_t<D>* __restrict__ invstd,
-                                         Param<D> w, Param<D> b, int64_t C, acc_t<D>* affine) {
-  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
-       c += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    bn_affine<D>(mean[c], invstd[c], w, b, c, affine[c], affine[C + c]);
-}
-
 // Per channel: batch (or running) statistics and the running-statistic update
 // in double, and the affine map y = x * scale + shift.
 template <typename D>
@@ -101,7 +81,7 @@ __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const
     }
     mean_out[c] = static_cast<acc_t<D>>(mean);
     invstd_out[c] = static_cast<acc_t<D>>(invstd);
-    bn_affine<D>(mean_out[c], invstd_out[c], w, b, c, affine[c], affine[a.C + c]);
+    bn_affine<D>(mean_out[c], invstd_out[c], w, b, c, affine[c], affine[a.C + c]);  // as backward recomputes it
   }
 }
 
@@ -185,7 +165,8 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   for (int64_t row : group_rows(R, tpr, gp)) {
     const int64_t c = row % C;
     const A k = coef[c], b = coef[C + c], m = coef[2 * C + c], d = coef[3 * C + c];
-    const A mscale = mask.affine ? mask.affine[c] : A(0), mshift = mask.affine ? mask.affine[C + c] : A(0);
+    A mscale, mshift;
+    mask.map(c, mscale, mshift);
     constexpr int kInputs = kSavedMask ? 3 : 2;
     const D* src[kInputs];
     src[0] = g + row * S;
@@ -266,8 +247,7 @@ __global__ void __launch_bounds__(256)
     b[e] = coef[C + c0 + e];
     m[e] = coef[2 * C + c0 + e];
     d[e] = coef[3 * C + c0 + e];
-    mscale[e] = mask.affine ? mask.affine[c0 + e] : A(0);
-    mshift[e] = mask.affine ? mask.affine[C + c0 + e] : A(0);
+    mask.map(c0 + e, mscale[e], mshift[e]);
   }
   auto apply = [&](const P& gv, const P& xv, const P& mv) {
     P out;
@@ -379,16 +359,14 @@ void batch_norm_backward(OpCall& call) {
     // The fused ReLU's mask: recomputed from x and the forward's map, or, with
     // a residual (the output depends on it too), read off the saved output.
     ReluMask<D> mask;
-    Tensor affine;
     if (relu && rp) {
       mask.y = static_cast<const D*>(call.in(5).data_ptr());
     } else if (relu) {
-      affine = Tensor::empty({2, C}, mean.dtype(), dev);
-      batch_norm_affine_kernel<D><<<finalize_blocks(C), 256, 0, s>>>(mp, static_cast<const A*>(invstd.data_ptr()),
-                                                                     param<D>(call.in(4)), param<D>(call.in(6)), C,
-                                                                     static_cast<A*>(affine.data_ptr()));
-      HEARTH_CUDA_CHECK_LAUNCH();
-      mask.affine = static_cast<const A*>(affine.data_ptr());
+      mask.from_x = true;
+      mask.mean = mp;
+      mask.invstd = static_cast<const A*>(invstd.data_ptr());
+      mask.w = param<D>(call.in(4));
+      mask.b = param<D>(call.in(6));
     }
     Partials partials;
     if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training) || rp))

@@ -72,27 +72,45 @@ __device__ __forceinline__ bool relu_passed(acc_t<D> x, acc_t<D> scale, acc_t<D>
   return to_acc(from_acc<D>(bn_value(x, scale, shift))) > acc_t<D>(0);
 }
 
+// Channel c's affine map y = x * scale + shift, in double from the statistics
+// as saved for backward (rounded to acc_t): the forward computes its map this
+// way, so backward recomputes it bit for bit, for the fused ReLU's mask.
+template <typename D>
+__device__ __forceinline__ void bn_affine(acc_t<D> mean, acc_t<D> invstd, Param<D> w, Param<D> b, int64_t c,
+                                          acc_t<D>& scale, acc_t<D>& shift) {
+  const double sc = static_cast<double>(invstd) * static_cast<double>(w.get(c, 1));
+  scale = static_cast<acc_t<D>>(sc);
+  shift = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - static_cast<double>(mean) * sc);
+}
+
 // Where backward's ReLU mask comes from. `y`: the saved output (y > 0), for
-// the fused residual, whose output depends on more than x. `affine`: the
-// forward's map [2][C] (scale, shift), recomputed from the saved statistics,
-// and x (the second input of the gradient sums): the mask then costs no read
-// of its own, a third less traffic for relu(batch_norm(x)) backward. Neither:
-// no ReLU.
+// the fused residual, whose output depends on more than x. `from_x`: the
+// forward's value recomputed from x (the second input of the gradient sums)
+// and the channel's map, itself recomputed from the saved statistics and the
+// parameters: the mask then costs no read of its own, a third less traffic
+// for relu(batch_norm(x)) backward. Neither: no ReLU.
 template <typename D>
 struct ReluMask {
   const D* y = nullptr;
-  const acc_t<D>* affine = nullptr;
+  bool from_x = false;
+  const acc_t<D>* mean = nullptr;
+  const acc_t<D>* invstd = nullptr;
+  Param<D> w, b;
   __host__ __device__ bool saved() const { return y != nullptr; }
-  __host__ __device__ bool any() const { return y != nullptr || affine != nullptr; }
+  // Channel c's map when the mask is recomputed (zeros otherwise, unused).
+  __device__ void map(int64_t c, acc_t<D>& scale, acc_t<D>& shift) const {
+    scale = shift = acc_t<D>(0);
+    if (from_x) bn_affine<D>(mean[c], invstd[c], w, b, c, scale, shift);
+  }
 };
 
 // g masked by the ReLU: yv is the saved output (read when m.saved()), xv the
-// input, scale and shift the channel's map (used when m.affine is set).
+// input, scale and shift the channel's map (used with m.from_x).
 template <typename D>
 __device__ __forceinline__ acc_t<D> relu_grad(acc_t<D> g, const ReluMask<D>& m, acc_t<D> yv, acc_t<D> xv,
                                              acc_t<D> scale, acc_t<D> shift) {
   if (m.y) return relu_masked(g, yv);
-  if (m.affine) return relu_passed<D>(xv, scale, shift) ? g : acc_t<D>(0);
+  if (m.from_x) return relu_passed<D>(xv, scale, shift) ? g : acc_t<D>(0);
   return g;
 }
 
@@ -109,7 +127,8 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
   const int64_t splits = gridDim.x, units = N * tiles;
   for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
     const A ctr = terms.center(c);
-    const A mscale = mask.affine ? mask.affine[c] : A(0), mshift = mask.affine ? mask.affine[C + c] : A(0);
+    A mscale, mshift;
+    mask.map(c, mscale, mshift);
     A s[2] = {0, 0};
     for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; u < units; u += splits * blockDim.y) {
       const int64_t n = u / tiles, i0 = (u % tiles) * tile;
@@ -153,8 +172,8 @@ __global__ void __launch_bounds__(256)
   for (int e = 0; e < VEC; ++e) {
     ctr[e] = active ? terms.center(c0 + e) : A(0);
     s0[e] = s1[e] = 0;
-    mscale[e] = active && mask.affine ? mask.affine[c0 + e] : A(0);
-    mshift[e] = active && mask.affine ? mask.affine[C + c0 + e] : A(0);
+    mscale[e] = mshift[e] = A(0);
+    if (active) mask.map(c0 + e, mscale[e], mshift[e]);
   }
   if (active) {
     const int64_t r1 = R * (split + 1) / splits, step = blockDim.y;
