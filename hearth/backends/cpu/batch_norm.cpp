@@ -3,6 +3,7 @@
 // swamp the variance; elementwise work is in compute_t<T>.
 #include "hearth/dispatch/schemas/batch_norm.h"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -71,6 +72,11 @@ void batch_norm_kernel(OpCall& call) {
       const double sc = invstd[c] * (w.empty() ? 1.0 : w[c]);
       scale[c] = static_cast<Cm>(sc);
       shift[c] = static_cast<Cm>((b.empty() ? 0.0 : b[c]) - mean[c] * sc);
+    }
+    if (call.out(3).defined()) {  // the map, for backends that recompute the ReLU's mask from it
+      Cm* ap = static_cast<Cm*>(call.out(3).data_ptr());
+      std::copy(scale.begin(), scale.end(), ap);
+      std::copy(shift.begin(), shift.end(), ap + C);
     }
     parallel_for(N * C, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(S, 1)), [&](int64_t rb, int64_t re) {
       for (int64_t r = rb; r < re; ++r) {
