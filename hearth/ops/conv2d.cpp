@@ -2,6 +2,9 @@
 // (data, filter, bias) so a backend can map each onto its library's routine.
 #include "hearth/dispatch/schemas/conv2d.h"
 
+#include <tuple>
+#include <utility>
+
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/autocast_policy.h"
@@ -56,6 +59,18 @@ Tensor conv_backward_bias(const Tensor& grad_out, MemoryFormat fmt) {
   if (grad_out.numel() == 0) return fill_(gb, 0);
   detail::run(op, {contiguous(grad_out, fmt)}, {gb});
   return gb;
+}
+
+// The bias gradient of conv2d_relu and the masked gradient the other passes
+// take, from one pass over grad_out: {grad_bias, masked grad_out}.
+std::pair<Tensor, Tensor> conv_backward_bias_relu(const Tensor& grad_out, const Tensor& y, MemoryFormat fmt) {
+  static OpHandle op = detail::op_handle(OpId::conv2d_backward_bias);
+  Tensor g = contiguous(grad_out, fmt);
+  Tensor gb = Tensor::empty({g.size(1)}, g.dtype(), g.device());
+  Tensor masked = Tensor::empty(g.shape(), g.dtype(), g.device(), fmt);
+  if (g.numel() == 0) return {gb.numel() ? fill_(gb, 0) : gb, masked};
+  detail::run(op, {g, contiguous(y, fmt)}, {gb, masked});
+  return {gb, masked};
 }
 
 }  // namespace
@@ -153,9 +168,13 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
                            : "Conv2dBackward",
         {x, weight, bias, residual}, {out},
         [sx = SavedTensor(xc), sw = SavedTensor(wc), sy, attrs, fmt, weight_fmt](const BackwardContext& ctx) {
-          const Tensor g =
-              attrs.relu ? contiguous(relu_backward(ctx.grad(0), sy.unpack(ctx.name())), fmt) : ctx.grad(0);
-          Tensor gx, gw, gb;
+          Tensor g, gx, gw, gb;
+          if (attrs.relu && ctx.needs(2)) {
+            std::tie(gb, g) = conv_backward_bias_relu(ctx.grad(0), sy.unpack(ctx.name()), fmt);
+          } else {
+            g = attrs.relu ? contiguous(relu_backward(ctx.grad(0), sy.unpack(ctx.name())), fmt) : ctx.grad(0);
+            if (ctx.needs(2)) gb = conv_backward_bias(g, fmt);
+          }
           if (ctx.needs(0)) {
             Tensor wt = sw.unpack(ctx.name());
             gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs, fmt);
@@ -163,7 +182,6 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
           if (ctx.needs(1)) {
             gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs, fmt, weight_fmt);
           }
-          if (ctx.needs(2)) gb = conv_backward_bias(g, fmt);
           // The residual's gradient is the masked gradient itself.
           return std::vector<Tensor>{gx, gw, gb, ctx.needs(3) ? g : Tensor()};
         });

@@ -10,11 +10,13 @@
 #include <memory>
 #include <vector>
 
+#include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/gemm.h"
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/im2col.h"
 #include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/nchw_detour.h"
 
 #ifdef _OPENMP
@@ -221,9 +223,25 @@ void conv2d_backward_weight_kernel(OpCall& call) {
   });
 }
 
+// With the fused ReLU's saved output (input 1), the gradient is masked first,
+// exactly (g or 0 in T), into output 1, and the sums are taken over that.
 void conv2d_backward_bias_kernel(OpCall& call) {
   const Shape& s = call.in(0).shape();
-  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  OpCall sums;
+  sums.outputs = {call.out(0)};
+  if (call.inputs.size() > 1 && call.in(1).defined()) {
+    const Tensor& masked = call.out(1);
+    visit_floating(masked.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      binary_loop<T, T, T>(masked, call.in(0), call.in(1),
+                           [](T g, T y) { return static_cast<C>(y) > C(0) ? g : static_cast<T>(C(0)); });
+    });
+    sums.inputs = {masked};
+  } else {
+    sums.inputs = {call.in(0)};
+  }
+  with_float_math(sums, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
     using T = typename decltype(tag)::type;
     backward_bias(in[0].data<T>(), out[0].data<T>(), s[0], s[1], s[2] * s[3]);
   });

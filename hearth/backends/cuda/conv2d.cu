@@ -317,15 +317,25 @@ struct PlaneSum {
 constexpr int kColumnTile = 32;
 constexpr int kRowLanes = 8;
 
-template <typename D, typename A>
-__global__ void column_chunk_sums(const D* dy, A* partial, int64_t rows, int64_t channels, int64_t rows_per_chunk) {
+// With kMasked, dy is first masked by the fused ReLU's saved output y (zero
+// where y is not positive) and the masked value is written to `masked`.
+template <typename D, typename A, bool kMasked>
+__global__ void column_chunk_sums(const D* dy, const D* y, D* masked, A* partial, int64_t rows, int64_t channels,
+                                  int64_t rows_per_chunk) {
   __shared__ A lanes[kRowLanes][kColumnTile];
   const int64_t c = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
   const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rows_per_chunk;
   const int64_t r1 = min(rows, r0 + rows_per_chunk);
   A s = 0;
   if (c < channels)
-    for (int64_t r = r0 + threadIdx.y; r < r1; r += kRowLanes) s += static_cast<A>(to_acc(dy[r * channels + c]));
+    for (int64_t r = r0 + threadIdx.y; r < r1; r += kRowLanes) {
+      D g = dy[r * channels + c];
+      if constexpr (kMasked) {
+        if (!(to_acc(y[r * channels + c]) > acc_t<D>(0))) g = from_acc<D>(acc_t<D>(0));
+        masked[r * channels + c] = g;
+      }
+      s += static_cast<A>(to_acc(g));
+    }
   lanes[threadIdx.y][threadIdx.x] = s;
   __syncthreads();
   if (threadIdx.y != 0 || c >= channels) return;
@@ -352,7 +362,17 @@ int64_t column_chunks(int64_t rows, int64_t column_tiles, int device) {
   return std::clamp<int64_t>(std::min(want, most), 1, 65535);
 }
 
-void conv2d_backward_bias_nhwc(const Tensor& dy, const Tensor& db, int device) {
+// g where y is positive, else 0, over n elements (relu_backward's rule).
+template <typename D>
+__global__ void mask_by_relu_output(const D* g, const D* y, D* out, int64_t n) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[i] = to_acc(y[i]) > acc_t<D>(0) ? g[i] : from_acc<D>(acc_t<D>(0));
+}
+
+// y and masked: the fused ReLU's saved output and the masked gradient, or
+// both undefined.
+void conv2d_backward_bias_nhwc(const Tensor& dy, const Tensor& y, const Tensor& masked, const Tensor& db, int device) {
   const int64_t channels = dy.size(1), rows = dy.numel() / std::max<int64_t>(channels, 1);
   const int64_t tiles = (channels + kColumnTile - 1) / kColumnTile;
   const int64_t chunks = column_chunks(rows, tiles, device);
@@ -362,9 +382,15 @@ void conv2d_backward_bias_nhwc(const Tensor& dy, const Tensor& db, int device) {
     Tensor partial =
         Tensor::empty({chunks * channels}, std::is_same_v<A, double> ? DType::float64 : DType::float32, db.device());
     A* p = static_cast<A*>(partial.data_ptr());
-    column_chunk_sums<scalar_t, A>
-        <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)), dim3(kColumnTile, kRowLanes), 0,
-           stream(device)>>>(static_cast<const scalar_t*>(dy.data_ptr()), p, rows, channels, rows_per_chunk);
+    const dim3 grid(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)), block(kColumnTile, kRowLanes);
+    const scalar_t* gp = static_cast<const scalar_t*>(dy.data_ptr());
+    if (y.defined())
+      column_chunk_sums<scalar_t, A, true><<<grid, block, 0, stream(device)>>>(
+          gp, static_cast<const scalar_t*>(y.data_ptr()), static_cast<scalar_t*>(masked.data_ptr()), p, rows, channels,
+          rows_per_chunk);
+    else
+      column_chunk_sums<scalar_t, A, false>
+          <<<grid, block, 0, stream(device)>>>(gp, nullptr, nullptr, p, rows, channels, rows_per_chunk);
     sum_planes_over_batch<scalar_t, A>
         <<<static_cast<unsigned>((channels + kThreads - 1) / kThreads), kThreads, 0, stream(device)>>>(
             p, static_cast<scalar_t*>(db.data_ptr()), chunks, channels);
@@ -372,11 +398,26 @@ void conv2d_backward_bias_nhwc(const Tensor& dy, const Tensor& db, int device) {
   HEARTH_CUDA_CHECK_LAUNCH();
 }
 
+// With the fused ReLU's saved output (input 1): NHWC masks in the summing
+// pass; NCHW masks first, then sums the masked gradient.
 void conv2d_backward_bias(OpCall& call) {
-  const Tensor &dy = call.in(0), &db = call.out(0);
+  const Tensor& db = call.out(0);
+  const bool relu = call.inputs.size() > 1 && call.in(1).defined();
+  const Tensor y = relu ? call.in(1) : Tensor(), masked = relu ? call.out(1) : Tensor();
   const int device = db.device().index;
   activate(device);
-  if (channels_last(dy)) return conv2d_backward_bias_nhwc(dy, db, device);
+  if (channels_last(call.in(0))) return conv2d_backward_bias_nhwc(call.in(0), y, masked, db, device);
+  if (relu) {
+    const int64_t count = masked.numel();
+    HEARTH_CUDA_DISPATCH_FLOATING(masked.dtype(), "conv2d_backward_bias", [&] {
+      const unsigned blocks = static_cast<unsigned>(std::clamp<int64_t>((count + kThreads - 1) / kThreads, 1, 65535));
+      mask_by_relu_output<scalar_t><<<blocks, kThreads, 0, stream(device)>>>(
+          static_cast<const scalar_t*>(call.in(0).data_ptr()), static_cast<const scalar_t*>(y.data_ptr()),
+          static_cast<scalar_t*>(masked.data_ptr()), count);
+    });
+    HEARTH_CUDA_CHECK_LAUNCH();
+  }
+  const Tensor& dy = relu ? masked : call.in(0);
   const int64_t n = dy.size(0), channels = dy.size(1), plane = dy.size(2) * dy.size(3);
   HEARTH_CUDA_DISPATCH_FLOATING(dy.dtype(), "conv2d_backward_bias", [&] {
     using A = typename PlaneSum<scalar_t>::State;

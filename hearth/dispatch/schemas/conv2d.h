@@ -13,7 +13,12 @@
 //                           outputs {grad_x [N, C, H, W]}            (backward-data; fully overwritten)
 //   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
 //                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
-//   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW]} outputs {grad_bias [O]}; no attributes
+//   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW], y [N, O, OH, OW]?}
+//                           outputs {grad_bias [O], masked_grad [N, O, OH, OW]?}; no attributes
+//     y: the fused ReLU's saved output (conv2d_relu's backward). grad_out is
+//     first masked where y is not positive (relu_backward's rule) and the
+//     masked gradient, which the other backward passes take, is written to
+//     output 1 by the pass that sums it: one read of grad_out fewer.
 //   conv2d_relu             conv2d's operands with relu set (Conv2dAttrs::relu): the forward
 //                           writes max(conv + bias, 0), the ReLU that follows most
 // convolutions with a bias (VGG) in the same pass as the bias; the functional
