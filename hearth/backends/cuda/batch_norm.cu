@@ -178,7 +178,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
     Rows<D, VEC, false, kInputs> r(src, S, gp.t, tpr, true);
     r.store(gx + row * S, [&](int64_t, A(&v)[kInputs]) {
       const A gv = relu_grad<D, M>(v[0], v[kInputs - 1], v[1], mscale, mshift);
-      return k * gv + b * (v[1] - m) + d;
+      return bn_grad_value(k, gv, b, v[1] - m, d);
     });
   }
 }
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
       const A gm = relu_grad<D, M>(to_acc(gv.v[e]), to_acc(mv.v[e]), to_acc(xv.v[e]), mscale[e], mshift[e]);
-      out.v[e] = from_acc<D>(k[e] * gm + b[e] * (to_acc(xv.v[e]) - m[e]) + d[e]);
+      out.v[e] = from_acc<D>(bn_grad_value(k[e], gm, b[e], to_acc(xv.v[e]) - m[e], d[e]));
     }
     return out;
   };

@@ -19,6 +19,18 @@ namespace hearth::cuda::batch_norm_detail {
 
 using namespace nn;
 
+// a * b + c with one rounding, always: left to the compiler, contraction into
+// a fused multiply-add may differ between instantiations of one kernel (vector
+// widths, mask kinds), and the result with it in the last bit, so that the
+// same call could give different float32 results by pointer alignment.
+template <typename A>
+__device__ __forceinline__ A fmadd(A a, A b, A c) {
+  if constexpr (sizeof(A) == sizeof(float))
+    return __fmaf_rn(a, b, c);
+  else
+    return __fma_rn(a, b, c);
+}
+
 // ---- per-channel partial sums over x [N, C, S] (and a second tensor of that shape) ----
 
 // Sums of (x - pivot) and (x - pivot)^2, the pivot being the channel's first element.
@@ -31,7 +43,7 @@ struct StatsTerms {
   __device__ void add(acc_t<D> ctr, acc_t<D> xv, acc_t<D>, acc_t<D>& s0, acc_t<D>& s1) const {
     const acc_t<D> d = xv - ctr;
     s0 += d;
-    s1 += d * d;
+    s1 = fmadd(d, d, s1);
   }
 };
 
@@ -43,7 +55,7 @@ struct GradTerms {
   __device__ acc_t<D> center(int64_t c) const { return mean[c]; }
   __device__ void add(acc_t<D> ctr, acc_t<D> gv, acc_t<D> xv, acc_t<D>& s0, acc_t<D>& s1) const {
     s0 += gv;
-    s1 += gv * (xv - ctr);
+    s1 = fmadd(gv, xv - ctr, s1);
   }
 };
 
@@ -54,15 +66,17 @@ __device__ __forceinline__ A relu_masked(A g, A y) {
   return y > A(0) ? g : A(0);
 }
 
-// The batch norm's value x * scale + shift as one rounding (an explicit fused
-// multiply-add, not left to the compiler's contraction): the forward and the
-// mask recomputed backward must agree bit for bit.
+// The batch norm's value x * scale + shift as one rounding: the forward and
+// the mask recomputed backward must agree bit for bit.
 template <typename A>
 __device__ __forceinline__ A bn_value(A x, A scale, A shift) {
-  if constexpr (sizeof(A) == sizeof(float))
-    return __fmaf_rn(x, scale, shift);
-  else
-    return __fma_rn(x, scale, shift);
+  return fmadd(x, scale, shift);
+}
+
+// Backward's map grad_x = k g + b (x - mean) + d, rounded alike everywhere.
+template <typename A>
+__device__ __forceinline__ A bn_grad_value(A k, A g, A b, A x_minus_mean, A d) {
+  return fmadd(k, g, fmadd(b, x_minus_mean, d));
 }
 
 // Whether the fused ReLU passed this element forward: its output, rounded to
