@@ -3,7 +3,7 @@
 // (conv2d_plans.cu), else the legacy entry points (here), whose algorithm for each (shape, dtype, pass) is chosen
 // once and cached: by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1
 // (cudnn.benchmark), by timing the candidates on the first call.
-// (the bias gradient: conv2d_backward_bias.cu).
+// The bias gradient has a file of its own, conv2d_backward_bias.cu.
 #include <algorithm>
 #include <array>
 #include <map>
