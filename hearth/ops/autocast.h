@@ -20,10 +20,12 @@
 //
 // Casts are recorded by autograd, so gradients flow back through them. The cast
 // of a parameter (a leaf that requires grad) is made once per autocast region
-// and reused: a weight used by several ops, or by every batch of an evaluation,
-// is cast once. The cache is dropped when the outermost guard closes, when a
-// backward pass starts (it releases the casts' graph), and when the parameter
-// is written in place (its version changes).
+// and reused: a weight used by several ops is cast once. Recorded casts are
+// dropped when the outermost guard closes and when a backward pass starts (it
+// releases the casts' graph). Casts made under no-grad (evaluation) are kept
+// across regions, so every batch of an evaluation reuses them, until a region
+// opens with grad mode on (training resumes). A parameter written in place
+// (its version changes) is cast again.
 //
 // The state is thread-local, like grad mode. Backward passes run with autocast
 // suspended: backward formulas see the dtypes their forward chose.
@@ -89,6 +91,8 @@ class AutocastResume {
 
 // Drops this thread's cached parameter casts.
 void clear_autocast_cache();
+// Drops the casts that carry a graph (a backward pass releases it).
+void drop_recorded_autocast_casts();
 // How many parameter casts are cached (tests check that a weight is cast once).
 size_t autocast_cache_size();
 
