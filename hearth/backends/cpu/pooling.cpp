@@ -63,6 +63,7 @@ int64_t window_argmax(const T* in, const Planes& p, const Pool2dAttrs& a, int64_
 
 void max_pool2d_kernel(OpCall& call) {
   const Tensor &x = call.in(0), &y = call.out(0);
+  const Tensor idx = call.outputs.size() > 1 ? call.out(1) : Tensor();  // wanted for overlapping windows
   const Pool2dAttrs& a = call.attrs<Pool2dAttrs>();
   const Planes p = planes_of(x, y);
   visit_floating(x.dtype(), [&](auto tag) {
@@ -70,43 +71,49 @@ void max_pool2d_kernel(OpCall& call) {
     using C = compute_t<T>;
     const T* xs = x.data<T>();
     T* ys = y.data<T>();
+    int64_t* is = idx.defined() ? idx.data<int64_t>() : nullptr;
     over_planes(p, p.oh * p.ow * a.kernel[0] * a.kernel[1], [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl) {
         const T* in = xs + pl * p.h * p.w;
         for (int64_t oy = 0; oy < p.oh; ++oy)
           for (int64_t ox = 0; ox < p.ow; ++ox) {
             C best;
-            window_argmax(in, p, a, oy, ox, best);
-            ys[(pl * p.oh + oy) * p.ow + ox] = static_cast<T>(best);
+            const int64_t arg = window_argmax(in, p, a, oy, ox, best);
+            const int64_t o = (pl * p.oh + oy) * p.ow + ox;
+            ys[o] = static_cast<T>(best);
+            if (is) is[o] = arg;
           }
       }
     });
   });
 }
 
-// Each output's gradient goes to its window's argmax, found again in x,
-// scattered in output order.
+// Each output's gradient goes to its window's argmax, saved by the forward
+// (input 1) or found again in x (input 2), scattered in output order.
 void max_pool2d_backward_kernel(OpCall& call) {
-  const Tensor &gy = call.in(0), &x = call.in(1), &gx = call.out(0);
+  const Tensor &gy = call.in(0), &idx = call.in(1), &gx = call.out(0);
+  const Tensor x = idx.defined() ? Tensor() : call.in(2);
   const Pool2dAttrs& a = call.attrs<Pool2dAttrs>();
   const Planes p = planes_of(gx, gy);
   visit_floating(gx.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* g = gy.data<T>();
-    const T* xs = x.data<T>();
+    const T* xs = x.defined() ? x.data<T>() : nullptr;
+    const int64_t* is = idx.defined() ? idx.data<int64_t>() : nullptr;
     T* out = gx.data<T>();
     over_planes(p, p.h * p.w + p.oh * p.ow * a.kernel[0] * a.kernel[1], [&](int64_t b, int64_t e) {
       std::vector<C> acc;
       for (int64_t pl = b; pl < e; ++pl) {
-        const T* in = xs + pl * p.h * p.w;
+        const T* in = xs ? xs + pl * p.h * p.w : nullptr;
         T* plane = out + pl * p.h * p.w;
         // Overlapping windows accumulate in compute_t, rounded once.
         acc.assign(static_cast<size_t>(p.h * p.w), C(0));
         for (int64_t oy = 0; oy < p.oh; ++oy)
           for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t o = (pl * p.oh + oy) * p.ow + ox;
             C best;
-            acc[window_argmax(in, p, a, oy, ox, best)] += static_cast<C>(g[(pl * p.oh + oy) * p.ow + ox]);
+            acc[is ? is[o] : window_argmax(in, p, a, oy, ox, best)] += static_cast<C>(g[o]);
           }
         for (int64_t i = 0; i < p.h * p.w; ++i) plane[i] = static_cast<T>(acc[i]);
       }

@@ -154,14 +154,16 @@ __device__ inline I window_argmax(const D* x, const Geom<I>& g, I plane, I oy, I
   return best_i < 0 ? I(0) : best_i;
 }
 
-template <typename D, typename I>
-__global__ void max_pool_fwd(const D* x, D* out, Geom<I> g, I total) {
+// kIndices: also each output's argmax, for a backward that reads them.
+template <typename D, typename I, bool kIndices>
+__global__ void max_pool_fwd(const D* x, D* out, int64_t* idx, Geom<I> g, I total) {
   const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const Pos<I> o = position(g, i, g.oh, g.ow);
   acc_t<D> best;
-  window_argmax(x, g, o.plane, o.y, o.x, best);
+  const I arg = window_argmax(x, g, o.plane, o.y, o.x, best);
   out[i] = from_acc<D>(best);
+  if constexpr (kIndices) idx[i] = arg;
 }
 
 // NHWC, C a multiple of VEC: window_argmax for channels [c, c + VEC) of image
@@ -201,8 +203,9 @@ __device__ inline void window_argmax_vec(const D* __restrict__ x, const Geom<I>&
 
 // NHWC, C a multiple of VEC: thread t takes channels [c, c + VEC) of one output
 // pixel, t = pixel * C / VEC + c / VEC, so its outputs start at element t * VEC.
-template <typename D, int VEC, typename I>
-__global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ out, Geom<I> g, I total) {
+template <typename D, int VEC, typename I, bool kIndices>
+__global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ out, int64_t* __restrict__ idx,
+                                      Geom<I> g, I total) {
   const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= total) return;
   const I chunks = g.channels / VEC;
@@ -215,6 +218,12 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
 #pragma unroll
   for (int e = 0; e < VEC; ++e) o.v[e] = from_acc<D>(best[e]);
   reinterpret_cast<nn::Pack<D, VEC>*>(out)[t] = o;
+  if constexpr (kIndices) {
+    // Indices are 8 bytes each: VEC of them take VEC / 2 16-byte stores.
+    nn::Pack<int64_t, 2>* ip = reinterpret_cast<nn::Pack<int64_t, 2>*>(idx + static_cast<int64_t>(t) * VEC);
+#pragma unroll
+    for (int e = 0; e < VEC; e += 2) ip[e / 2] = nn::Pack<int64_t, 2>{{best_i[e], best_i[e + 1]}};
+  }
 }
 
 // One thread per input element: the sum of grad_out over the candidate outputs
@@ -267,6 +276,62 @@ __global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const D* __restr
 #pragma unroll
       for (int e = 0; e < VEC; ++e)
         if (best_i[e] == me) s[e] += to_acc(gp.v[e]);
+    }
+  nn::Pack<D, VEC> out;
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) out.v[e] = from_acc<D>(s[e]);
+  reinterpret_cast<nn::Pack<D, VEC>*>(gx)[t] = out;
+}
+
+// With saved indices (overlapping windows): one thread per input element, the
+// sum of grad_out over the candidate outputs whose saved index is this element, in (oh, ow) order: the order in which the
+// CPU kernel scatters, so both round the same sums.
+template <typename D, typename I>
+__global__ void max_pool_bwd_saved(const D* __restrict__ gy, const int64_t* __restrict__ idx, D* __restrict__ gx, Geom<I> g,
+                             I total) {
+  const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const Pos<I> at = position(g, i, g.h, g.w);
+  const int64_t me = at.y * g.w + at.x;
+  const Span<I> ys = windows_holding(at.y, g.kh, g.sh, g.ph, g.dh, g.oh);
+  const Span<I> xs = windows_holding(at.x, g.kw, g.sw, g.pw, g.dw, g.ow);
+  acc_t<D> s = 0;
+  for (I oy = ys.first; oy <= ys.last; ++oy)
+    for (I ox = xs.first; ox <= xs.last; ++ox) {
+      const I o = offset(g, at.plane, oy, ox, g.oh, g.ow);
+      if (idx[o] == me) s += to_acc(gy[o]);
+    }
+  gx[i] = from_acc<D>(s);
+}
+
+// NHWC, C a multiple of VEC: thread t takes channels [c, c + VEC) of one input
+// pixel, reading VEC indices and VEC gradients per candidate output.
+template <typename D, int VEC, typename I>
+__global__ void max_pool_bwd_nhwc_vec_saved(const D* __restrict__ gy, const int64_t* __restrict__ idx, D* __restrict__ gx,
+                                      Geom<I> g, I total) {
+  using A = acc_t<D>;
+  const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= total) return;
+  const I chunks = g.channels / VEC;
+  const I c = (t % chunks) * VEC, pix = t / chunks;
+  const I xx = pix % g.w, y = (pix / g.w) % g.h, n = pix / (g.w * g.h);
+  const int64_t me = y * g.w + xx;
+  const Span<I> ys = windows_holding(y, g.kh, g.sh, g.ph, g.dh, g.oh);
+  const Span<I> xs = windows_holding(xx, g.kw, g.sw, g.pw, g.dw, g.ow);
+  A s[VEC];
+#pragma unroll
+  for (int e = 0; e < VEC; ++e) s[e] = 0;
+  for (I oy = ys.first; oy <= ys.last; ++oy)
+    for (I ox = xs.first; ox <= xs.last; ++ox) {
+      const I o = ((n * g.oh + oy) * g.ow + ox) * g.channels + c;
+      const nn::Pack<D, VEC> gp = *reinterpret_cast<const nn::Pack<D, VEC>*>(gy + o);
+      const nn::Pack<int64_t, 2>* ip = reinterpret_cast<const nn::Pack<int64_t, 2>*>(idx + o);
+#pragma unroll
+      for (int e = 0; e < VEC; e += 2) {
+        const nn::Pack<int64_t, 2> pi = ip[e / 2];
+        if (pi.v[0] == me) s[e] += to_acc(gp.v[e]);
+        if (pi.v[1] == me) s[e + 1] += to_acc(gp.v[e + 1]);
+      }
     }
   nn::Pack<D, VEC> out;
 #pragma unroll
@@ -367,6 +432,7 @@ int nhwc_vector(const Geometry& g, std::initializer_list<const void*> ptrs) {
 
 void max_pool2d(OpCall& call) {
   const Tensor &x = call.in(0), &out = call.out(0);
+  const Tensor idx = call.outputs.size() > 1 ? call.out(1) : Tensor();  // wanted for overlapping windows
   int dev = out.device().index;
   activate(dev);
   const Geometry g = geometry(x, out, &call.attrs<Pool2dAttrs>());
@@ -374,35 +440,50 @@ void max_pool2d(OpCall& call) {
     using D = scalar_t;
     const D* xp = static_cast<const D*>(x.data_ptr());
     D* op = static_cast<D*>(out.data_ptr());
-    const int vec = nhwc_vector<D>(g, {xp, op});
+    int64_t* ip = idx.defined() ? static_cast<int64_t*>(idx.data_ptr()) : nullptr;
+    const int vec = nhwc_vector<D>(g, {xp, op, ip});
     with_index_type(g, [&](auto gi) {
       using I = decltype(gi.h);
       const int64_t threads = out.numel() / vec;
-      if (vec > 1)
-        max_pool_fwd_nhwc_vec<D, nn::kVecOf<D>, I>
-            <<<blocks(threads), kThreads, 0, stream(dev)>>>(xp, op, gi, static_cast<I>(threads));
+      const unsigned grid = blocks(threads);
+      if (vec > 1 && ip)
+        max_pool_fwd_nhwc_vec<D, nn::kVecOf<D>, I, true>
+            <<<grid, kThreads, 0, stream(dev)>>>(xp, op, ip, gi, static_cast<I>(threads));
+      else if (vec > 1)
+        max_pool_fwd_nhwc_vec<D, nn::kVecOf<D>, I, false>
+            <<<grid, kThreads, 0, stream(dev)>>>(xp, op, ip, gi, static_cast<I>(threads));
+      else if (ip)
+        max_pool_fwd<D, I, true><<<grid, kThreads, 0, stream(dev)>>>(xp, op, ip, gi, static_cast<I>(threads));
       else
-        max_pool_fwd<D, I><<<blocks(threads), kThreads, 0, stream(dev)>>>(xp, op, gi, static_cast<I>(threads));
+        max_pool_fwd<D, I, false><<<grid, kThreads, 0, stream(dev)>>>(xp, op, ip, gi, static_cast<I>(threads));
     });
   });
   HEARTH_CUDA_CHECK_LAUNCH();
 }
 
 void max_pool2d_backward(OpCall& call) {
-  const Tensor &gy = call.in(0), &x = call.in(1), &gx = call.out(0);
+  // Saved indices (input 1) where the forward kept them, else the input (2).
+  const Tensor &gy = call.in(0), &idx = call.in(1), &gx = call.out(0);
+  const Tensor x = idx.defined() ? Tensor() : call.in(2);
   int dev = gx.device().index;
   activate(dev);
   const Geometry g = geometry(gx, gy, &call.attrs<Pool2dAttrs>());
   HEARTH_CUDA_DISPATCH_FLOATING(gy.dtype(), "max_pool2d_backward", [&] {
     using D = scalar_t;
     const D* gp = static_cast<const D*>(gy.data_ptr());
-    const D* xp = static_cast<const D*>(x.data_ptr());
+    const D* xp = x.defined() ? static_cast<const D*>(x.data_ptr()) : nullptr;
+    const int64_t* ip = idx.defined() ? static_cast<const int64_t*>(idx.data_ptr()) : nullptr;
     D* op = static_cast<D*>(gx.data_ptr());
-    const int vec = nhwc_vector<D>(g, {gp, xp, op});
+    const int vec = nhwc_vector<D>(g, {gp, xp, ip, op});
     with_index_type(g, [&](auto gi) {
       using I = decltype(gi.h);
       const int64_t threads = gx.numel() / vec;
-      if (vec > 1)
+      if (ip && vec > 1)
+        max_pool_bwd_nhwc_vec_saved<D, nn::kVecOf<D>, I>
+            <<<blocks(threads), kThreads, 0, stream(dev)>>>(gp, ip, op, gi, static_cast<I>(threads));
+      else if (ip)
+        max_pool_bwd_saved<D, I><<<blocks(threads), kThreads, 0, stream(dev)>>>(gp, ip, op, gi, static_cast<I>(threads));
+      else if (vec > 1)
         max_pool_bwd_nhwc_vec<D, nn::kVecOf<D>, I>
             <<<blocks(threads), kThreads, 0, stream(dev)>>>(gp, xp, op, gi, static_cast<I>(threads));
       else
