@@ -100,21 +100,27 @@ Tensor mask_4d(const Tensor& mask, int64_t B, int64_t H, int64_t L, int64_t S) {
   return fits ? mask.detach().reshape(s) : Tensor();
 }
 
-// The mask in T, clamped to kFusedAttentionMaskLimit (the schema says why),
-// in rows whose length is a multiple of eight elements: 16-byte rows for the
-// half types, as cuDNN's attention engines read a bias.
-Tensor kernel_mask(const Tensor& mask4, DType dtype) {
+// The mask as the kernels read it (the schema's [B, 1, L, S]): in T, clamped
+// to kFusedAttentionMaskLimit (the schema says why), its rows a multiple of
+// eight elements apart (16-byte rows for the half types, as cuDNN's attention
+// engines read a bias), and broadcast over B and L by stride 0, never by a
+// dim of size 1 (cuDNN's backward engine misreads a bias broadcast that way).
+Tensor kernel_mask(const Tensor& mask4, DType dtype, int64_t B, int64_t L) {
   const double limit = kFusedAttentionMaskLimit;
   Tensor values = clamp(mask4, -limit, limit);
   if (values.dtype() != dtype) values = cast(values, dtype);
   const int64_t S = mask4.size(3), padded = (S + 7) / 8 * 8;
-  if (padded == S) return detail::dense_detached(values);
-  Shape rows = mask4.shape();
-  rows[3] = padded;
-  Tensor out = narrow(Tensor::empty(rows, dtype, mask4.device()), 3, 0, S);
-  NoGradGuard no_grad;
-  copy_(out, values);
-  return out;
+  Tensor rows;
+  if (padded == S) {
+    rows = detail::dense_detached(values);
+  } else {
+    Shape shape = mask4.shape();
+    shape[3] = padded;
+    rows = narrow(Tensor::empty(shape, dtype, mask4.device()), 3, 0, S);
+    NoGradGuard no_grad;
+    copy_(rows, values);
+  }
+  return rows.expand({B, 1, L, S});
 }
 
 // Why fused_attention cannot take these operands, or empty when it can.
@@ -150,7 +156,8 @@ Prepared prepare(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor
   c.q = operand(q);
   c.k = operand(k);
   c.v = operand(v);
-  if (mask.defined()) c.mask = kernel_mask(mask_4d(mask, q.size(0), q.size(1), q.size(2), k.size(2)), q.dtype());
+  if (mask.defined())
+    c.mask = kernel_mask(mask_4d(mask, q.size(0), q.size(1), q.size(2), k.size(2)), q.dtype(), q.size(0), q.size(2));
   c.out = empty_in_order_of(c.q, {q.size(0), q.size(1), q.size(2), v.size(3)}, q.dtype());
   // With dropout lse is written even when nothing records: a checkpointed
   // block's first forward then runs the very graph its recomputation runs.

@@ -38,6 +38,21 @@ const ParityRegistrar bert_case(
        return std::vector<Tensor>{fused_attention(in[0], in[1], in[2], mask)};
      }});
 
+// The same mask stored in full, [B, 1, L, S], rather than broadcast over the
+// query rows by stride 0.
+const ParityRegistrar stored_mask_case(
+    {"fused_attention: BERT mask stored [B,1,L,S]",
+     kCovers,
+     kHalf,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({2, 12, 128, 64}, dt), random_input({2, 12, 128, 64}, dt),
+                                  random_input({2, 12, 128, 64}, dt), random_input({2, 1, 1, 128}, DType::float32)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       const Tensor mask = padding_mask(in[3], 27).expand({2, 1, 128, 128}).contiguous();
+       return std::vector<Tensor>{fused_attention(in[0], in[1], in[2], mask)};
+     }});
+
 // Odd lengths, L != S, a mask of its own per query row ([B, 1, L, S]), Dv != D.
 const ParityRegistrar odd_case(
     {"fused_attention: odd L=37 S=53, [B,1,L,S] mask, Dv 32",

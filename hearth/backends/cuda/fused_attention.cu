@@ -63,6 +63,9 @@ bool fused_attention_check(const OpCall& call) {
   const Tensor &out = call.out(0), &lse = call.out(1);
   if (q.dtype() != DType::bfloat16 && q.dtype() != DType::float16) return false;
   if (!head_dim_taken(q.size(3)) || !head_dim_taken(v.size(3))) return false;
+  // The schema's mask shape: a mask broadcast by a dim of size 1 is misread
+  // by the backward engine (it must come broadcast by stride 0).
+  if (mask.defined() && (mask.size(0) != q.size(0) || mask.size(2) != q.size(2))) return false;
   const int device = q.device().index;
   activate(device);
   cudnnHandle_t h = cudnn_handle(device);

@@ -8,7 +8,7 @@
 // frontend library (whose SDPA node builds them) give it:
 //
 // forward:  s = q @ kT; s = s * scale; s = s + mask; m = max_S(s); e = exp(s - m); z = sum_S(e);
-//           lse = m + log(z) (training only); w = e / z;
+//           lse = m + log(z) (to memory in training, a virtual tensor in inference); w = e / z;
 //           dropout: w = w * bernoulli(1 - p) * (1 / (1 - p));  out = w (in T) @ v
 // backward: r = sum_Dv(grad_out * out) * (1 - p, or 1)   (a float tensor of the plan's own)
 //           s = q @ kT; s = s * scale; s = s + mask; w = exp(s - lse);
@@ -18,6 +18,7 @@
 // (kT and vT are k and v described with their last two dims swapped; ^T is
 // a reshape of a virtual tensor). The dropout mask is drawn twice from the
 // same seed and offset, never stored.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -40,11 +41,15 @@ using Dims = std::vector<int64_t>;
 enum Pass : int { kForward = 0, kBackward = 1 };
 
 // Canonical strides of a [B, H, rows, cols] tensor: a size-1 dim takes the
-// stride of the dim inside it times that dim's size.
+// span of the dims inside it (the stride it would have, were the tensor dense
+// in its own order; the mask's broadcast dims keep their stride 0).
 std::array<int64_t, 4> canonical_strides(const Tensor& t) {
   std::array<int64_t, 4> s{t.strides()[0], t.strides()[1], t.strides()[2], t.strides()[3]};
-  for (int d = 2; d >= 0; --d)
-    if (t.size(d) == 1) s[d] = s[d + 1] * t.size(d + 1);
+  for (int d = 2; d >= 0; --d) {
+    if (t.size(d) != 1) continue;
+    s[d] = 1;
+    for (int e = d + 1; e < 4; ++e) s[d] = std::max(s[d], s[e] * t.size(e));
+  }
   return s;
 }
 
@@ -159,10 +164,11 @@ std::shared_ptr<graph::ExecutionPlan> build_forward(const AttentionProblem& p, c
   const N& e = g.pointwise(CUDNN_POINTWISE_EXP, g.pointwise(CUDNN_POINTWISE_SUB, x, &max));
   const N& sum = g.virtual_tensor({p.B, p.H, p.L, 1}, CUDNN_DATA_FLOAT, row_strides(p));
   g.reduce(CUDNN_REDUCE_TENSOR_ADD, e, sum);
-  if (p.stats) {
-    const N& lse = g.tensor(kAttnStats, CUDNN_DATA_FLOAT, {p.B, p.H, p.L, 1}, row_strides(p));
-    g.pointwise_into(CUDNN_POINTWISE_ADD, max, &g.pointwise(CUDNN_POINTWISE_LOG, sum), lse);
-  }
+  // Inference computes the statistic too, into a virtual tensor: the engines
+  // recognise the softmax by it.
+  const N& lse = p.stats ? g.tensor(kAttnStats, CUDNN_DATA_FLOAT, {p.B, p.H, p.L, 1}, row_strides(p))
+                         : g.virtual_tensor({p.B, p.H, p.L, 1}, CUDNN_DATA_FLOAT, row_strides(p));
+  g.pointwise_into(CUDNN_POINTWISE_ADD, max, &g.pointwise(CUDNN_POINTWISE_LOG, sum), lse);
   const bool drop = p.p > 0.0;
   // The weights the second product reads are in T, as the engines require.
   const N& w = g.virtual_tensor({p.B, p.H, p.L, p.S}, drop ? CUDNN_DATA_FLOAT : t);

@@ -19,9 +19,9 @@
 // Layouts. Every tensor but lse and rng has unit stride in its last dim and
 // non-negative strides elsewhere. grad_out has out's strides and each gradient
 // its input's: the functional layer arranges both, so that a backend can plan
-// the backward from the forward's call alone. The mask is [Bm, 1, Lm, S] with
-// Bm in {1, B} and Lm in {1, L}, read broadcast over its dims of size 1. lse
-// is dense.
+// the backward from the forward's call alone. The mask is [B, 1, L, S], its
+// last dim dense, broadcast over B or L (or both) by stride 0 where the
+// caller's mask is ([B, 1, 1, S]: BERT's padding mask). lse is dense.
 //
 // The forward, in A, for each (b, h) and query l, key s:
 //   x[l, s]  = scale * (q[l] . k[s]) + mask[l, s]
