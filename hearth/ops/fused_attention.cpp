@@ -144,8 +144,8 @@ std::string unfit_reason(const Tensor& q, const Tensor& k, const Tensor& v, cons
 }
 
 struct Prepared {
-  Tensor q, k, v, mask;     // the kernels' operands
-  Tensor out, lse, rng;     // the outputs (lse when differentiated, rng with dropout)
+  Tensor q, k, v, mask;  // the kernels' operands
+  Tensor out, lse, rng;  // the outputs (lse when differentiated, rng with dropout)
   FusedAttentionAttrs attrs;
 };
 
@@ -188,19 +188,18 @@ Tensor run_prepared(const Tensor& q, const Tensor& k, const Tensor& v, Prepared 
   }
   detail::run(forward_op(), {c.q, c.k, c.v, c.mask}, {c.out, c.lse, c.rng}, c.attrs);
   if (autograd::any_requires_grad({q, k, v})) {
-    autograd::record(
-        "FusedAttentionBackward", {q, k, v}, {c.out},
-        [sq = SavedTensor(c.q), sk = SavedTensor(c.k), sv = SavedTensor(c.v), so = SavedTensor(c.out), lse = c.lse,
-         mask = c.mask, rng = c.rng, attrs = c.attrs](const BackwardContext& ctx) {
-          const Tensor q = sq.unpack(ctx.name()), k = sk.unpack(ctx.name()), v = sv.unpack(ctx.name());
-          const Tensor out = so.unpack(ctx.name());
-          Tensor gq = empty_in_order_of(q, q.shape(), q.dtype());
-          Tensor gk = empty_in_order_of(k, k.shape(), k.dtype());
-          Tensor gv = empty_in_order_of(v, v.shape(), v.dtype());
-          detail::run(backward_op(), {grad_in_layout_of(ctx.grad(0), out), q, k, v, out, lse, mask, rng},
-                      {gq, gk, gv}, attrs);
-          return std::vector<Tensor>{gq, gk, gv};
-        });
+    autograd::record("FusedAttentionBackward", {q, k, v}, {c.out},
+                     [sq = SavedTensor(c.q), sk = SavedTensor(c.k), sv = SavedTensor(c.v), so = SavedTensor(c.out),
+                      lse = c.lse, mask = c.mask, rng = c.rng, attrs = c.attrs](const BackwardContext& ctx) {
+                       const Tensor q = sq.unpack(ctx.name()), k = sk.unpack(ctx.name()), v = sv.unpack(ctx.name());
+                       const Tensor out = so.unpack(ctx.name());
+                       Tensor gq = empty_in_order_of(q, q.shape(), q.dtype());
+                       Tensor gk = empty_in_order_of(k, k.shape(), k.dtype());
+                       Tensor gv = empty_in_order_of(v, v.shape(), v.dtype());
+                       detail::run(backward_op(), {grad_in_layout_of(ctx.grad(0), out), q, k, v, out, lse, mask, rng},
+                                   {gq, gk, gv}, attrs);
+                       return std::vector<Tensor>{gq, gk, gv};
+                     });
   }
   return c.out;
 }
@@ -229,8 +228,8 @@ Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const 
   return run_prepared(q, k, v, prepare(q, k, v, attn_mask, training ? dropout_p : 0.0, default_scale(q, scale)));
 }
 
-bool attention_runs_fused(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask,
-                          double dropout_p, bool training) {
+bool attention_runs_fused(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask, double dropout_p,
+                          bool training) {
   if (!fused_attention_enabled() || !q.defined() || !k.defined() || !v.defined()) return false;
   if (!unfit_reason(q, k, v, attn_mask).empty()) return false;
   if (!supports(forward_op(), q.device().kind, q.dtype())) return false;

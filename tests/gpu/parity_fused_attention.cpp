@@ -25,25 +25,22 @@ Tensor padding_mask(const Tensor& noise, int64_t padded) {
   return m;
 }
 
-const ParityRegistrar bert_case(
-    {"fused_attention: BERT [2,12,128,64], mask [B,1,1,S]",
-     kCovers,
-     kHalf,
-     [](DType dt) {
-       return std::vector<Tensor>{random_input({2, 12, 128, 64}, dt), random_input({2, 12, 128, 64}, dt),
-                                  random_input({2, 12, 128, 64}, dt), random_input({2, 1, 1, 128}, DType::float32)};
-     },
-     [](const std::vector<Tensor>& in, Device) {
-       const Tensor mask = padding_mask(in[3], 27);
-       return std::vector<Tensor>{fused_attention(in[0], in[1], in[2], mask)};
-     }});
+const ParityRegistrar bert_case({"fused_attention: BERT [2,12,128,64], mask [B,1,1,S]", kCovers, kHalf,
+                                 [](DType dt) {
+                                   return std::vector<Tensor>{random_input({2, 12, 128, 64}, dt),
+                                                              random_input({2, 12, 128, 64}, dt),
+                                                              random_input({2, 12, 128, 64}, dt),
+                                                              random_input({2, 1, 1, 128}, DType::float32)};
+                                 },
+                                 [](const std::vector<Tensor>& in, Device) {
+                                   const Tensor mask = padding_mask(in[3], 27);
+                                   return std::vector<Tensor>{fused_attention(in[0], in[1], in[2], mask)};
+                                 }});
 
 // The same mask stored in full, [B, 1, L, S], rather than broadcast over the
 // query rows by stride 0.
 const ParityRegistrar stored_mask_case(
-    {"fused_attention: BERT mask stored [B,1,L,S]",
-     kCovers,
-     kHalf,
+    {"fused_attention: BERT mask stored [B,1,L,S]", kCovers, kHalf,
      [](DType dt) {
        return std::vector<Tensor>{random_input({2, 12, 128, 64}, dt), random_input({2, 12, 128, 64}, dt),
                                   random_input({2, 12, 128, 64}, dt), random_input({2, 1, 1, 128}, DType::float32)};
@@ -54,55 +51,50 @@ const ParityRegistrar stored_mask_case(
      }});
 
 // Odd lengths, L != S, a mask of its own per query row ([B, 1, L, S]), Dv != D.
-const ParityRegistrar odd_case(
-    {"fused_attention: odd L=37 S=53, [B,1,L,S] mask, Dv 32",
-     kCovers,
-     kHalf,
-     [](DType dt) {
-       return std::vector<Tensor>{random_input({2, 3, 37, 64}, dt), random_input({2, 3, 53, 64}, dt),
-                                  random_input({2, 3, 53, 32}, dt), random_input({2, 1, 37, 53}, DType::float32)};
-     },
-     [](const std::vector<Tensor>& in, Device) {
-       const Tensor mask = mul(in[3].detach(), 2.0);
-       return std::vector<Tensor>{fused_attention(in[0], in[1], in[2], mask, 0.0, false, 0.2)};
-     }});
+const ParityRegistrar odd_case({"fused_attention: odd L=37 S=53, [B,1,L,S] mask, Dv 32", kCovers, kHalf,
+                                [](DType dt) {
+                                  return std::vector<Tensor>{
+                                      random_input({2, 3, 37, 64}, dt), random_input({2, 3, 53, 64}, dt),
+                                      random_input({2, 3, 53, 32}, dt), random_input({2, 1, 37, 53}, DType::float32)};
+                                },
+                                [](const std::vector<Tensor>& in, Device) {
+                                  const Tensor mask = mul(in[3].detach(), 2.0);
+                                  return std::vector<Tensor>{
+                                      fused_attention(in[0], in[1], in[2], mask, 0.0, false, 0.2)};
+                                }});
 
 // Rows masked everywhere (batch 1 masks every key) beside partly masked rows;
 // head dim 128.
-const ParityRegistrar masked_rows_case(
-    {"fused_attention: rows masked everywhere, D 128",
-     kCovers,
-     kHalf,
-     [](DType dt) {
-       return std::vector<Tensor>{random_input({2, 2, 40, 128}, dt), random_input({2, 2, 40, 128}, dt),
-                                  random_input({2, 2, 40, 128}, dt), random_input({2, 1, 1, 40}, DType::float32)};
-     },
-     [](const std::vector<Tensor>& in, Device) {
-       Tensor mask = padding_mask(in[3], 9);
-       fill_(select(mask, 0, 1), lowest_finite(DType::float32));
-       return std::vector<Tensor>{fused_attention(in[0], in[1], in[2], mask)};
-     }});
+const ParityRegistrar masked_rows_case({"fused_attention: rows masked everywhere, D 128", kCovers, kHalf,
+                                        [](DType dt) {
+                                          return std::vector<Tensor>{random_input({2, 2, 40, 128}, dt),
+                                                                     random_input({2, 2, 40, 128}, dt),
+                                                                     random_input({2, 2, 40, 128}, dt),
+                                                                     random_input({2, 1, 1, 40}, DType::float32)};
+                                        },
+                                        [](const std::vector<Tensor>& in, Device) {
+                                          Tensor mask = padding_mask(in[3], 9);
+                                          fill_(select(mask, 0, 1), lowest_finite(DType::float32));
+                                          return std::vector<Tensor>{fused_attention(in[0], in[1], in[2], mask)};
+                                        }});
 
 // BERT's layout: q, k and v are the heads of [B, L, H, D] tensors, read in
 // place; no mask; head dim 16.
-const ParityRegistrar split_heads_case(
-    {"fused_attention: split heads [B,L,H,D], no mask, D 16",
-     kCovers,
-     kHalf,
-     [](DType dt) {
-       return std::vector<Tensor>{random_input({3, 50, 4, 16}, dt), random_input({3, 50, 4, 16}, dt),
-                                  random_input({3, 50, 4, 16}, dt)};
-     },
-     [](const std::vector<Tensor>& in, Device) {
-       auto heads = [](const Tensor& t) { return permute(t, {0, 2, 1, 3}); };
-       return std::vector<Tensor>{fused_attention(heads(in[0]), heads(in[1]), heads(in[2]))};
-     }});
+const ParityRegistrar split_heads_case({"fused_attention: split heads [B,L,H,D], no mask, D 16", kCovers, kHalf,
+                                        [](DType dt) {
+                                          return std::vector<Tensor>{random_input({3, 50, 4, 16}, dt),
+                                                                     random_input({3, 50, 4, 16}, dt),
+                                                                     random_input({3, 50, 4, 16}, dt)};
+                                        },
+                                        [](const std::vector<Tensor>& in, Device) {
+                                          auto heads = [](const Tensor& t) { return permute(t, {0, 2, 1, 3}); };
+                                          return std::vector<Tensor>{
+                                              fused_attention(heads(in[0]), heads(in[1]), heads(in[2]))};
+                                        }});
 
 // Inference: no log-sum-exp is written, the forward graph without statistics.
 const ParityRegistrar inference_case(
-    {"fused_attention: inference, mask [B,1,1,S]",
-     kCovers,
-     kHalf,
+    {"fused_attention: inference, mask [B,1,1,S]", kCovers, kHalf,
      [](DType dt) {
        return std::vector<Tensor>{random_input({4, 4, 64, 64}, dt), random_input({4, 4, 64, 64}, dt),
                                   random_input({4, 4, 64, 64}, dt), random_input({4, 1, 1, 64}, DType::float32)};

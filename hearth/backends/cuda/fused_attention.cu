@@ -175,7 +175,8 @@ void fused_attention_backward(OpCall& call) {
   run_plan(*plan, h, b.uids, b.data, q.device());
 }
 
-HEARTH_REGISTER_KERNEL(fused_attention, cuda_kind(), fused_attention_forward, DTypeSet{DType::bfloat16, DType::float16});
+HEARTH_REGISTER_KERNEL(fused_attention, cuda_kind(), fused_attention_forward,
+                       DTypeSet{DType::bfloat16, DType::float16});
 HEARTH_REGISTER_KERNEL_CHECK(fused_attention, cuda_kind(), fused_attention_check);
 HEARTH_REGISTER_KERNEL(fused_attention_backward, cuda_kind(), fused_attention_backward,
                        DTypeSet{DType::bfloat16, DType::float16});

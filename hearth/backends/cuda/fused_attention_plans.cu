@@ -72,7 +72,9 @@ class GraphBuilder {
     return add(graph::TensorSpec{uid, type, std::move(dims), std::move(strides), alignment, false, false});
   }
   // A float scalar bound by value at execution.
-  const Node& scalar(int64_t uid) { return add(graph::TensorSpec{uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, 16, false, true}); }
+  const Node& scalar(int64_t uid) {
+    return add(graph::TensorSpec{uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1}, 16, false, true});
+  }
   // An intermediate that never reaches memory, dense unless strides are given.
   const Node& virtual_tensor(Dims dims, cudnnDataType_t type = CUDNN_DATA_FLOAT, Dims strides = {}) {
     if (strides.empty()) strides = dense(dims);
@@ -133,8 +135,7 @@ const GraphBuilder::Node& scores(GraphBuilder& g, const AttentionProblem& p, con
   g.matmul(q, kt, s);
   const GraphBuilder::Node* x = &g.pointwise(CUDNN_POINTWISE_MUL, s, &scale);
   if (p.has_mask) {
-    const GraphBuilder::Node& mask =
-        g.tensor(kAttnMask, cudnn_dtype(p.dtype), dims_of(p.mask_dims), dims_of(p.mask));
+    const GraphBuilder::Node& mask = g.tensor(kAttnMask, cudnn_dtype(p.dtype), dims_of(p.mask_dims), dims_of(p.mask));
     x = &g.pointwise(CUDNN_POINTWISE_ADD, *x, &mask);
   }
   return *x;
@@ -203,8 +204,8 @@ std::shared_ptr<graph::ExecutionPlan> build_backward(const AttentionProblem& p, 
   // Row sums of grad_out * out, scaled by 1 - p (or 1): a float tensor in
   // memory, which the engines compute in a pass of their own first. The
   // product's virtual has the frontend's strides for it.
-  const N& products = g.virtual_tensor({p.B, p.H, p.L, p.Dv}, CUDNN_DATA_FLOAT,
-                                       {p.H * p.L * p.Dv, p.L * p.Dv, p.H * p.Dv, 1});
+  const N& products =
+      g.virtual_tensor({p.B, p.H, p.L, p.Dv}, CUDNN_DATA_FLOAT, {p.H * p.L * p.Dv, p.L * p.Dv, p.H * p.Dv, 1});
   g.pointwise_into(CUDNN_POINTWISE_MUL, grad_out, &out, products);
   const N& sums = g.virtual_tensor({p.B, p.H, p.L, 1}, CUDNN_DATA_FLOAT, row_strides(p));
   g.reduce(CUDNN_REDUCE_TENSOR_ADD, products, sums);
@@ -288,7 +289,8 @@ std::vector<int64_t> AttentionProblem::key(int pass) const {
 std::string AttentionProblem::describe() const {
   std::ostringstream s;
   s << "[B=" << B << " H=" << H << " L=" << L << " S=" << S << " D=" << D << " Dv=" << Dv << " " << dtype_name(dtype);
-  if (has_mask) s << ", mask [" << mask_dims[0] << "," << mask_dims[1] << "," << mask_dims[2] << "," << mask_dims[3] << "]";
+  if (has_mask)
+    s << ", mask [" << mask_dims[0] << "," << mask_dims[1] << "," << mask_dims[2] << "," << mask_dims[3] << "]";
   if (p > 0) s << ", dropout " << p;
   s << (stats ? ", training]" : ", inference]");
   return s.str();

@@ -54,15 +54,15 @@ enum AttentionUid : int64_t {
   kAttnScale,
   kAttnSeed,
   kAttnOffset,
-  kAttnDropScale,     // 1 / (1 - p)
-  kAttnDropKeep,      // 1 - p: the backward's row sums are of dropped weights
-  kAttnOne,           // the backward's row sums without dropout
+  kAttnDropScale,  // 1 / (1 - p)
+  kAttnDropKeep,   // 1 - p: the backward's row sums are of dropped weights
+  kAttnOne,        // the backward's row sums without dropout
   kAttnGradOut,
   kAttnGradQ,
   kAttnGradK,
   kAttnGradV,
-  kAttnRowSums,       // float [B, H, L, 1]: sum over Dv of grad_out * out, scaled
-  kAttnGradQFloat,    // float [B, H, L, D]: grad_q accumulated before its rounding
+  kAttnRowSums,     // float [B, H, L, 1]: sum over Dv of grad_out * out, scaled
+  kAttnGradQFloat,  // float [B, H, L, D]: grad_q accumulated before its rounding
   kAttnFirstVirtual = 100,
 };
 

@@ -201,9 +201,9 @@ TEST(OpsFusedAttention, GradcheckFloat64) {
   Tensor k = randn({2, 2, 5, 4}, DType::float64).requires_grad_();
   Tensor v = randn({2, 2, 5, 3}, DType::float64).requires_grad_();
   Tensor mask = randn({2, 1, 3, 5}, DType::float64);
-  GradcheckResult r = gradcheck(
-      [&](const std::vector<Tensor>& x) { return fused_attention(x[0], x[1], x[2], mask, 0.0, false, 0.8); },
-      {q, k, v});
+  GradcheckResult r =
+      gradcheck([&](const std::vector<Tensor>& x) { return fused_attention(x[0], x[1], x[2], mask, 0.0, false, 0.8); },
+                {q, k, v});
   EXPECT_TRUE(r.ok) << r.message;
 }
 
