@@ -8,7 +8,8 @@
 //   loss.backward();  // gradients reach the float32 parameters in float32
 //
 // Which op does what is one table (hearth/ops/autocast_policy.cpp):
-// - products (matmul, mm, bmm, linear, conv2d, scaled_dot_product_attention)
+// - products (matmul, mm, bmm, linear, conv2d, scaled_dot_product_attention,
+//   fused_attention)
 //   cast their floating inputs (not float64) to the autocast dtype: tensor
 //   cores, half the memory traffic;
 // - ops that need range or accuracy (softmax, log_softmax, losses, layer_norm,
