@@ -1,9 +1,14 @@
-// conv2d forward and backward on the CPU: im2col + OpenBLAS GEMM per (image,
-// group); 1x1 stride-1 unpadded convolutions skip im2col (the image already is
-// the column matrix). With enough (image, group) items each OpenMP thread takes
-// whole items, im2col and GEMM, with its own column buffer: no synchronisation
-// inside an item, and im2col runs in parallel as well. Otherwise items run in
-// turn, with im2col and each GEMM split over the threads.
+// conv2d forward and backward on the CPU. Where oneDNN is built in, float32
+// (and bfloat16 on CPUs that compute it natively) goes through its primitives
+// (onednn/convolution.cpp, compiled once: oneDNN chooses its instruction set
+// at run time itself); what remains here, compiled once per CPU level, is the
+// reference, which every other dtype, and every call under cpu_reference.h's
+// switch, takes: im2col + OpenBLAS GEMM per (image, group); 1x1 stride-1
+// unpadded convolutions skip im2col (the image already is the column matrix).
+// With enough (image, group) items each OpenMP thread takes whole items,
+// im2col and GEMM, with its own column buffer: no synchronisation inside an
+// item, and im2col runs in parallel as well. Otherwise items run in turn, with
+// im2col and each GEMM split over the threads.
 #include "hearth/dispatch/schemas/conv2d.h"
 
 #include <algorithm>
@@ -15,6 +20,7 @@
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/im2col.h"
 #include "hearth/backends/cpu/level_kernel_registrar.h"
+#include "hearth/backends/cpu/onednn/onednn.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/nchw_detour.h"
@@ -247,13 +253,25 @@ void conv2d_backward_bias_kernel(OpCall& call) {
   });
 }
 
+// oneDNN first where it takes the call (onednn/onednn.h: float32, bfloat16 on
+// CPUs with native support, both layouts in place); the reference otherwise.
+template <bool (*fast)(OpCall&), KernelFn reference>
+void fast_or_reference(OpCall& call) {
+  if (!fast(call)) in_nchw<reference>(call);
+}
+
 // conv2d_relu and conv2d_add_relu: the same kernel, which reads the ReLU from
 // the attributes and the residual from a fourth input.
-HEARTH_REGISTER_CPU_KERNEL(conv2d, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_relu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_add_relu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_input, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_weight, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
+constexpr KernelFn kForward = fast_or_reference<onednn::conv2d_forward, conv2d_kernel>;
+HEARTH_REGISTER_CPU_KERNEL(conv2d, kForward, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_relu, kForward, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_add_relu, kForward, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_input,
+                           (fast_or_reference<onednn::conv2d_backward_input, conv2d_backward_input_kernel>),
+                           DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_weight,
+                           (fast_or_reference<onednn::conv2d_backward_weight, conv2d_backward_weight_kernel>),
+                           DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_bias, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
 
 }  // namespace

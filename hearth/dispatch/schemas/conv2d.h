@@ -2,8 +2,8 @@
 // batches unbatched input, and makes every image tensor (x, weight, out and
 // their gradients) dense in ONE memory format, the input's: all NCHW-contiguous
 // or all NHWC (channels_last); bias and grad_bias are plain [O] vectors. The
-// kernels read the layout from the strides (the CPU backend computes on NCHW
-// copies of NHWC calls; cuDNN takes the strides as they are) and their
+// kernels read the layout from the strides (the CPU reference computes on NCHW
+// copies of NHWC calls; oneDNN and cuDNN take the strides as they are) and their
 // geometry from the shapes (always logical [N, C, H, W]) and Conv2dAttrs.
 // Cg = C / groups input channels and Og = O / groups output channels per group.
 //   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined,

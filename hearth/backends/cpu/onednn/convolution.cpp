@@ -1,0 +1,213 @@
+// conv2d forward (bias, ReLU and residual as post-ops), backward-data and
+// backward-weights through oneDNN's convolution primitives. The tensors come
+// as the schema gives them: dense NCHW or dense NHWC, read in place through
+// their strides (no NCHW detour). The primitives may pick blocked layouts
+// (staged_primitive.h reorders to and from them); the weight of a grouped
+// convolution is the 5-D [G, O/G, C/G, kH, kW] view of the same memory.
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <string>
+
+#include "hearth/backends/cpu/onednn/engine.h"
+#include "hearth/backends/cpu/onednn/onednn.h"
+#include "hearth/backends/cpu/onednn/primitive_cache.h"
+#include "hearth/core/env.h"
+#include "hearth/dispatch/cpu_reference.h"
+#include "hearth/dispatch/schemas/conv2d.h"
+
+namespace hearth::cpu::onednn {
+namespace {
+
+using dnnl::memory;
+using Dims = memory::dims;
+
+enum class Pass : int64_t { forward, backward_input, backward_weight };
+
+// Whether primitives choose their layouts (blocked, with reorders) or compute
+// on the tensors' own NCHW/NHWC memory. HEARTH_ONEDNN_LAYOUT=plain|blocked
+// overrides the default, for measuring one against the other.
+bool choose_layouts(bool nhwc) {
+  static const std::string forced = env_string("HEARTH_ONEDNN_LAYOUT");
+  if (forced == "plain") return false;
+  if (forced == "blocked") return true;
+  return !nhwc;
+}
+
+Dims dims_of(const Tensor& t) { return Dims(t.shape().begin(), t.shape().end()); }
+Dims strides_of(const Tensor& t) { return Dims(t.strides().begin(), t.strides().end()); }
+
+memory::desc image_desc(const Tensor& t) { return memory::desc(dims_of(t), to_dnnl(t.dtype()), strides_of(t)); }
+
+// [O, C/G, kH, kW], or [G, O/G, C/G, kH, kW] for groups > 1 over the same memory.
+memory::desc weight_desc(const Tensor& w, int64_t groups) {
+  if (groups == 1) return image_desc(w);
+  const Shape& s = w.shape();
+  const Strides& st = w.strides();
+  return memory::desc({groups, s[0] / groups, s[1], s[2], s[3]}, to_dnnl(w.dtype()),
+                      {st[0] * (s[0] / groups), st[0], st[1], st[2], st[3]});
+}
+
+memory::desc any_like(const memory::desc& d, bool choose) {
+  return choose ? memory::desc(d.dims(), d.data_type(), memory::format_tag::any) : d;
+}
+
+struct Geometry {
+  Dims strides, dilates, padding;  // oneDNN counts dilation from 0
+};
+
+Geometry geometry(const Conv2dAttrs& a) {
+  return {{a.stride[0], a.stride[1]}, {a.dilation[0] - 1, a.dilation[1] - 1}, {a.padding[0], a.padding[1]}};
+}
+
+// Every tensor's shape and strides, the attributes, the pass and the post-ops:
+// all a primitive depends on.
+PrimitiveKey key_of(Pass pass, const OpCall& call, int64_t post_ops) {
+  const Conv2dAttrs& a = call.attrs<Conv2dAttrs>();
+  PrimitiveKey k{static_cast<int64_t>(pass), static_cast<int64_t>(call.out(0).dtype()), post_ops,   a.stride[0],
+                 a.stride[1],                a.padding[0],                                a.padding[1], a.dilation[0],
+                 a.dilation[1],              a.groups};
+  auto add = [&](const Tensor& t) {
+    k.push_back(t.defined() ? static_cast<int64_t>(t.dim()) : -1);
+    if (!t.defined()) return;
+    k.insert(k.end(), t.shape().begin(), t.shape().end());
+    k.insert(k.end(), t.strides().begin(), t.strides().end());
+  };
+  for (const Tensor& t : call.inputs) add(t);
+  for (const Tensor& t : call.outputs) add(t);
+  return k;
+}
+
+std::atomic<uint64_t> g_calls_taken{0};
+
+PrimitiveCache& cache() {
+  static PrimitiveCache* c = new PrimitiveCache;  // primitives outlive static destruction order
+  return *c;
+}
+
+bool takes(const OpCall& call) {
+  if (cpu_reference_forced() || !supports(call.out(0).dtype())) return false;
+  for (const Tensor& t : call.inputs)
+    if (t.defined() && t.dtype() != call.out(0).dtype()) return false;
+  return true;
+}
+
+bool is_nhwc(const Tensor& image) { return !image.is_contiguous(); }
+
+template <typename Build>
+bool run_cached(const PrimitiveKey& key, Build&& build, const std::vector<void*>& data) {
+  auto entry = cache().get(key, [&]() -> std::shared_ptr<const StagedPrimitive> {
+    try {
+      return build();
+    } catch (const dnnl::error&) {
+      return nullptr;  // oneDNN has no implementation for this call: the reference takes it
+    }
+  });
+  if (!entry) return false;
+  entry->run(data);
+  g_calls_taken.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
+dnnl::convolution_forward::primitive_desc forward_desc(dnnl::prop_kind prop, const memory::desc& x,
+                                                       const memory::desc& w, const memory::desc* bias,
+                                                       const memory::desc& y, const Geometry& g,
+                                                       const dnnl::primitive_attr& attr) {
+  auto d = bias ? dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, x, w, *bias, y,
+                                                  g.strides, g.dilates, g.padding, g.padding)
+                : dnnl::convolution_forward::desc(prop, dnnl::algorithm::convolution_direct, x, w, y, g.strides,
+                                                  g.dilates, g.padding, g.padding);
+  return dnnl::convolution_forward::primitive_desc(d, attr, cpu_engine());
+}
+
+}  // namespace
+
+uint64_t calls_taken() { return g_calls_taken.load(std::memory_order_relaxed); }
+
+bool conv2d_forward(OpCall& call) {
+  if (!takes(call)) return false;
+  const Conv2dAttrs& a = call.attrs<Conv2dAttrs>();
+  const Tensor& x = call.in(0);
+  const Tensor& w = call.in(1);
+  const Tensor& bias = call.in(2);
+  const Tensor residual = call.inputs.size() > 3 ? call.in(3) : Tensor();
+  const Tensor& y = call.out(0);
+  const int64_t post_ops = (a.relu ? 1 : 0) | (residual.defined() ? 2 : 0);
+  std::vector<void*> data{x.data_ptr(), w.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr, y.data_ptr()};
+  // The sum post-op accumulates into the destination: it starts as the residual.
+  if (residual.defined()) {
+    std::memcpy(y.data_ptr(), residual.data_ptr(), y.nbytes());
+  }
+  auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
+    const bool choose = choose_layouts(is_nhwc(x));
+    const memory::desc xd = image_desc(x), wd = weight_desc(w, a.groups), yd = image_desc(y);
+    const memory::desc bd = bias.defined() ? image_desc(bias) : memory::desc();
+    dnnl::post_ops ops;
+    if (residual.defined()) ops.append_sum(1.f);
+    if (a.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    auto pd = forward_desc(dnnl::prop_kind::forward_inference, any_like(xd, choose), any_like(wd, choose),
+                           bias.defined() ? &bd : nullptr, any_like(yd, choose), geometry(a), attr);
+    std::vector<StagedArg> args{StagedPrimitive::stage(DNNL_ARG_SRC, 0, true, false, xd, pd.src_desc()),
+                                StagedPrimitive::stage(DNNL_ARG_WEIGHTS, 1, true, false, wd, pd.weights_desc()),
+                                StagedPrimitive::stage(DNNL_ARG_DST, 3, residual.defined(), true, yd, pd.dst_desc())};
+    if (bias.defined()) args.push_back(StagedPrimitive::stage(DNNL_ARG_BIAS, 2, true, false, bd, pd.bias_desc()));
+    return std::make_shared<StagedPrimitive>(dnnl::convolution_forward(pd), std::move(args));
+  };
+  if (run_cached(key_of(Pass::forward, call, post_ops), build, data)) return true;
+  return false;  // the reference overwrites y, residual copy included
+}
+
+bool conv2d_backward_input(OpCall& call) {
+  if (!takes(call)) return false;
+  const Conv2dAttrs& a = call.attrs<Conv2dAttrs>();
+  const Tensor& gy = call.in(0);
+  const Tensor& w = call.in(1);
+  const Tensor& gx = call.out(0);
+  auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
+    const bool choose = choose_layouts(is_nhwc(gy));
+    const memory::desc gyd = image_desc(gy), wd = weight_desc(w, a.groups), gxd = image_desc(gx);
+    const Geometry g = geometry(a);
+    auto hint = forward_desc(dnnl::prop_kind::forward_training, any_like(gxd, choose), any_like(wd, choose), nullptr,
+                             any_like(gyd, choose), g, dnnl::primitive_attr());
+    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_like(gxd, choose),
+                                            any_like(wd, choose), any_like(gyd, choose), g.strides, g.dilates,
+                                            g.padding, g.padding);
+    dnnl::convolution_backward_data::primitive_desc pd(d, cpu_engine(), hint);
+    std::vector<StagedArg> args{
+        StagedPrimitive::stage(DNNL_ARG_DIFF_DST, 0, true, false, gyd, pd.diff_dst_desc()),
+        StagedPrimitive::stage(DNNL_ARG_WEIGHTS, 1, true, false, wd, pd.weights_desc()),
+        StagedPrimitive::stage(DNNL_ARG_DIFF_SRC, 2, false, true, gxd, pd.diff_src_desc())};
+    return std::make_shared<StagedPrimitive>(dnnl::convolution_backward_data(pd), std::move(args));
+  };
+  return run_cached(key_of(Pass::backward_input, call, 0), build, {gy.data_ptr(), w.data_ptr(), gx.data_ptr()});
+}
+
+bool conv2d_backward_weight(OpCall& call) {
+  if (!takes(call)) return false;
+  const Conv2dAttrs& a = call.attrs<Conv2dAttrs>();
+  const Tensor& gy = call.in(0);
+  const Tensor& x = call.in(1);
+  const Tensor& gw = call.out(0);
+  auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
+    const bool choose = choose_layouts(is_nhwc(x));
+    const memory::desc gyd = image_desc(gy), xd = image_desc(x), gwd = weight_desc(gw, a.groups);
+    const Geometry g = geometry(a);
+    auto hint = forward_desc(dnnl::prop_kind::forward_training, any_like(xd, choose), any_like(gwd, choose), nullptr,
+                             any_like(gyd, choose), g, dnnl::primitive_attr());
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_like(xd, choose),
+                                               any_like(gwd, choose), any_like(gyd, choose), g.strides, g.dilates,
+                                               g.padding, g.padding);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, cpu_engine(), hint);
+    std::vector<StagedArg> args{
+        StagedPrimitive::stage(DNNL_ARG_DIFF_DST, 0, true, false, gyd, pd.diff_dst_desc()),
+        StagedPrimitive::stage(DNNL_ARG_SRC, 1, true, false, xd, pd.src_desc()),
+        StagedPrimitive::stage(DNNL_ARG_DIFF_WEIGHTS, 2, false, true, gwd, pd.diff_weights_desc())};
+    return std::make_shared<StagedPrimitive>(dnnl::convolution_backward_weights(pd), std::move(args));
+  };
+  return run_cached(key_of(Pass::backward_weight, call, 0), build, {gy.data_ptr(), x.data_ptr(), gw.data_ptr()});
+}
+
+}  // namespace hearth::cpu::onednn
