@@ -1,4 +1,5 @@
-// conv2d forward (bias, ReLU and residual as post-ops), backward-data and
+// conv2d forward (the residual as a `sum` post-op, the bias in the primitive,
+// the ReLU in a pass of its own: relu_in_place), backward-data and
 // backward-weights through oneDNN's convolution primitives. The tensors come
 // as the schema gives them: dense NCHW or dense NHWC, read in place through
 // their strides (no NCHW detour). The primitives may pick blocked layouts
@@ -11,6 +12,7 @@
 #include <string>
 
 #include "hearth/backends/cpu/onednn/engine.h"
+#include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/onednn/onednn.h"
 #include "hearth/backends/cpu/onednn/primitive_cache.h"
 #include "hearth/core/env.h"
@@ -95,6 +97,30 @@ bool takes(const OpCall& call) {
 
 bool is_nhwc(const Tensor& image) { return !image.is_contiguous(); }
 
+// max(v, 0) over the dense output, keeping NaN as the relu op does. oneDNN's
+// eltwise_relu post-op maps NaN to 0, which would hide a diverging step from
+// every later check, so the ReLU is this pass instead: one read and write of
+// the output, small beside the convolution that produced it.
+void relu_in_place(const Tensor& y) {
+  const int64_t n = y.numel();
+  if (y.dtype() == DType::float32) {
+    float* p = y.data<float>();
+    parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) p[i] = p[i] < 0.f ? 0.f : p[i];
+    });
+    return;
+  }
+  // bfloat16 by its bits: negative (sign set, magnitude above zero) and not NaN
+  // (magnitude at most infinity's, 0x7f80) becomes +0.
+  auto* p = static_cast<uint16_t*>(y.data_ptr());
+  parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const uint16_t magnitude = p[i] & 0x7fff;
+      if ((p[i] & 0x8000) && magnitude != 0 && magnitude <= 0x7f80) p[i] = 0;
+    }
+  });
+}
+
 template <typename Build>
 bool run_cached(const PrimitiveKey& key, Build&& build, const std::vector<void*>& data) {
   auto entry = cache().get(key, [&]() -> std::shared_ptr<const StagedPrimitive> {
@@ -133,7 +159,7 @@ bool conv2d_forward(OpCall& call) {
   const Tensor& bias = call.in(2);
   const Tensor residual = call.inputs.size() > 3 ? call.in(3) : Tensor();
   const Tensor& y = call.out(0);
-  const int64_t post_ops = (a.relu ? 1 : 0) | (residual.defined() ? 2 : 0);
+  const int64_t sum_post_op = residual.defined() ? 1 : 0;
   std::vector<void*> data{x.data_ptr(), w.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr, y.data_ptr()};
   // The sum post-op accumulates into the destination: it starts as the residual.
   if (residual.defined()) {
@@ -145,7 +171,6 @@ bool conv2d_forward(OpCall& call) {
     const memory::desc bd = bias.defined() ? image_desc(bias) : memory::desc();
     dnnl::post_ops ops;
     if (residual.defined()) ops.append_sum(1.f);
-    if (a.relu) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     auto pd = forward_desc(dnnl::prop_kind::forward_inference, any_like(xd, choose), any_like(wd, choose),
@@ -156,8 +181,10 @@ bool conv2d_forward(OpCall& call) {
     if (bias.defined()) args.push_back(StagedPrimitive::stage(DNNL_ARG_BIAS, 2, true, false, bd, pd.bias_desc()));
     return std::make_shared<StagedPrimitive>(dnnl::convolution_forward(pd), std::move(args));
   };
-  if (run_cached(key_of(Pass::forward, call, post_ops), build, data)) return true;
-  return false;  // the reference overwrites y, residual copy included
+  // Declined: the reference overwrites y, residual copy included.
+  if (!run_cached(key_of(Pass::forward, call, sum_post_op), build, data)) return false;
+  if (a.relu) relu_in_place(y);
+  return true;
 }
 
 bool conv2d_backward_input(OpCall& call) {

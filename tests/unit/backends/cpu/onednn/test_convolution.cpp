@@ -101,7 +101,9 @@ void expect_parity(const Case& c, MemoryFormat fmt, Epilogue e, DType dt, double
   Grads fast = train_step(c, fmt, e, dt, 7);
   const uint64_t taken = cpu::onednn::calls_taken() - before;
 #if HEARTH_TEST_ONEDNN_BUILT
-  if (dt == DType::float32) EXPECT_GE(taken, 3u) << label(c, fmt, e) << ": forward and both backward passes";
+  if (dt == DType::float32) {
+    EXPECT_GE(taken, 3u) << label(c, fmt, e) << ": forward and both backward passes";
+  }
 #else
   EXPECT_EQ(taken, 0u);
 #endif
@@ -170,14 +172,28 @@ TEST(OnednnConvolution, TheReferenceSwitchRoutesAroundIt) {
   expect_near(guarded.gw, by_variable.gw, 0, "grad weight");
 }
 
-TEST(OnednnConvolution, NanInTheInputReachesTheOutput) {
+// The relu op keeps NaN; so must the fused epilogues (oneDNN's own ReLU would not).
+TEST(OnednnConvolution, NanInTheInputReachesTheOutputThroughEveryEpilogue) {
   testing::ScopedEnv off("HEARTH_CPU_REFERENCE", "0");
-  manual_seed(2);
-  Tensor x = randn({1, 2, 4, 4});
-  x.data<float>()[5] = std::nanf("");
-  Tensor y = conv2d(x, randn({3, 2, 3, 3}), randn({3}), {1, 1}, {1, 1});
-  const std::vector<float> v = y.to_vector<float>();
-  EXPECT_TRUE(std::any_of(v.begin(), v.end(), [](float f) { return std::isnan(f); }));
+  for (DType dt : {DType::float32, DType::bfloat16})
+    for (MemoryFormat fmt : {MemoryFormat::contiguous, MemoryFormat::channels_last}) {
+      manual_seed(2);
+      Tensor x = randn({1, 2, 4, 4});
+      x.data<float>()[5] = std::nanf("");
+      x = contiguous(cast(x, dt), fmt);
+      const Tensor w = contiguous(randn({3, 2, 3, 3}, dt), fmt), b = randn({3}, dt);
+      const Tensor r = contiguous(randn({1, 3, 4, 4}, dt), fmt);
+      const std::vector<Tensor> outs = {conv2d(x, w, b, {1, 1}, {1, 1}), conv2d_relu(x, w, b, {1, 1}, {1, 1}),
+                                        conv2d_add_relu(x, w, b, r, {1, 1}, {1, 1})};
+      for (size_t k = 0; k < outs.size(); ++k) {
+        const std::vector<double> v = cast(outs[k], DType::float64).contiguous().to_vector<double>();
+        EXPECT_EQ(std::count_if(v.begin(), v.end(), [](double f) { return std::isnan(f); }), 27)
+            << dtype_name(dt) << " output " << k << ": the 3x3 outputs whose window holds the NaN, in 3 channels";
+        if (k > 0) {
+          EXPECT_TRUE(std::none_of(v.begin(), v.end(), [](double f) { return f < 0; })) << "output " << k;
+        }
+      }
+    }
 }
 
 }  // namespace
