@@ -27,14 +27,23 @@ using Dims = memory::dims;
 
 enum class Pass : int64_t { forward, backward_input, backward_weight };
 
-// Whether primitives choose their layouts (blocked, with reorders) or compute
-// on the tensors' own NCHW/NHWC memory. HEARTH_ONEDNN_LAYOUT=plain|blocked
-// overrides the default, for measuring one against the other.
-bool choose_layouts(bool nhwc) {
+// Whether the primitive chooses its layouts (blocked, with reorders around
+// it) or computes on the tensors' own NCHW/NHWC memory. Measured on AVX-512
+// (bench/NOTES.md, section 22): NHWC has direct kernels of its own; for NCHW,
+// 3x3 convolutions run twice as fast blocked, reorders included, while 1x1
+// ones are plain GEMMs on NCHW (three times faster than blocked, where the
+// reorders of large activations cost more than the product), and the
+// backward-data of a convolution with few input channels (the 3-channel stem)
+// pads them to a block of 16 and loses to the plain kernel.
+// HEARTH_ONEDNN_LAYOUT=plain|blocked overrides the choice, for measuring.
+bool choose_layouts(Pass pass, const Tensor& image, const Tensor& weight) {
   static const std::string forced = env_string("HEARTH_ONEDNN_LAYOUT");
   if (forced == "plain") return false;
   if (forced == "blocked") return true;
-  return !nhwc;
+  const bool nhwc = !image.is_contiguous();
+  const bool pointwise = weight.shape()[2] == 1 && weight.shape()[3] == 1;
+  const bool few_input_channels = weight.shape()[1] < 16;
+  return !nhwc && !pointwise && !(pass == Pass::backward_input && few_input_channels);
 }
 
 Dims dims_of(const Tensor& t) { return Dims(t.shape().begin(), t.shape().end()); }
@@ -95,7 +104,6 @@ bool takes(const OpCall& call) {
   return true;
 }
 
-bool is_nhwc(const Tensor& image) { return !image.is_contiguous(); }
 
 // max(v, 0) over the dense output, keeping NaN as the relu op does. oneDNN's
 // eltwise_relu post-op maps NaN to 0, which would hide a diverging step from
@@ -166,7 +174,7 @@ bool conv2d_forward(OpCall& call) {
     std::memcpy(y.data_ptr(), residual.data_ptr(), y.nbytes());
   }
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const bool choose = choose_layouts(is_nhwc(x));
+    const bool choose = choose_layouts(Pass::forward, x, w);
     const memory::desc xd = image_desc(x), wd = weight_desc(w, a.groups), yd = image_desc(y);
     const memory::desc bd = bias.defined() ? image_desc(bias) : memory::desc();
     dnnl::post_ops ops;
@@ -194,7 +202,7 @@ bool conv2d_backward_input(OpCall& call) {
   const Tensor& w = call.in(1);
   const Tensor& gx = call.out(0);
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const bool choose = choose_layouts(is_nhwc(gy));
+    const bool choose = choose_layouts(Pass::backward_input, gy, w);
     const memory::desc gyd = image_desc(gy), wd = weight_desc(w, a.groups), gxd = image_desc(gx);
     const Geometry g = geometry(a);
     auto hint = forward_desc(dnnl::prop_kind::forward_training, any_like(gxd, choose), any_like(wd, choose), nullptr,
@@ -219,7 +227,7 @@ bool conv2d_backward_weight(OpCall& call) {
   const Tensor& x = call.in(1);
   const Tensor& gw = call.out(0);
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const bool choose = choose_layouts(is_nhwc(x));
+    const bool choose = choose_layouts(Pass::backward_weight, x, gw);
     const memory::desc gyd = image_desc(gy), xd = image_desc(x), gwd = weight_desc(gw, a.groups);
     const Geometry g = geometry(a);
     auto hint = forward_desc(dnnl::prop_kind::forward_training, any_like(xd, choose), any_like(gwd, choose), nullptr,
