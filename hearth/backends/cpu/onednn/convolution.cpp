@@ -27,24 +27,36 @@ using Dims = memory::dims;
 
 enum class Pass : int64_t { forward, backward_input, backward_weight };
 
-// Whether the primitive chooses its layouts (blocked, with reorders around
-// it) or computes on the tensors' own NCHW/NHWC memory. Measured on AVX-512
-// (bench/NOTES.md, section 22): NHWC has direct kernels of its own; for NCHW,
-// 3x3 convolutions run twice as fast blocked, reorders included, while 1x1
-// ones are plain GEMMs on NCHW (three times faster than blocked, where the
+// Which operands' layouts the primitive chooses (format `any`: blocked, with
+// reorders around it) rather than computing on the tensors' own memory.
+// Measured on AVX-512 (bench/NOTES.md, section 22): NHWC activations have
+// direct kernels of their own, but only with blocked weights (plain NHWC
+// weights have nothing but oneDNN's naive reference implementation); for
+// NCHW, 3x3 convolutions run twice as fast blocked, reorders included, while
+// 1x1 ones are plain GEMMs on NCHW (three times faster than blocked, where the
 // reorders of large activations cost more than the product), and the
 // backward-data of a convolution with few input channels (the 3-channel stem)
 // pads them to a block of 16 and loses to the plain kernel.
 // HEARTH_ONEDNN_LAYOUT=plain|blocked overrides the choice, for measuring.
-bool choose_layouts(Pass pass, const Tensor& image, const Tensor& weight) {
+struct Layouts {
+  bool images = false;
+  bool weights = false;
+};
+
+Layouts choose_layouts(Pass pass, const Tensor& image, const Tensor& weight) {
   static const std::string forced = env_string("HEARTH_ONEDNN_LAYOUT");
-  if (forced == "plain") return false;
-  if (forced == "blocked") return true;
-  const bool nhwc = !image.is_contiguous();
+  if (forced == "plain") return {false, false};
+  if (forced == "blocked") return {true, true};
+  if (!image.is_contiguous()) return {false, true};  // NHWC
   const bool pointwise = weight.shape()[2] == 1 && weight.shape()[3] == 1;
   const bool few_input_channels = weight.shape()[1] < 16;
-  return !nhwc && !pointwise && !(pass == Pass::backward_input && few_input_channels);
+  if (pointwise || (pass == Pass::backward_input && few_input_channels)) return {false, false};
+  return {true, true};
 }
+
+// oneDNN's reference implementations ("ref:any") are naive loops, far slower
+// than hearth's own im2col + GEMM: a call that would get one is declined.
+bool naive(const dnnl::primitive_desc_base& pd) { return std::string(pd.impl_info_str()).rfind("ref", 0) == 0; }
 
 Dims dims_of(const Tensor& t) { return Dims(t.shape().begin(), t.shape().end()); }
 Dims strides_of(const Tensor& t) { return Dims(t.strides().begin(), t.strides().end()); }
@@ -174,15 +186,17 @@ bool conv2d_forward(OpCall& call) {
     std::memcpy(y.data_ptr(), residual.data_ptr(), y.nbytes());
   }
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const bool choose = choose_layouts(Pass::forward, x, w);
+    const Layouts choose = choose_layouts(Pass::forward, x, w);
     const memory::desc xd = image_desc(x), wd = weight_desc(w, a.groups), yd = image_desc(y);
     const memory::desc bd = bias.defined() ? image_desc(bias) : memory::desc();
     dnnl::post_ops ops;
     if (residual.defined()) ops.append_sum(1.f);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
-    auto pd = forward_desc(dnnl::prop_kind::forward_inference, any_like(xd, choose), any_like(wd, choose),
-                           bias.defined() ? &bd : nullptr, any_like(yd, choose), geometry(a), attr);
+    auto pd = forward_desc(dnnl::prop_kind::forward_inference, any_like(xd, choose.images),
+                           any_like(wd, choose.weights), bias.defined() ? &bd : nullptr, any_like(yd, choose.images),
+                           geometry(a), attr);
+    if (naive(pd)) return nullptr;
     std::vector<StagedArg> args{StagedPrimitive::stage(DNNL_ARG_SRC, 0, true, false, xd, pd.src_desc()),
                                 StagedPrimitive::stage(DNNL_ARG_WEIGHTS, 1, true, false, wd, pd.weights_desc()),
                                 StagedPrimitive::stage(DNNL_ARG_DST, 3, residual.defined(), true, yd, pd.dst_desc())};
@@ -202,15 +216,16 @@ bool conv2d_backward_input(OpCall& call) {
   const Tensor& w = call.in(1);
   const Tensor& gx = call.out(0);
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const bool choose = choose_layouts(Pass::backward_input, gy, w);
+    const Layouts choose = choose_layouts(Pass::backward_input, gy, w);
     const memory::desc gyd = image_desc(gy), wd = weight_desc(w, a.groups), gxd = image_desc(gx);
     const Geometry g = geometry(a);
-    auto hint = forward_desc(dnnl::prop_kind::forward_training, any_like(gxd, choose), any_like(wd, choose), nullptr,
-                             any_like(gyd, choose), g, dnnl::primitive_attr());
-    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, any_like(gxd, choose),
-                                            any_like(wd, choose), any_like(gyd, choose), g.strides, g.dilates,
-                                            g.padding, g.padding);
+    const memory::desc x_any = any_like(gxd, choose.images), w_any = any_like(wd, choose.weights),
+                       y_any = any_like(gyd, choose.images);
+    auto hint = forward_desc(dnnl::prop_kind::forward_training, x_any, w_any, nullptr, y_any, g, dnnl::primitive_attr());
+    dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, x_any, w_any, y_any, g.strides,
+                                            g.dilates, g.padding, g.padding);
     dnnl::convolution_backward_data::primitive_desc pd(d, cpu_engine(), hint);
+    if (naive(pd)) return nullptr;
     std::vector<StagedArg> args{
         StagedPrimitive::stage(DNNL_ARG_DIFF_DST, 0, true, false, gyd, pd.diff_dst_desc()),
         StagedPrimitive::stage(DNNL_ARG_WEIGHTS, 1, true, false, wd, pd.weights_desc()),
@@ -227,15 +242,16 @@ bool conv2d_backward_weight(OpCall& call) {
   const Tensor& x = call.in(1);
   const Tensor& gw = call.out(0);
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const bool choose = choose_layouts(Pass::backward_weight, x, gw);
+    const Layouts choose = choose_layouts(Pass::backward_weight, x, gw);
     const memory::desc gyd = image_desc(gy), xd = image_desc(x), gwd = weight_desc(gw, a.groups);
     const Geometry g = geometry(a);
-    auto hint = forward_desc(dnnl::prop_kind::forward_training, any_like(xd, choose), any_like(gwd, choose), nullptr,
-                             any_like(gyd, choose), g, dnnl::primitive_attr());
-    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, any_like(xd, choose),
-                                               any_like(gwd, choose), any_like(gyd, choose), g.strides, g.dilates,
-                                               g.padding, g.padding);
+    const memory::desc x_any = any_like(xd, choose.images), w_any = any_like(gwd, choose.weights),
+                       y_any = any_like(gyd, choose.images);
+    auto hint = forward_desc(dnnl::prop_kind::forward_training, x_any, w_any, nullptr, y_any, g, dnnl::primitive_attr());
+    dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, x_any, w_any, y_any, g.strides,
+                                               g.dilates, g.padding, g.padding);
     dnnl::convolution_backward_weights::primitive_desc pd(d, cpu_engine(), hint);
+    if (naive(pd)) return nullptr;
     std::vector<StagedArg> args{
         StagedPrimitive::stage(DNNL_ARG_DIFF_DST, 0, true, false, gyd, pd.diff_dst_desc()),
         StagedPrimitive::stage(DNNL_ARG_SRC, 1, true, false, xd, pd.src_desc()),
