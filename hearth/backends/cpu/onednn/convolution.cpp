@@ -34,9 +34,9 @@ enum class Pass : int64_t { forward, backward_input, backward_weight };
 // weights have nothing but oneDNN's naive reference implementation); for
 // NCHW, 3x3 convolutions run twice as fast blocked, reorders included, while
 // 1x1 ones are plain GEMMs on NCHW (three times faster than blocked, where the
-// reorders of large activations cost more than the product), and the
-// backward-data of a convolution with few input channels (the 3-channel stem)
-// pads them to a block of 16 and loses to the plain kernel.
+// reorders of large activations cost more than the product), and so are
+// convolutions of few input channels (a 1- or 3-channel stem), which blocked
+// layouts pad to 16 channels.
 // HEARTH_ONEDNN_LAYOUT=plain|blocked overrides the choice, for measuring.
 struct Layouts {
   bool images = false;
@@ -50,7 +50,7 @@ Layouts choose_layouts(Pass pass, const Tensor& image, const Tensor& weight) {
   if (!image.is_contiguous()) return {false, true};  // NHWC
   const bool pointwise = weight.shape()[2] == 1 && weight.shape()[3] == 1;
   const bool few_input_channels = weight.shape()[1] < 16;
-  if (pointwise || (pass == Pass::backward_input && few_input_channels)) return {false, false};
+  if (pointwise || few_input_channels) return {false, false};
   return {true, true};
 }
 
