@@ -29,7 +29,7 @@ enum class Pass : int64_t { forward, backward_input, backward_weight };
 
 // Which operands' layouts the primitive chooses (format `any`: blocked, with
 // reorders around it) rather than computing on the tensors' own memory.
-// Measured on AVX-512 (bench/NOTES.md, section 22): NHWC activations have
+// Measured on AVX-512 (bench/NOTES.md, section 27): NHWC activations have
 // direct kernels of their own, but only with blocked weights (plain NHWC
 // weights have nothing but oneDNN's naive reference implementation); for
 // NCHW, 3x3 convolutions run twice as fast blocked, reorders included, while
