@@ -10,6 +10,18 @@
 # CPU runtime than OpenMP (TBB, threadpool) is refused: its threads would
 # compete with hearth's OpenMP team for the cores.
 #
+# The wrappers are compiled once, for the baseline, and not once per CPU level
+# like conv2d.cpp, which calls them (cmake/cpu_dispatch.cmake): the arithmetic
+# is oneDNN's, JIT-compiled for the CPU it runs on (`hearth env` prints the ISA
+# it chose), and the wrappers' own work (building primitives, reorders, the
+# memory-bound ReLU pass) gains nothing from wider vectors. One copy also keeps
+# one primitive cache and one count of the calls oneDNN took.
+#
+# oneDNN is a private dependency: no installed header names it and the library
+# links it PRIVATE, so the CMake package and hearth.pc pass nothing of it on
+# (tests/packaging/consume_installed.sh checks); the .deb depends on the
+# package that owns it (cmake/debian_package.cmake).
+#
 # Sets HEARTH_ONEDNN_SOURCES, HEARTH_ONEDNN_LIBS, HEARTH_ONEDNN_INCLUDE_DIRS,
 # HEARTH_ONEDNN_ENABLED and HEARTH_ONEDNN_STATUS.
 set(HEARTH_ONEDNN "AUTO" CACHE STRING "Run CPU convolutions through oneDNN: AUTO, ON or OFF")

@@ -52,12 +52,12 @@ private=$(cd "$headers" && find . \( -path './backends*' -o -path '*/gloo*' -o -
 missing=$(cd "$prefix/include" && grep -rhoE '#include "hearth/[^"]+"' hearth | sed 's/#include "\(.*\)"/\1/' | sort -u |
           while read -r h; do [[ -f "$h" ]] || echo "$h"; done)
 [[ -z "$missing" ]] || fail "installed headers include headers that are not installed: $missing"
-if grep -rlE '#include <(CLI/|utf8proc|jpeglib|png\.h|zlib\.h|cblas|omp\.h|gloo/|cuda|cudnn|cublas|nccl)' "$headers"; then
+if grep -rlE '#include <(CLI/|utf8proc|jpeglib|png\.h|zlib\.h|cblas|omp\.h|gloo/|oneapi/|dnnl|cuda|cudnn|cublas|nccl)' "$headers"; then
   fail "installed headers include a private dependency's header"
 fi
 cmake_dir=$(dirname "$(find "$prefix" -name hearthConfig.cmake | head -1)")
 [[ -f "$cmake_dir/hearthTargets.cmake" ]] || fail "no CMake package under $prefix"
-leaks=$(grep -hiE 'CLI11|utf8proc|jpeg|png|openblas|gloo|cudart|cublas|cudnn|nccl|OpenMP' "$cmake_dir"/hearthTargets*.cmake || true)
+leaks=$(grep -hiE 'CLI11|utf8proc|jpeg|png|openblas|gloo|dnnl|cudart|cublas|cudnn|nccl|OpenMP' "$cmake_dir"/hearthTargets*.cmake || true)
 [[ -z "$leaks" ]] || fail "the CMake package passes private dependencies on to programs: $leaks"
 if [[ -n "$build" ]]; then
   build_abs=$(cd "$build" && pwd)
@@ -109,7 +109,7 @@ cp -r "$source_dir/examples/cmake_project" "$work/cmake_project"
 cmake -S "$work/cmake_project" -B "$work/cmake_project/build" -DCMAKE_PREFIX_PATH="$prefix" >"$work/cmake_project.log"
 cmake --build "$work/cmake_project/build" >>"$work/cmake_project.log" 2>&1 || { cat "$work/cmake_project.log"; fail "examples/cmake_project does not build"; }
 # Nothing of the library's private dependencies on the program's command lines.
-if grep -rhE '(utf8proc|CLI11|jpeg|cuda)' "$work/cmake_project/build/CMakeFiles"/*/flags.make "$work/cmake_project/build/CMakeFiles"/*/link.txt; then
+if grep -rhE '(utf8proc|CLI11|jpeg|dnnl|cuda)' "$work/cmake_project/build/CMakeFiles"/*/flags.make "$work/cmake_project/build/CMakeFiles"/*/link.txt; then
   fail "a private dependency of hearth reached the program's compile or link line"
 fi
 cd "$work"
