@@ -15,6 +15,7 @@
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/onednn/onednn.h"
 #include "hearth/backends/cpu/onednn/primitive_cache.h"
+#include "hearth/backends/cpu/onednn/size_rule.h"
 #include "hearth/core/env.h"
 #include "hearth/dispatch/cpu_reference.h"
 #include "hearth/dispatch/schemas/conv2d.h"
@@ -24,8 +25,6 @@ namespace {
 
 using dnnl::memory;
 using Dims = memory::dims;
-
-enum class Pass : int64_t { forward, backward_input, backward_weight };
 
 // Which operands' layouts the primitive chooses (format `any`: blocked, with
 // reorders around it) rather than computing on the tensors' own memory.
@@ -109,11 +108,11 @@ PrimitiveCache& cache() {
   return *c;
 }
 
-bool takes(const OpCall& call) {
+bool takes(Pass pass, const OpCall& call) {
   if (cpu_reference_forced() || !supports(call.out(0).dtype())) return false;
   for (const Tensor& t : call.inputs)
     if (t.defined() && t.dtype() != call.out(0).dtype()) return false;
-  return true;
+  return measured_faster(pass, call);
 }
 
 
@@ -172,7 +171,7 @@ dnnl::convolution_forward::primitive_desc forward_desc(dnnl::prop_kind prop, con
 uint64_t calls_taken() { return g_calls_taken.load(std::memory_order_relaxed); }
 
 bool conv2d_forward(OpCall& call) {
-  if (!takes(call)) return false;
+  if (!takes(Pass::forward, call)) return false;
   const Conv2dAttrs& a = call.attrs<Conv2dAttrs>();
   const Tensor& x = call.in(0);
   const Tensor& w = call.in(1);
@@ -210,7 +209,7 @@ bool conv2d_forward(OpCall& call) {
 }
 
 bool conv2d_backward_input(OpCall& call) {
-  if (!takes(call)) return false;
+  if (!takes(Pass::backward_input, call)) return false;
   const Conv2dAttrs& a = call.attrs<Conv2dAttrs>();
   const Tensor& gy = call.in(0);
   const Tensor& w = call.in(1);
@@ -236,7 +235,7 @@ bool conv2d_backward_input(OpCall& call) {
 }
 
 bool conv2d_backward_weight(OpCall& call) {
-  if (!takes(call)) return false;
+  if (!takes(Pass::backward_weight, call)) return false;
   const Conv2dAttrs& a = call.attrs<Conv2dAttrs>();
   const Tensor& gy = call.in(0);
   const Tensor& x = call.in(1);

@@ -3,7 +3,9 @@
 // weight, the bias and the residual, over strides, padding, dilation, groups
 // (depthwise included), 1x1 and both memory formats. oneDNN sums in another
 // order, so the comparison has a tolerance; the reference stays exact and
-// keeps the tests of exact arithmetic (test_conv2d.cpp).
+// keeps the tests of exact arithmetic (test_conv2d.cpp). Every call goes to
+// oneDNN whatever its size (HEARTH_ONEDNN_ALWAYS): these check its arithmetic;
+// test_size_rule.cpp checks which calls it takes by default.
 #include "hearth/backends/cpu/onednn/onednn.h"
 
 #include <gtest/gtest.h>
@@ -124,6 +126,7 @@ void expect_parity(const Case& c, MemoryFormat fmt, Epilogue e, DType dt, double
 
 TEST(OnednnConvolution, Float32MatchesTheReference) {
   testing::ScopedEnv off("HEARTH_CPU_REFERENCE", "0");
+  testing::ScopedEnv always("HEARTH_ONEDNN_ALWAYS", "1");
   for (const Case& c : cases())
     for (MemoryFormat fmt : {MemoryFormat::contiguous, MemoryFormat::channels_last})
       for (Epilogue e : {Epilogue::none, Epilogue::relu, Epilogue::add_relu})
@@ -132,6 +135,7 @@ TEST(OnednnConvolution, Float32MatchesTheReference) {
 
 TEST(OnednnConvolution, Bfloat16MatchesTheReferenceWhereTheCpuHasIt) {
   testing::ScopedEnv off("HEARTH_CPU_REFERENCE", "0");
+  testing::ScopedEnv always("HEARTH_ONEDNN_ALWAYS", "1");
   const uint64_t before = cpu::onednn::calls_taken();
   manual_seed(1);
   conv2d(randn({1, 4, 5, 5}, DType::bfloat16), randn({4, 4, 3, 3}, DType::bfloat16));
@@ -147,6 +151,7 @@ TEST(OnednnConvolution, Bfloat16MatchesTheReferenceWhereTheCpuHasIt) {
 
 TEST(OnednnConvolution, Float64AndFloat16StayOnTheReference) {
   testing::ScopedEnv off("HEARTH_CPU_REFERENCE", "0");
+  testing::ScopedEnv always("HEARTH_ONEDNN_ALWAYS", "1");
   for (DType dt : {DType::float64, DType::float16}) {
     const uint64_t before = cpu::onednn::calls_taken();
     train_step(cases()[0], MemoryFormat::contiguous, Epilogue::relu, dt, 3);
@@ -155,6 +160,7 @@ TEST(OnednnConvolution, Float64AndFloat16StayOnTheReference) {
 }
 
 TEST(OnednnConvolution, TheReferenceSwitchRoutesAroundIt) {
+  testing::ScopedEnv always("HEARTH_ONEDNN_ALWAYS", "1");
   const Case& c = cases()[1];
   Grads guarded, by_variable;
   const uint64_t before = cpu::onednn::calls_taken();
@@ -175,6 +181,7 @@ TEST(OnednnConvolution, TheReferenceSwitchRoutesAroundIt) {
 // The relu op keeps NaN; so must the fused epilogues (oneDNN's own ReLU would not).
 TEST(OnednnConvolution, NanInTheInputReachesTheOutputThroughEveryEpilogue) {
   testing::ScopedEnv off("HEARTH_CPU_REFERENCE", "0");
+  testing::ScopedEnv always("HEARTH_ONEDNN_ALWAYS", "1");
   for (DType dt : {DType::float32, DType::bfloat16})
     for (MemoryFormat fmt : {MemoryFormat::contiguous, MemoryFormat::channels_last}) {
       manual_seed(2);
