@@ -23,5 +23,7 @@ bool conv2d_forward(OpCall&) { return false; }
 bool conv2d_backward_input(OpCall&) { return false; }
 bool conv2d_backward_weight(OpCall&) { return false; }
 uint64_t calls_taken() { return 0; }
+uint64_t weight_reorders() { return 0; }
+uint64_t weight_reorders_saved() { return 0; }
 
 }  // namespace hearth::cpu::onednn

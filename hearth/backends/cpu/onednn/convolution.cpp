@@ -141,7 +141,7 @@ void relu_in_place(const Tensor& y) {
 }
 
 template <typename Build>
-bool run_cached(const PrimitiveKey& key, Build&& build, const std::vector<void*>& data) {
+bool run_cached(const PrimitiveKey& key, Build&& build, const std::vector<Tensor>& operands) {
   auto entry = cache().get(key, [&]() -> std::shared_ptr<const StagedPrimitive> {
     try {
       return build();
@@ -150,7 +150,7 @@ bool run_cached(const PrimitiveKey& key, Build&& build, const std::vector<void*>
     }
   });
   if (!entry) return false;
-  entry->run(data);
+  entry->run(operands);
   g_calls_taken.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
@@ -179,7 +179,6 @@ bool conv2d_forward(OpCall& call) {
   const Tensor residual = call.inputs.size() > 3 ? call.in(3) : Tensor();
   const Tensor& y = call.out(0);
   const int64_t sum_post_op = residual.defined() ? 1 : 0;
-  std::vector<void*> data{x.data_ptr(), w.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr, y.data_ptr()};
   // The sum post-op accumulates into the destination: it starts as the residual.
   if (residual.defined()) {
     std::memcpy(y.data_ptr(), residual.data_ptr(), y.nbytes());
@@ -197,13 +196,13 @@ bool conv2d_forward(OpCall& call) {
                            geometry(a), attr);
     if (naive(pd)) return nullptr;
     std::vector<StagedArg> args{StagedPrimitive::stage(DNNL_ARG_SRC, 0, true, false, xd, pd.src_desc()),
-                                StagedPrimitive::stage(DNNL_ARG_WEIGHTS, 1, true, false, wd, pd.weights_desc()),
+                                StagedPrimitive::stage_weights(1, wd, pd.weights_desc()),
                                 StagedPrimitive::stage(DNNL_ARG_DST, 3, residual.defined(), true, yd, pd.dst_desc())};
     if (bias.defined()) args.push_back(StagedPrimitive::stage(DNNL_ARG_BIAS, 2, true, false, bd, pd.bias_desc()));
     return std::make_shared<StagedPrimitive>(dnnl::convolution_forward(pd), std::move(args));
   };
   // Declined: the reference overwrites y, residual copy included.
-  if (!run_cached(key_of(Pass::forward, call, sum_post_op), build, data)) return false;
+  if (!run_cached(key_of(Pass::forward, call, sum_post_op), build, {x, w, bias, y})) return false;
   if (a.relu) relu_in_place(y);
   return true;
 }
@@ -227,11 +226,11 @@ bool conv2d_backward_input(OpCall& call) {
     if (naive(pd)) return nullptr;
     std::vector<StagedArg> args{
         StagedPrimitive::stage(DNNL_ARG_DIFF_DST, 0, true, false, gyd, pd.diff_dst_desc()),
-        StagedPrimitive::stage(DNNL_ARG_WEIGHTS, 1, true, false, wd, pd.weights_desc()),
+        StagedPrimitive::stage_weights(1, wd, pd.weights_desc()),
         StagedPrimitive::stage(DNNL_ARG_DIFF_SRC, 2, false, true, gxd, pd.diff_src_desc())};
     return std::make_shared<StagedPrimitive>(dnnl::convolution_backward_data(pd), std::move(args));
   };
-  return run_cached(key_of(Pass::backward_input, call, 0), build, {gy.data_ptr(), w.data_ptr(), gx.data_ptr()});
+  return run_cached(key_of(Pass::backward_input, call, 0), build, {gy, w, gx});
 }
 
 bool conv2d_backward_weight(OpCall& call) {
@@ -257,7 +256,7 @@ bool conv2d_backward_weight(OpCall& call) {
         StagedPrimitive::stage(DNNL_ARG_DIFF_WEIGHTS, 2, false, true, gwd, pd.diff_weights_desc())};
     return std::make_shared<StagedPrimitive>(dnnl::convolution_backward_weights(pd), std::move(args));
   };
-  return run_cached(key_of(Pass::backward_weight, call, 0), build, {gy.data_ptr(), x.data_ptr(), gw.data_ptr()});
+  return run_cached(key_of(Pass::backward_weight, call, 0), build, {gy, x, gw});
 }
 
 }  // namespace hearth::cpu::onednn

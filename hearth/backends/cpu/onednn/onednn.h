@@ -24,4 +24,9 @@ bool conv2d_backward_weight(OpCall& call);
 // built): lets tests and benchmarks check which path a call took.
 uint64_t calls_taken();
 
+// How many times weights were reordered into a primitive's layout, and how
+// many calls found them so already (reordered_weights.h); 0 where not built.
+uint64_t weight_reorders();
+uint64_t weight_reorders_saved();
+
 }  // namespace hearth::cpu::onednn

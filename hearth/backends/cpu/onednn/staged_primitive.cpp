@@ -1,12 +1,13 @@
 #include "hearth/backends/cpu/onednn/staged_primitive.h"
 
 #include "hearth/backends/cpu/onednn/engine.h"
+#include "hearth/backends/cpu/onednn/reordered_weights.h"
 
 namespace hearth::cpu::onednn {
 
 StagedArg StagedPrimitive::stage(int arg, int operand, bool read, bool written, const dnnl::memory::desc& user,
                                  const dnnl::memory::desc& inner) {
-  StagedArg a{arg, operand, read, written, user, inner, std::nullopt, std::nullopt};
+  StagedArg a{arg, operand, read, written, false, user, inner, std::nullopt, std::nullopt};
   if (user != inner) {
     dnnl::engine& e = cpu_engine();
     if (read) a.to_inner = dnnl::reorder(dnnl::reorder::primitive_desc(e, user, e, inner));
@@ -15,13 +16,24 @@ StagedArg StagedPrimitive::stage(int arg, int operand, bool read, bool written, 
   return a;
 }
 
-void StagedPrimitive::run(const std::vector<void*>& data) const {
+StagedArg StagedPrimitive::stage_weights(int operand, const dnnl::memory::desc& user, const dnnl::memory::desc& inner) {
+  StagedArg a = stage(DNNL_ARG_WEIGHTS, operand, true, false, user, inner);
+  a.weights = true;
+  return a;
+}
+
+void StagedPrimitive::run(const std::vector<Tensor>& operands) const {
   dnnl::engine& e = cpu_engine();
   dnnl::stream& s = cpu_stream();
   std::unordered_map<int, dnnl::memory> args;
   std::vector<std::pair<const StagedArg*, std::pair<dnnl::memory, dnnl::memory>>> write_back;
   for (const StagedArg& a : args_) {
-    dnnl::memory user(a.user, e, data[a.operand]);
+    const Tensor& t = operands[a.operand];
+    if (a.weights && a.to_inner) {
+      args.emplace(a.arg, reordered_weights().get(t, a.user, a.inner, *a.to_inner));
+      continue;
+    }
+    dnnl::memory user(a.user, e, t.data_ptr());
     if (a.user == a.inner) {
       args.emplace(a.arg, user);
       continue;
