@@ -141,18 +141,41 @@ void batch_norm_backward_kernel(OpCall& call) {
     // (n, i) order (see the forward).
     parallel_for(C, channel_grain(N, S), [&](int64_t cb, int64_t ce) {
       std::vector<double> sg(static_cast<size_t>(ce - cb), 0.0), sgx(sg.size(), 0.0);
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t c = cb; c < ce; ++c) {
-          const int64_t base = (n * C + c) * S;
-          const double m = mean[c];
-          double &a0 = sg[static_cast<size_t>(c - cb)], &a1 = sgx[static_cast<size_t>(c - cb)];
-          for (int64_t i = 0; i < S; ++i) {
-            const double gv = grad_at(base + i);
-            if (grp) grp[base + i] = clipped(base + i) ? static_cast<T>(Cm(0)) : gp[base + i];
-            a0 += gv;
-            a1 += gv * (static_cast<double>(static_cast<Cm>(xp[base + i])) - m);
+      if (S == 1) {
+        // Channels fastest: each row's block of channels in one loop without
+        // calls or aliasing, which the compiler vectorises; the same
+        // arithmetic, each channel's sums in row order.
+        double* __restrict a0 = sg.data();
+        double* __restrict a1 = sgx.data();
+        const double* __restrict m = mean.data() + cb;
+        const int64_t width = ce - cb;
+        for (int64_t n = 0; n < N; ++n) {
+          const T* __restrict gr = gp + n * C + cb;
+          const T* __restrict xr = xp + n * C + cb;
+          const T* __restrict yr = yp ? yp + n * C + cb : nullptr;
+          T* __restrict rr = grp ? grp + n * C + cb : nullptr;
+          for (int64_t j = 0; j < width; ++j) {
+            const bool cut = yr && !(static_cast<Cm>(yr[j]) > Cm(0));
+            const double gv = cut ? 0.0 : static_cast<double>(static_cast<Cm>(gr[j]));
+            if (rr) rr[j] = cut ? static_cast<T>(Cm(0)) : gr[j];
+            a0[j] += gv;
+            a1[j] += gv * (static_cast<double>(static_cast<Cm>(xr[j])) - m[j]);
           }
         }
+      } else {
+        for (int64_t n = 0; n < N; ++n)
+          for (int64_t c = cb; c < ce; ++c) {
+            const int64_t base = (n * C + c) * S;
+            const double m = mean[c];
+            double &a0 = sg[static_cast<size_t>(c - cb)], &a1 = sgx[static_cast<size_t>(c - cb)];
+            for (int64_t i = 0; i < S; ++i) {
+              const double gv = grad_at(base + i);
+              if (grp) grp[base + i] = clipped(base + i) ? static_cast<T>(Cm(0)) : gp[base + i];
+              a0 += gv;
+              a1 += gv * (static_cast<double>(static_cast<Cm>(xp[base + i])) - m);
+            }
+          }
+      }
       for (int64_t c = cb; c < ce; ++c) {
         sum_g[c] = sg[static_cast<size_t>(c - cb)];
         sum_gxhat[c] = sgx[static_cast<size_t>(c - cb)] * invstd[c];
@@ -166,6 +189,24 @@ void batch_norm_backward_kernel(OpCall& call) {
         k[j] = invstd[c] * (w.empty() ? 1.0 : w[c]);
         mg[j] = a.training ? sum_g[c] / count : 0.0;
         mgx[j] = a.training ? sum_gxhat[c] / count : 0.0;
+      }
+      if (S == 1) {
+        const double* __restrict m = mean.data() + cb;
+        const double* __restrict is = invstd.data() + cb;
+        const int64_t width = ce - cb;
+        for (int64_t n = 0; n < N; ++n) {
+          const T* __restrict gr = gp + n * C + cb;
+          const T* __restrict xr = xp + n * C + cb;
+          const T* __restrict yr = yp ? yp + n * C + cb : nullptr;
+          T* __restrict out = gxp + n * C + cb;
+          for (int64_t j = 0; j < width; ++j) {
+            const double xhat = (static_cast<double>(static_cast<Cm>(xr[j])) - m[j]) * is[j];
+            const bool cut = yr && !(static_cast<Cm>(yr[j]) > Cm(0));
+            const double gv = cut ? 0.0 : static_cast<double>(static_cast<Cm>(gr[j]));
+            out[j] = static_cast<T>(static_cast<Cm>(k[j] * (gv - mg[j] - xhat * mgx[j])));
+          }
+        }
+        return;
       }
       for (int64_t n = 0; n < N; ++n)
         for (int64_t c = cb; c < ce; ++c) {
