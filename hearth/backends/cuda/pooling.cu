@@ -227,11 +227,13 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
 }
 
 // One thread per input element: the sum of grad_out over the candidate outputs
-// whose window's argmax (found again in x) is this element, in (oh, ow) order:
-// the order in which the CPU kernel scatters, so both round the same sums.
-template <typename D, typename I>
-__global__ void max_pool_bwd(const D* __restrict__ gy, const D* __restrict__ x, D* __restrict__ gx, Geom<I> g,
-                             I total) {
+// whose argmax is this element, in (oh, ow) order: the order in which the CPU
+// kernel scatters, so both round the same sums. kSaved: the argmax is the
+// forward's saved index (overlapping windows); otherwise it is found again in
+// x with the forward's own function.
+template <typename D, typename I, bool kSaved>
+__global__ void max_pool_bwd(const D* __restrict__ gy, const int64_t* __restrict__ idx, const D* __restrict__ x,
+                             D* __restrict__ gx, Geom<I> g, I total) {
   const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const Pos<I> at = position(g, i, g.h, g.w);
@@ -241,19 +243,26 @@ __global__ void max_pool_bwd(const D* __restrict__ gy, const D* __restrict__ x, 
   acc_t<D> s = 0;
   for (I oy = ys.first; oy <= ys.last; ++oy)
     for (I ox = xs.first; ox <= xs.last; ++ox) {
-      acc_t<D> best;
-      if (window_argmax(x, g, at.plane, oy, ox, best) == me) s += to_acc(gy[offset(g, at.plane, oy, ox, g.oh, g.ow)]);
+      const I o = offset(g, at.plane, oy, ox, g.oh, g.ow);
+      I arg;
+      if constexpr (kSaved) {
+        arg = static_cast<I>(idx[o]);
+      } else {
+        acc_t<D> best;
+        arg = window_argmax(x, g, at.plane, oy, ox, best);
+      }
+      if (arg == me) s += to_acc(gy[o]);
     }
   gx[i] = from_acc<D>(s);
 }
 
 // NHWC, C a multiple of VEC: thread t takes channels [c, c + VEC) of one input
-// pixel, finding each candidate output's argmax again (its window's cells are
-// mostly in cache: the neighbouring threads read them too) and reading VEC
-// gradients per candidate.
-template <typename D, int VEC, typename I>
-__global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const D* __restrict__ x, D* __restrict__ gx,
-                                      Geom<I> g, I total) {
+// pixel and, per candidate output, VEC gradients and VEC argmaxes: saved
+// indices (two per 16-byte load), or found again in x (the window's cells are
+// mostly in cache: the neighbouring threads read them too).
+template <typename D, int VEC, typename I, bool kSaved>
+__global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const int64_t* __restrict__ idx,
+                                      const D* __restrict__ x, D* __restrict__ gx, Geom<I> g, I total) {
   using A = acc_t<D>;
   const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= total) return;
@@ -269,69 +278,23 @@ __global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const D* __restr
   for (I oy = ys.first; oy <= ys.last; ++oy)
     for (I ox = xs.first; ox <= xs.last; ++ox) {
       const I o = ((n * g.oh + oy) * g.ow + ox) * g.channels + c;
-      A best[VEC];
-      I best_i[VEC];
-      window_argmax_vec<D, VEC, I>(x, g, n, c, oy, ox, best, best_i);
+      I arg[VEC];
+      if constexpr (kSaved) {
+        const nn::Pack<int64_t, 2>* ip = reinterpret_cast<const nn::Pack<int64_t, 2>*>(idx + o);
+#pragma unroll
+        for (int e = 0; e < VEC; e += 2) {
+          const nn::Pack<int64_t, 2> pi = ip[e / 2];
+          arg[e] = static_cast<I>(pi.v[0]);
+          arg[e + 1] = static_cast<I>(pi.v[1]);
+        }
+      } else {
+        A best[VEC];
+        window_argmax_vec<D, VEC, I>(x, g, n, c, oy, ox, best, arg);
+      }
       const nn::Pack<D, VEC> gp = *reinterpret_cast<const nn::Pack<D, VEC>*>(gy + o);
 #pragma unroll
       for (int e = 0; e < VEC; ++e)
-        if (best_i[e] == me) s[e] += to_acc(gp.v[e]);
-    }
-  nn::Pack<D, VEC> out;
-#pragma unroll
-  for (int e = 0; e < VEC; ++e) out.v[e] = from_acc<D>(s[e]);
-  reinterpret_cast<nn::Pack<D, VEC>*>(gx)[t] = out;
-}
-
-// With saved indices (overlapping windows): one thread per input element, the
-// sum of grad_out over the candidate outputs whose saved index is this element, in (oh, ow) order: the order in which the
-// CPU kernel scatters, so both round the same sums.
-template <typename D, typename I>
-__global__ void max_pool_bwd_saved(const D* __restrict__ gy, const int64_t* __restrict__ idx, D* __restrict__ gx, Geom<I> g,
-                             I total) {
-  const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (i >= total) return;
-  const Pos<I> at = position(g, i, g.h, g.w);
-  const int64_t me = at.y * g.w + at.x;
-  const Span<I> ys = windows_holding(at.y, g.kh, g.sh, g.ph, g.dh, g.oh);
-  const Span<I> xs = windows_holding(at.x, g.kw, g.sw, g.pw, g.dw, g.ow);
-  acc_t<D> s = 0;
-  for (I oy = ys.first; oy <= ys.last; ++oy)
-    for (I ox = xs.first; ox <= xs.last; ++ox) {
-      const I o = offset(g, at.plane, oy, ox, g.oh, g.ow);
-      if (idx[o] == me) s += to_acc(gy[o]);
-    }
-  gx[i] = from_acc<D>(s);
-}
-
-// NHWC, C a multiple of VEC: thread t takes channels [c, c + VEC) of one input
-// pixel, reading VEC indices and VEC gradients per candidate output.
-template <typename D, int VEC, typename I>
-__global__ void max_pool_bwd_nhwc_vec_saved(const D* __restrict__ gy, const int64_t* __restrict__ idx, D* __restrict__ gx,
-                                      Geom<I> g, I total) {
-  using A = acc_t<D>;
-  const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (t >= total) return;
-  const I chunks = g.channels / VEC;
-  const I c = (t % chunks) * VEC, pix = t / chunks;
-  const I xx = pix % g.w, y = (pix / g.w) % g.h, n = pix / (g.w * g.h);
-  const int64_t me = y * g.w + xx;
-  const Span<I> ys = windows_holding(y, g.kh, g.sh, g.ph, g.dh, g.oh);
-  const Span<I> xs = windows_holding(xx, g.kw, g.sw, g.pw, g.dw, g.ow);
-  A s[VEC];
-#pragma unroll
-  for (int e = 0; e < VEC; ++e) s[e] = 0;
-  for (I oy = ys.first; oy <= ys.last; ++oy)
-    for (I ox = xs.first; ox <= xs.last; ++ox) {
-      const I o = ((n * g.oh + oy) * g.ow + ox) * g.channels + c;
-      const nn::Pack<D, VEC> gp = *reinterpret_cast<const nn::Pack<D, VEC>*>(gy + o);
-      const nn::Pack<int64_t, 2>* ip = reinterpret_cast<const nn::Pack<int64_t, 2>*>(idx + o);
-#pragma unroll
-      for (int e = 0; e < VEC; e += 2) {
-        const nn::Pack<int64_t, 2> pi = ip[e / 2];
-        if (pi.v[0] == me) s[e] += to_acc(gp.v[e]);
-        if (pi.v[1] == me) s[e + 1] += to_acc(gp.v[e + 1]);
-      }
+        if (arg[e] == me) s[e] += to_acc(gp.v[e]);
     }
   nn::Pack<D, VEC> out;
 #pragma unroll
@@ -478,16 +441,16 @@ void max_pool2d_backward(OpCall& call) {
     with_index_type(g, [&](auto gi) {
       using I = decltype(gi.h);
       const int64_t threads = gx.numel() / vec;
+      const unsigned grid = blocks(threads);
+      const I n = static_cast<I>(threads);
       if (ip && vec > 1)
-        max_pool_bwd_nhwc_vec_saved<D, nn::kVecOf<D>, I>
-            <<<blocks(threads), kThreads, 0, stream(dev)>>>(gp, ip, op, gi, static_cast<I>(threads));
+        max_pool_bwd_nhwc_vec<D, nn::kVecOf<D>, I, true><<<grid, kThreads, 0, stream(dev)>>>(gp, ip, xp, op, gi, n);
       else if (ip)
-        max_pool_bwd_saved<D, I><<<blocks(threads), kThreads, 0, stream(dev)>>>(gp, ip, op, gi, static_cast<I>(threads));
+        max_pool_bwd<D, I, true><<<grid, kThreads, 0, stream(dev)>>>(gp, ip, xp, op, gi, n);
       else if (vec > 1)
-        max_pool_bwd_nhwc_vec<D, nn::kVecOf<D>, I>
-            <<<blocks(threads), kThreads, 0, stream(dev)>>>(gp, xp, op, gi, static_cast<I>(threads));
+        max_pool_bwd_nhwc_vec<D, nn::kVecOf<D>, I, false><<<grid, kThreads, 0, stream(dev)>>>(gp, ip, xp, op, gi, n);
       else
-        max_pool_bwd<D, I><<<blocks(threads), kThreads, 0, stream(dev)>>>(gp, xp, op, gi, static_cast<I>(threads));
+        max_pool_bwd<D, I, false><<<grid, kThreads, 0, stream(dev)>>>(gp, ip, xp, op, gi, n);
     });
   });
   HEARTH_CUDA_CHECK_LAUNCH();
