@@ -81,6 +81,6 @@ echo "check_debian_package: every library the ${#elves[@]} installed binaries ne
 version=$("$root/usr/bin/hearth" --version)
 [[ "$version" == "hearth $(dpkg-deb -f "$runtime_deb" Version)" ]] || fail "hearth --version says '$version'"
 echo "check_debian_package: $version"
-"$root/usr/bin/hearth" env | grep '^cpu kernels:'
+"$root/usr/bin/hearth" env | grep -E '^cpu (kernels|oneDNN):'
 tests/packaging/consume_installed.sh --prefix "$root/usr" --work "$work/consumer"
 echo "check_debian_package: OK"

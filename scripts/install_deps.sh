@@ -7,6 +7,8 @@ set -euo pipefail
 packages=(
   cmake make g++                   # the build
   libopenblas-dev                  # GEMM for the CPU backend (cblas.h)
+  libdnnl-dev                      # oneDNN: the CPU backend's convolutions (optional: the build
+                                   # falls back to im2col + OpenBLAS without it)
   nlohmann-json3-dev               # JSON: configs, metrics, safetensors headers
   libcli11-dev                     # the `hearth` command line
   zlib1g-dev                       # gzipped dataset files

@@ -1,6 +1,7 @@
 // `hearth env`: what a bug report needs: version, how hearth was built
-// (options, compiler, BLAS, CUDA/cuDNN), the devices it sees with their
-// memory, threads, the instruction set the CPU kernels use, and the fallback setting.
+// (options, compiler, BLAS, the CPU backend's libraries, CUDA/cuDNN), the
+// devices it sees with their memory, threads, the instruction set the CPU
+// kernels use, and the fallback setting.
 #include <cblas.h>
 #include <omp.h>
 
@@ -12,6 +13,8 @@
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/dispatch/backend_libraries.h"
+#include "hearth/dispatch/cpu_reference.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/distributed/process_group_registry.h"
 #include "hearth/train/device_select.h"
@@ -47,6 +50,8 @@ int print_env(const std::string& config_file) {
   std::cout << "compiler: " << compiler() << ", C++ " << __cplusplus << "\n";
   std::cout << "BLAS: " << openblas_get_config() << "\n";
   std::cout << "cpu kernels: " << cpu_level_description() << "\n";
+  for (const BackendLibrary& lib : backend_libraries(kCpu))
+    std::cout << "cpu " << lib.name << ": " << lib.describe() << "\n";
   for (int i = 0; i < num_device_kinds(); ++i) {
     DeviceKind k{static_cast<uint8_t>(i)};
     if (!has_device_runtime(k) || k == kCpu) continue;
@@ -71,7 +76,10 @@ int print_env(const std::string& config_file) {
   std::cout << "device=auto resolves to: " << resolve_device("auto").str() << "\n";
   std::string omp = env_string("OMP_NUM_THREADS");
   std::cout << "threads: " << omp_get_max_threads() << " OpenMP (OMP_NUM_THREADS " << (omp.empty() ? "unset" : omp)
-            << "), " << omp_get_num_procs() << " processors\n";
+            << "), " << omp_get_num_procs() << " processors; OpenBLAS " << openblas_get_num_threads()
+            << " per GEMM (hearth splits large GEMMs over its OpenMP threads)\n";
+  std::cout << "HEARTH_CPU_REFERENCE: " << (cpu_reference_forced() ? "on (hearth's own CPU kernels only)" : "off")
+            << "\n";
   // The user's config first: it may turn the CPU fallback on.
   try {
     LoadedUserConfig user = load_user_config(config_file);

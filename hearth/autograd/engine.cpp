@@ -44,7 +44,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   // Formulas compute in the dtypes their forward chose, and the parameter casts
   // autocast cached are about to lose their graph: the next forward recasts.
   AutocastSuspend no_autocast;
-  clear_autocast_cache();
+  drop_recorded_autocast_casts();
   // Count, for every node reachable from the roots, how many edges point at it.
   std::unordered_map<Node*, int> dependencies;
   std::unordered_map<Node*, std::shared_ptr<Node>> keep_alive;

@@ -2,7 +2,8 @@
 // (NHWC) tensors runs through this detour: NCHW copies of the inputs, NCHW
 // scratch outputs on the same device, then the results copied back into the
 // caller's NHWC outputs. Correct for every layout at the price of the two
-// transposes. The CPU backend's convolution and pooling use it; the CUDA
+// transposes. The CPU backend's reference convolution and its pooling use it
+// (oneDNN's convolutions read NHWC in place); the CUDA
 // backend only for float64 convolutions (cuDNN has no NHWC double kernels).
 #pragma once
 

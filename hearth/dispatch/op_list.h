@@ -57,6 +57,7 @@
   F(layer_norm)               \
   F(softmax)                  \
   F(attention_softmax)        \
+  F(fused_attention)          \
   F(dropout)                  \
   F(embedding)                \
   F(loss)                     \
@@ -165,6 +166,9 @@
   /* attention_softmax: attention's scale, mask, softmax and dropout in one pass */                             \
   X(attention_softmax,            attention_softmax, AttentionSoftmaxAttrs, (),           0, false, (attention_softmax_backward)) \
   X(attention_softmax_backward,   attention_softmax, AttentionSoftmaxAttrs, (),           0, false, ())           \
+  /* fused_attention: the whole of attention, saving the output and each row's log-sum-exp, not the weights */  \
+  X(fused_attention,              fused_attention,   FusedAttentionAttrs,   (),           0, false, (fused_attention_backward)) \
+  X(fused_attention_backward,     fused_attention,   FusedAttentionAttrs,   (),           0, false, ())           \
   /* dropout, embedding */                                                                                       \
   X(dropout,                      dropout,           DropoutAttrs,          (),           0, false, (dropout_backward)) \
   X(dropout_backward,             dropout,           DropoutAttrs,          (),           0, false, ())           \

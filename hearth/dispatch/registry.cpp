@@ -16,6 +16,7 @@
 #include "hearth/dispatch/schemas/copy.h"
 #include "hearth/dispatch/schemas/dropout.h"
 #include "hearth/dispatch/schemas/embedding.h"
+#include "hearth/dispatch/schemas/fused_attention.h"
 #include "hearth/dispatch/schemas/index.h"
 #include "hearth/dispatch/schemas/layer_norm.h"
 #include "hearth/dispatch/schemas/loss.h"
@@ -89,7 +90,16 @@ OpHandle register_kernel(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes)
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   OpEntry& e = *r.listed[static_cast<size_t>(op)];
-  e.kernels[kind.id] = KernelEntry{fn, dtypes};
+  e.kernels[kind.id].fn = fn;
+  e.kernels[kind.id].dtypes = dtypes;
+  return &e;
+}
+
+OpHandle register_kernel_check(OpId op, DeviceKind kind, KernelCheck check) {
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  OpEntry& e = *r.listed[static_cast<size_t>(op)];
+  e.kernels[kind.id].check = check;
   return &e;
 }
 
@@ -112,7 +122,8 @@ OpHandle register_kernel(const std::string& op, DeviceKind kind, KernelFn fn, DT
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   OpEntry& e = get_or_create(r, op);
-  e.kernels[kind.id] = KernelEntry{fn, dtypes};
+  e.kernels[kind.id].fn = fn;
+  e.kernels[kind.id].dtypes = dtypes;
   return &e;
 }
 
@@ -141,6 +152,14 @@ std::vector<OpHandle> all_ops() {
 bool supports(OpHandle op, DeviceKind kind, DType dtype) {
   const KernelEntry& k = op->kernels[kind.id];
   return k.fn != nullptr && k.dtypes.contains(dtype);
+}
+
+bool accepts(OpHandle op, DeviceKind kind, const OpCall& call) {
+  // The key dtype is the first input's, or the first output's for ops without inputs.
+  const Tensor& key = !call.inputs.empty() ? call.inputs.front() : call.outputs.front();
+  if (!key.defined() || !supports(op, kind, key.dtype())) return false;
+  const KernelCheck check = op->kernels[kind.id].check;
+  return check == nullptr || check(call);
 }
 
 }  // namespace hearth

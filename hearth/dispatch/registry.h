@@ -2,6 +2,12 @@
 // from that list, and implemented per device kind by registering kernels
 // (hearth/backends/*) under its OpId. Support is a table lookup, so dispatch
 // decides before running anything.
+//
+// A kernel may also register a check: whether it takes one particular call of
+// an op that something else could compute instead (a fused op the functional
+// layer would otherwise compose of other ops: cuDNN's fused attention takes
+// only the shapes its engines accept). Dispatch never asks it; the functional
+// layer asks it, through accepts(), before it chooses the fused op.
 #pragma once
 
 #include <array>
@@ -15,9 +21,13 @@
 
 namespace hearth {
 
+// Whether a kernel takes a call (see above); the call's outputs are allocated.
+using KernelCheck = bool (*)(const OpCall&);
+
 struct KernelEntry {
   KernelFn fn = nullptr;
-  DTypeSet dtypes;  // dtypes of the op's first input that this kernel handles
+  DTypeSet dtypes;              // dtypes of the op's first input that this kernel handles
+  KernelCheck check = nullptr;  // none: it takes every call of those dtypes
 };
 
 // An op's definition. For the listed ops it comes from their row of op_list.h;
@@ -44,7 +54,10 @@ using OpHandle = OpEntry*;
 
 // A listed op; never null (every listed op is defined before any lookup).
 OpHandle find_op(OpId op);
+// Registering a kernel keeps a check registered before it (static
+// initialisers run in any order); unregistering removes both.
 OpHandle register_kernel(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes);
+OpHandle register_kernel_check(OpId op, DeviceKind kind, KernelCheck check);
 void unregister_kernel(OpId op, DeviceKind kind);
 
 // By name: for the CLI, the fallback's messages and tests. All are idempotent
@@ -59,12 +72,17 @@ OpHandle find_op(const std::string& name);  // nullptr if unknown
 std::vector<OpHandle> all_ops();            // sorted by name
 
 bool supports(OpHandle op, DeviceKind kind, DType dtype);
+// supports() for the call's key dtype, and the kernel's check, if it has one.
+bool accepts(OpHandle op, DeviceKind kind, const OpCall& call);
 
 // Static registration for backends, by the op's symbol:
 //   HEARTH_REGISTER_KERNEL(layer_norm, kCpu, layer_norm_kernel, DTypeSet::floating());
 // registers layer_norm_kernel for OpId::layer_norm at start-up.
 struct KernelRegistrar {
   KernelRegistrar(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes) { register_kernel(op, kind, fn, dtypes); }
+};
+struct KernelCheckRegistrar {
+  KernelCheckRegistrar(OpId op, DeviceKind kind, KernelCheck check) { register_kernel_check(op, kind, check); }
 };
 
 }  // namespace hearth
@@ -73,3 +91,6 @@ struct KernelRegistrar {
 // dtypes travel as __VA_ARGS__.
 #define HEARTH_REGISTER_KERNEL(op, kind, ...) \
   const ::hearth::KernelRegistrar hearth_kernel_registrar_##op(::hearth::OpId::op, kind, __VA_ARGS__)
+// A kernel's check (KernelCheck), by the op's symbol, beside its kernel.
+#define HEARTH_REGISTER_KERNEL_CHECK(op, kind, check) \
+  const ::hearth::KernelCheckRegistrar hearth_kernel_check_registrar_##op(::hearth::OpId::op, kind, check)

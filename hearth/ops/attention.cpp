@@ -4,6 +4,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/ops/autocast_policy.h"
+#include "hearth/ops/fused_attention_path.h"
 #include "hearth/ops/linalg.h"
 #include "hearth/ops/view.h"
 
@@ -43,6 +44,8 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
     return scaled_dot_product_attention(ac[0], ac[1], ac[2], attn_mask, dropout_p, training, scale);
   check_operands(q, k, v, attn_mask, dropout_p);
   const double factor = scale.value_or(1.0 / std::sqrt(static_cast<double>(q.size(-1))));
+  if (auto fused = detail::fused_attention_if_taken(q, k, v, attn_mask, training ? dropout_p : 0.0, factor))
+    return *fused;
   Tensor scores = matmul(q, transpose(k, -2, -1));
   return matmul(attention_softmax(scores, attn_mask, factor, dropout_p, training), v);
 }

@@ -1,8 +1,10 @@
 // Attention (torch.nn.functional.scaled_dot_product_attention).
 //
 // Every attention layer in hearth goes through this one function, so that a
-// backend with a fused kernel (flash attention) can take it over in one place.
-// It is composed of two products around attention_softmax:
+// backend with a fused kernel (flash attention) can take it over in one place:
+// where the device's fused_attention kernel takes the call (CUDA's, through
+// cuDNN), it runs that op. Otherwise it is composed of two products around
+// attention_softmax:
 //
 //   scores = q @ k^T                                              [..., L, S]
 //   probs  = dropout(softmax(scores * scale + attn_mask, -1), dropout_p, training)
@@ -30,6 +32,36 @@ namespace hearth {
 Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool training = false,
                                     std::optional<double> scale = std::nullopt);
+
+// scaled_dot_product_attention as one fused op (hearth/dispatch/schemas/fused_attention.h)
+// that saves for the backward only its output and each row's log-sum-exp, not
+// the [B, H, L, S] weights. q [B, H, L, D], k [B, H, S, D], v [B, H, S, Dv] of
+// one floating dtype; attn_mask additive, broadcastable as [B, 1, L, S] (the
+// same keys masked for every head: BERT's [B, 1, 1, S]), not requiring grad,
+// read in q's dtype and clamped to +-65504 (so a row masked everywhere is the
+// softmax of its scores, not uniform as in the composite). Other cases are a
+// ValueError; scaled_dot_product_attention takes them all.
+// scaled_dot_product_attention calls this where the device's kernel takes the
+// call: on CUDA, bfloat16/float16 with D and Dv multiples of 8 up to 128 whose
+// cuDNN graphs an engine accepts. Called directly, it runs on every backend:
+// the CPU's kernel is the reference, loops in the definition's order.
+// Dropout draws from the default generator; which elements it drops is the
+// backend's own choice (the CPU drops what dropout() would, cuDNN draws its own
+// mask), the same in the forward and the backward, and in the replays of a
+// recorded step graph.
+Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
+                       double dropout_p = 0.0, bool training = false, std::optional<double> scale = std::nullopt);
+
+// Whether scaled_dot_product_attention would run this call through
+// fused_attention (it asks the kernel's check; nothing runs and nothing is drawn).
+bool attention_runs_fused(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
+                          double dropout_p = 0.0, bool training = false);
+
+// Whether scaled_dot_product_attention may take fused_attention at all:
+// HEARTH_FUSED_ATTENTION (read once; unset is on, 0 turns it off), or the last
+// set_fused_attention_enabled() (tests compare both paths in one process).
+bool fused_attention_enabled();
+void set_fused_attention_enabled(bool on);
 
 // probs = dropout(softmax(scores * scale + attn_mask, -1), dropout_p, training),
 // the middle of attention. scores [..., L, S] floating; attn_mask undefined or

@@ -3,8 +3,10 @@
 #include "hearth/ops/autocast.h"
 
 #include <array>
+#include <iterator>
 #include <map>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "hearth/autograd/grad_mode.h"
@@ -43,6 +45,19 @@ struct AutocastState {
 AutocastState& state() {
   thread_local AutocastState s;
   return s;
+}
+
+// Drops the casts made with grad mode `recorded` (true: those with a graph).
+void drop_casts(AutocastState& s, bool recorded) {
+  for (auto it = s.cache.begin(); it != s.cache.end();)
+    it = std::get<2>(it->first) == recorded ? s.cache.erase(it) : std::next(it);
+}
+
+// Drops the casts whose parameter only the cache still holds (its model is
+// gone): kept casts must not keep dead models alive.
+void drop_orphaned_casts(AutocastState& s) {
+  for (auto it = s.cache.begin(); it != s.cache.end();)
+    it = it->second.source.impl().use_count() == 1 ? s.cache.erase(it) : std::next(it);
 }
 
 // The products every network spends its time in: a backend that cannot run
@@ -85,13 +100,22 @@ AutocastGuard::AutocastGuard(DeviceKind kind, DType dtype, bool enabled) : kind_
   s.enabled_kinds += static_cast<int>(enabled) - static_cast<int>(k.enabled);
   k.enabled = enabled;
   if (enabled) k.dtype = dtype;
+  // Training resumes: the casts kept from an evaluation would only hold memory.
+  if (enabled && s.open_guards == 0 && grad_enabled()) drop_casts(s, false);
   if (enabled) ++s.open_guards;
 }
 
 AutocastGuard::~AutocastGuard() {
   AutocastState& s = state();
   KindState& k = s.kinds[kind_.id];
-  if (k.enabled && --s.open_guards == 0) s.cache.clear();
+  // Casts with a graph end with the region. Casts made without one are plain
+  // copies checked by the parameter's version, so they outlive it: an
+  // evaluation that opens a region per batch casts its weights once, not per
+  // batch (0.8 GB of traffic per VGG16 step).
+  if (k.enabled && --s.open_guards == 0) {
+    drop_casts(s, true);
+    drop_orphaned_casts(s);
+  }
   s.enabled_kinds += static_cast<int>(prev_enabled_) - static_cast<int>(k.enabled);
   k.enabled = prev_enabled_;
   k.dtype = prev_dtype_;
@@ -106,6 +130,8 @@ AutocastResume::AutocastResume() : prev_(state().suspended) { state().suspended 
 AutocastResume::~AutocastResume() { state().suspended = prev_; }
 
 void clear_autocast_cache() { state().cache.clear(); }
+
+void drop_recorded_autocast_casts() { drop_casts(state(), true); }
 
 size_t autocast_cache_size() { return state().cache.size(); }
 

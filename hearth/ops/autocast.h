@@ -8,7 +8,8 @@
 //   loss.backward();  // gradients reach the float32 parameters in float32
 //
 // Which op does what is one table (hearth/ops/autocast_policy.cpp):
-// - products (matmul, mm, bmm, linear, conv2d, scaled_dot_product_attention)
+// - products (matmul, mm, bmm, linear, conv2d, scaled_dot_product_attention,
+//   fused_attention)
 //   cast their floating inputs (not float64) to the autocast dtype: tensor
 //   cores, half the memory traffic;
 // - ops that need range or accuracy (softmax, log_softmax, losses, layer_norm,
@@ -20,10 +21,12 @@
 //
 // Casts are recorded by autograd, so gradients flow back through them. The cast
 // of a parameter (a leaf that requires grad) is made once per autocast region
-// and reused: a weight used by several ops, or by every batch of an evaluation,
-// is cast once. The cache is dropped when the outermost guard closes, when a
-// backward pass starts (it releases the casts' graph), and when the parameter
-// is written in place (its version changes).
+// and reused: a weight used by several ops is cast once. Recorded casts are
+// dropped when the outermost guard closes and when a backward pass starts (it
+// releases the casts' graph). Casts made under no-grad (evaluation) are kept
+// across regions, so every batch of an evaluation reuses them, until a region
+// opens with grad mode on (training resumes). A parameter written in place
+// (its version changes) is cast again.
 //
 // The state is thread-local, like grad mode. Backward passes run with autocast
 // suspended: backward formulas see the dtypes their forward chose.
@@ -89,6 +92,8 @@ class AutocastResume {
 
 // Drops this thread's cached parameter casts.
 void clear_autocast_cache();
+// Drops the casts that carry a graph (a backward pass releases it).
+void drop_recorded_autocast_casts();
 // How many parameter casts are cached (tests check that a weight is cast once).
 size_t autocast_cache_size();
 

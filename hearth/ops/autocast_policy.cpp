@@ -19,6 +19,7 @@ const std::unordered_map<std::string, CastPolicy>& policy_table() {
       {"linear", P::lower_precision},
       {"conv2d", P::lower_precision},
       {"scaled_dot_product_attention", P::lower_precision},
+      {"fused_attention", P::lower_precision},
       // Range and accuracy: exponentials overflow half types, long sums lose
       // their small terms, and losses and normalisations feed every gradient.
       {"softmax", P::float32},

@@ -112,13 +112,17 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
   Tensor x3 = layout.matrix(x);
   Tensor y = layout.empty(x.dtype(), dev);
   Tensor mean = Tensor::empty({C}, acc, dev), invstd = Tensor::empty({C}, acc, dev);
+  // The forward's affine map, kept for the ReLU's mask in backward (kernels
+  // may recompute the mask from it and x instead of reading the output).
+  const bool keep_affine = relu && !res.defined() && autograd::any_requires_grad({x, weight, bias});
+  Tensor affine = keep_affine ? Tensor::empty({2, C}, acc, dev) : Tensor();
   RunningStat rm(running_mean), rv(running_var);
   const BatchNormAttrs attrs{training, momentum, eps, relu};
   if (C > 0) {
     detail::run(op,
                 {x3, rm.arg, rv.arg, detail::dense_detached(weight), detail::dense_detached(bias),
                  res.defined() ? layout.matrix(res) : Tensor()},
-                {layout.matrix_of_empty(y), mean, invstd}, attrs);
+                {layout.matrix_of_empty(y), mean, invstd, affine}, attrs);
   }
   rm.finish(training && C > 0);
   rv.finish(training && C > 0);
@@ -130,8 +134,7 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
                        : relu        ? "BatchNormReluBackward"
                                      : "BatchNormBackward";
     autograd::record(node, {x, weight, bias, res}, {y},
-                     [sx = SavedTensor(x3), sw = SavedTensor(weight), sb = SavedTensor(relu ? bias : Tensor()), sy, mean,
-                      invstd, attrs, layout,
+                     [sx = SavedTensor(x3), sw = SavedTensor(weight), sy, mean, invstd, affine, attrs, layout,
                       wdt = weight.defined() ? weight.dtype() : acc,
                       bdt = bias.defined() ? bias.dtype() : acc](const BackwardContext& c) {
                        Tensor xs = sx.unpack(c.name());
@@ -151,7 +154,7 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
                        };
                        if (s3[1] > 0)
                          detail::run(bw_op,
-                                     {g, xs, mean, invstd, w, ysaved, detail::dense_detached(sb.unpack(c.name()))},
+                                     {g, xs, mean, invstd, w, ysaved, affine},
                                      {matrix_or_none(gx), gw, gb, matrix_or_none(gr)}, attrs);
                        return std::vector<Tensor>{gx, gw, gb, gr};
                      });

@@ -2,6 +2,9 @@
 // (data, filter, bias) so a backend can map each onto its library's routine.
 #include "hearth/dispatch/schemas/conv2d.h"
 
+#include <tuple>
+#include <utility>
+
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/autocast_policy.h"
@@ -49,13 +52,21 @@ Tensor conv_backward_weight(const Tensor& grad_out, const Tensor& x, const Shape
   return contiguous(gw, weight_fmt);
 }
 
-Tensor conv_backward_bias(const Tensor& grad_out, MemoryFormat fmt) {
+// The bias gradient; with conv2d_relu's saved output y, grad_out is masked by
+// the ReLU in the same pass, and the masked gradient (which the other two
+// backward passes take) comes back beside it: {grad_bias, masked or undefined}.
+std::pair<Tensor, Tensor> conv_backward_bias(const Tensor& grad_out, MemoryFormat fmt, const Tensor& y = Tensor()) {
   static OpHandle op = detail::op_handle(OpId::conv2d_backward_bias);
-  Tensor gb = Tensor::empty({grad_out.size(1)}, grad_out.dtype(), grad_out.device());
-  if (gb.numel() == 0) return gb;
-  if (grad_out.numel() == 0) return fill_(gb, 0);
-  detail::run(op, {contiguous(grad_out, fmt)}, {gb});
-  return gb;
+  Tensor g = contiguous(grad_out, fmt);
+  Tensor gb = Tensor::empty({g.size(1)}, g.dtype(), g.device());
+  Tensor masked = y.defined() ? Tensor::empty(g.shape(), g.dtype(), g.device(), fmt) : Tensor();
+  if (gb.numel() == 0) return {gb, masked};
+  if (g.numel() == 0) return {fill_(gb, 0), masked};
+  if (y.defined())
+    detail::run(op, {g, contiguous(y, fmt)}, {gb, masked});
+  else
+    detail::run(op, {g}, {gb});
+  return {gb, masked};
 }
 
 }  // namespace
@@ -153,9 +164,13 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
                            : "Conv2dBackward",
         {x, weight, bias, residual}, {out},
         [sx = SavedTensor(xc), sw = SavedTensor(wc), sy, attrs, fmt, weight_fmt](const BackwardContext& ctx) {
-          const Tensor g =
-              attrs.relu ? contiguous(relu_backward(ctx.grad(0), sy.unpack(ctx.name())), fmt) : ctx.grad(0);
-          Tensor gx, gw, gb;
+          Tensor g, gx, gw, gb;
+          if (attrs.relu && ctx.needs(2)) {
+            std::tie(gb, g) = conv_backward_bias(ctx.grad(0), fmt, sy.unpack(ctx.name()));
+          } else {
+            g = attrs.relu ? contiguous(relu_backward(ctx.grad(0), sy.unpack(ctx.name())), fmt) : ctx.grad(0);
+            if (ctx.needs(2)) gb = conv_backward_bias(g, fmt).first;
+          }
           if (ctx.needs(0)) {
             Tensor wt = sw.unpack(ctx.name());
             gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs, fmt);
@@ -163,7 +178,6 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
           if (ctx.needs(1)) {
             gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs, fmt, weight_fmt);
           }
-          if (ctx.needs(2)) gb = conv_backward_bias(g, fmt);
           // The residual's gradient is the masked gradient itself.
           return std::vector<Tensor>{gx, gw, gb, ctx.needs(3) ? g : Tensor()};
         });

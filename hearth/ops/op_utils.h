@@ -25,6 +25,18 @@ void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, c
   dispatch(op, call);
 }
 
+// Whether the device's kernel of `op` takes this call (registry.h, accepts()):
+// asked before choosing a fused op over the ops it fuses. The tensors' device
+// decides the kernel; nothing runs.
+template <typename A>
+bool accepts(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs, const A& attrs) {
+  OpCall call;
+  call.inputs = std::move(inputs);
+  call.outputs = std::move(outputs);
+  call.set_attrs(attrs);
+  return hearth::accepts(op, common_device(op->def.name.c_str(), call.inputs).kind, call);
+}
+
 // An elementwise output of `shape`, laid out like its inputs as PyTorch does:
 // channels_last when the first input of exactly that shape is channels_last
 // (so NHWC activations stay NHWC through relu, add, ...), else contiguous.

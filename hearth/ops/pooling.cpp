@@ -77,17 +77,27 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
   const Pool2dAttrs attrs = pool_attrs("max_pool2d", kernel, stride, padding, dilation);
   const Shape shape = pooled_shape("max_pool2d", in.x, attrs, ceil_mode);
   Tensor out = Tensor::empty(shape, in.x.dtype(), in.x.device(), in.fmt);
-  Tensor indices = Tensor::empty(shape, DType::int64, in.x.device(), in.fmt);
-  if (out.numel() > 0) detail::run(op, {contiguous(in.x.detach(), in.fmt)}, {out, indices}, attrs);
+  const Tensor xd = contiguous(in.x.detach(), in.fmt);
+  // Where windows do not overlap (VGG's 2x2 stride 2), backward finds each
+  // window's argmax again in the input rather than keeping 8-byte indices per
+  // output: the input is usually kept anyway (the output of the convolution,
+  // batch norm or ReLU before, saved by them), so the pooling keeps no memory
+  // of its own. Overlapping windows (ResNet's 3x3 stride 2) would make every
+  // input cell scan up to four windows again: they keep the indices.
+  bool overlapping = false;
+  for (int d = 0; d < 2; ++d) overlapping |= (attrs.kernel[d] - 1) * attrs.dilation[d] + 1 > attrs.stride[d];
+  Tensor indices = overlapping ? Tensor::empty(shape, DType::int64, in.x.device(), in.fmt) : Tensor();
+  if (out.numel() > 0) detail::run(op, {xd}, {out, indices}, attrs);
   autograd::record("MaxPool2dBackward", {in.x}, {out},
-                   [si = SavedTensor(indices), attrs, x_shape = in.x.shape(), fmt = in.fmt](const BackwardContext& c) {
+                   [sx = SavedTensor(overlapping ? Tensor() : xd), si = SavedTensor(indices), attrs,
+                    x_shape = xd.shape(), fmt = in.fmt](const BackwardContext& c) {
                      static OpHandle bop = detail::op_handle(OpId::max_pool2d_backward);
                      Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);
-                     Tensor idx = si.unpack(c.name());
-                     if (idx.numel() == 0)
+                     if (c.grad(0).numel() == 0)
                        fill_(gx, 0);
                      else
-                       detail::run(bop, {contiguous(c.grad(0), fmt), idx}, {gx}, attrs);
+                       detail::run(bop, {contiguous(c.grad(0), fmt), si.unpack(c.name()), sx.unpack(c.name())}, {gx},
+                                   attrs);
                      return std::vector<Tensor>{gx};
                    });
   return finish(out, in.unbatched);

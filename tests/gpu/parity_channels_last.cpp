@@ -66,6 +66,25 @@ const ParityRegistrar conv_relu_nhwc(ParityCase{
     },
     true,
     5e-3});
+// Masked and summed with 16-byte vectors over many row chunks (64 channels,
+// 6272 rows), and 24 channels: a partial tile of vectors.
+const ParityRegistrar conv_relu_nhwc_rows(ParityCase{
+    "conv2d_relu channels_last 3x3 many rows, 64 and 24 channels",
+    {"conv2d_relu", "conv2d_backward_input", "conv2d_backward_weight", "conv2d_backward_bias"},
+    kFloat,
+    [](DType dt) {
+      std::vector<Tensor> a = relu_safe_conv_inputs({8, 16, 28, 28}, {64, 16, 3, 3}, true, dt);
+      std::vector<Tensor> b = relu_safe_conv_inputs({3, 8, 9, 7}, {24, 8, 3, 3}, true, dt);
+      a.insert(a.end(), b.begin(), b.end());
+      return a;
+    },
+    [](const std::vector<Tensor>& in, Device) {
+      return expect_channels_last({conv2d_relu(nhwc(in[0]), nhwc(in[1]), in[2], {1, 1}, {1, 1}),
+                                   conv2d_relu(nhwc(in[3]), nhwc(in[4]), in[5], {1, 1}, {1, 1})},
+                                  "conv2d_relu");
+    },
+    true,
+    5e-3});
 // The bias, the residual and the ReLU as the convolution's epilogue (a fused
 // cuDNN graph where an engine takes it, an elementwise pass otherwise).
 // Integer inputs and a bias of k + 0.5 keep every output away from the kink.

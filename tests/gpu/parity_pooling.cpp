@@ -63,6 +63,20 @@ const ParityRegistrar max_pool_windows_nchw({"max_pool2d NCHW: overlap, s2 p1, d
                                                return std::vector<Tensor>{random_input({2, 3, 13, 11}, dt)};
                                              },
                                              [](const std::vector<Tensor>& in, Device) { return max_pools(in[0]); }});
+// Many equal values (small integers): the CUDA backward, which finds each
+// argmax again, must break ties as the CPU kernel does (first in window order).
+const ParityRegistrar max_pool_ties({"max_pool2d ties, NCHW and NHWC C=16",
+                                     {"max_pool2d", "max_pool2d_backward"},
+                                     kFloat,
+                                     [](DType dt) {
+                                       return std::vector<Tensor>{
+                                           cast(randint(0, 3, {2, 16, 13, 11}, DType::int64), dt)};
+                                     },
+                                     [](const std::vector<Tensor>& in, Device) {
+                                       std::vector<Tensor> outs = max_pools(in[0]);
+                                       for (Tensor& y : max_pools(nhwc(in[0]))) outs.push_back(y);
+                                       return outs;
+                                     }});
 // C = 16: vector kernels for every dtype; 12: vectors for float32 and float64
 // only; 5: the scalar NHWC path.
 const ParityRegistrar max_pool_windows_nhwc({"max_pool2d NHWC C=16,12,5: overlap, s2 p1, dilation, ceil, gaps",

@@ -52,12 +52,12 @@ private=$(cd "$headers" && find . \( -path './backends*' -o -path '*/gloo*' -o -
 missing=$(cd "$prefix/include" && grep -rhoE '#include "hearth/[^"]+"' hearth | sed 's/#include "\(.*\)"/\1/' | sort -u |
           while read -r h; do [[ -f "$h" ]] || echo "$h"; done)
 [[ -z "$missing" ]] || fail "installed headers include headers that are not installed: $missing"
-if grep -rlE '#include <(CLI/|utf8proc|jpeglib|png\.h|zlib\.h|cblas|omp\.h|gloo/|cuda|cudnn|cublas|nccl)' "$headers"; then
+if grep -rlE '#include <(CLI/|utf8proc|jpeglib|png\.h|zlib\.h|cblas|omp\.h|gloo/|oneapi/|dnnl|cuda|cudnn|cublas|nccl)' "$headers"; then
   fail "installed headers include a private dependency's header"
 fi
 cmake_dir=$(dirname "$(find "$prefix" -name hearthConfig.cmake | head -1)")
 [[ -f "$cmake_dir/hearthTargets.cmake" ]] || fail "no CMake package under $prefix"
-leaks=$(grep -hiE 'CLI11|utf8proc|jpeg|png|openblas|gloo|cudart|cublas|cudnn|nccl|OpenMP' "$cmake_dir"/hearthTargets*.cmake || true)
+leaks=$(grep -hiE 'CLI11|utf8proc|jpeg|png|openblas|gloo|dnnl|cudart|cublas|cudnn|nccl|OpenMP' "$cmake_dir"/hearthTargets*.cmake || true)
 [[ -z "$leaks" ]] || fail "the CMake package passes private dependencies on to programs: $leaks"
 if [[ -n "$build" ]]; then
   build_abs=$(cd "$build" && pwd)
@@ -112,7 +112,7 @@ cmake --build "$work/cmake_project/build" >>"$work/cmake_project.log" 2>&1 || { 
 # (the install's own paths taken out first: a checkout may sit in a folder
 # whose name contains one of these words).
 if cat "$work/cmake_project/build/CMakeFiles"/*/flags.make "$work/cmake_project/build/CMakeFiles"/*/link.txt |
-   sed -e "s|$prefix||g" -e "s|$work||g" | grep -E '(utf8proc|CLI11|jpeg|cuda)'; then
+   sed -e "s|$prefix||g" -e "s|$work||g" | grep -E '(utf8proc|CLI11|jpeg|dnnl|cuda)'; then
   fail "a private dependency of hearth reached the program's compile or link line"
 fi
 cd "$work"

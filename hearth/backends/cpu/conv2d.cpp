@@ -1,20 +1,28 @@
-// conv2d forward and backward on the CPU: im2col + OpenBLAS GEMM per (image,
-// group); 1x1 stride-1 unpadded convolutions skip im2col (the image already is
-// the column matrix). With enough (image, group) items each OpenMP thread takes
-// whole items, im2col and GEMM, with its own column buffer: no synchronisation
-// inside an item, and im2col runs in parallel as well. Otherwise items run in
-// turn, with im2col and each GEMM split over the threads.
+// conv2d forward and backward on the CPU. Where oneDNN is built in, float32
+// (and bfloat16 on CPUs that compute it natively) goes through its primitives
+// (onednn/convolution.cpp, compiled once: oneDNN chooses its instruction set
+// at run time itself); what remains here, compiled once per CPU level, is the
+// reference, which every other dtype, and every call under cpu_reference.h's
+// switch, takes: im2col + OpenBLAS GEMM per (image, group); 1x1 stride-1
+// unpadded convolutions skip im2col (the image already is the column matrix).
+// With enough (image, group) items each OpenMP thread takes whole items,
+// im2col and GEMM, with its own column buffer: no synchronisation inside an
+// item, and im2col runs in parallel as well. Otherwise items run in turn, with
+// im2col and each GEMM split over the threads.
 #include "hearth/dispatch/schemas/conv2d.h"
 
 #include <algorithm>
 #include <memory>
 #include <vector>
 
+#include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/gemm.h"
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/im2col.h"
 #include "hearth/backends/cpu/level_kernel_registrar.h"
+#include "hearth/backends/cpu/onednn/onednn.h"
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/backends/cpu/strided_loop.h"
 #include "hearth/dispatch/nchw_detour.h"
 
 #ifdef _OPENMP
@@ -221,21 +229,49 @@ void conv2d_backward_weight_kernel(OpCall& call) {
   });
 }
 
+// With the fused ReLU's saved output (input 1), the gradient is masked first,
+// exactly (g or 0 in T), into output 1, and the sums are taken over that.
 void conv2d_backward_bias_kernel(OpCall& call) {
   const Shape& s = call.in(0).shape();
-  with_float_math(call, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  OpCall sums;
+  sums.outputs = {call.out(0)};
+  if (call.inputs.size() > 1 && call.in(1).defined()) {
+    const Tensor& masked = call.out(1);
+    visit_floating(masked.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = compute_t<T>;
+      binary_loop<T, T, T>(masked, call.in(0), call.in(1),
+                           [](T g, T y) { return static_cast<C>(y) > C(0) ? g : static_cast<T>(C(0)); });
+    });
+    sums.inputs = {masked};
+  } else {
+    sums.inputs = {call.in(0)};
+  }
+  with_float_math(sums, [&](auto tag, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
     using T = typename decltype(tag)::type;
     backward_bias(in[0].data<T>(), out[0].data<T>(), s[0], s[1], s[2] * s[3]);
   });
 }
 
+// oneDNN first where it takes the call (onednn/onednn.h: float32, bfloat16 on
+// CPUs with native support, both layouts in place); the reference otherwise.
+template <bool (*fast)(OpCall&), KernelFn reference>
+void fast_or_reference(OpCall& call) {
+  if (!fast(call)) in_nchw<reference>(call);
+}
+
 // conv2d_relu and conv2d_add_relu: the same kernel, which reads the ReLU from
 // the attributes and the residual from a fourth input.
-HEARTH_REGISTER_CPU_KERNEL(conv2d, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_relu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_add_relu, in_nchw<conv2d_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_input, in_nchw<conv2d_backward_input_kernel>, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_weight, in_nchw<conv2d_backward_weight_kernel>, DTypeSet::floating());
+constexpr KernelFn kForward = fast_or_reference<onednn::conv2d_forward, conv2d_kernel>;
+HEARTH_REGISTER_CPU_KERNEL(conv2d, kForward, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_relu, kForward, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_add_relu, kForward, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_input,
+                           (fast_or_reference<onednn::conv2d_backward_input, conv2d_backward_input_kernel>),
+                           DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_weight,
+                           (fast_or_reference<onednn::conv2d_backward_weight, conv2d_backward_weight_kernel>),
+                           DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_bias, in_nchw<conv2d_backward_bias_kernel>, DTypeSet::floating());
 
 }  // namespace

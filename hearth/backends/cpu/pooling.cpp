@@ -36,8 +36,34 @@ void visit_floating(DType dt, F&& f) {
   });
 }
 
+// The maximum of output (oy, ox)'s window in plane `in` and its position
+// iy * W + ix: the first maximum in window order wins, a NaN stops the scan.
+// The backward finds the argmax again with it rather than saving indices.
+template <typename T, typename C = compute_t<T>>
+int64_t window_argmax(const T* in, const Planes& p, const Pool2dAttrs& a, int64_t oy, int64_t ox, C& best) {
+  int64_t y0 = oy * a.stride[0] - a.padding[0];
+  const int64_t y1 = std::min(y0 + (a.kernel[0] - 1) * a.dilation[0] + 1, p.h);
+  while (y0 < 0) y0 += a.dilation[0];
+  int64_t x0 = ox * a.stride[1] - a.padding[1];
+  const int64_t x1 = std::min(x0 + (a.kernel[1] - 1) * a.dilation[1] + 1, p.w);
+  while (x0 < 0) x0 += a.dilation[1];
+  best = -std::numeric_limits<C>::infinity();
+  int64_t arg = y0 * p.w + x0;
+  for (int64_t iy = y0; iy < y1; iy += a.dilation[0])
+    for (int64_t ix = x0; ix < x1; ix += a.dilation[1]) {
+      const C v = static_cast<C>(in[iy * p.w + ix]);
+      if (v > best || std::isnan(v)) {
+        best = v;
+        arg = iy * p.w + ix;
+        if (std::isnan(v)) return arg;
+      }
+    }
+  return arg;
+}
+
 void max_pool2d_kernel(OpCall& call) {
-  const Tensor &x = call.in(0), &y = call.out(0), &idx = call.out(1);
+  const Tensor &x = call.in(0), &y = call.out(0);
+  const Tensor idx = call.outputs.size() > 1 ? call.out(1) : Tensor();  // wanted for overlapping windows
   const Pool2dAttrs& a = call.attrs<Pool2dAttrs>();
   const Planes p = planes_of(x, y);
   visit_floating(x.dtype(), [&](auto tag) {
@@ -45,61 +71,51 @@ void max_pool2d_kernel(OpCall& call) {
     using C = compute_t<T>;
     const T* xs = x.data<T>();
     T* ys = y.data<T>();
-    int64_t* is = idx.data<int64_t>();
+    int64_t* is = idx.defined() ? idx.data<int64_t>() : nullptr;
     over_planes(p, p.oh * p.ow * a.kernel[0] * a.kernel[1], [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl) {
         const T* in = xs + pl * p.h * p.w;
-        for (int64_t oy = 0; oy < p.oh; ++oy) {
-          int64_t y0 = oy * a.stride[0] - a.padding[0];
-          const int64_t y1 = std::min(y0 + (a.kernel[0] - 1) * a.dilation[0] + 1, p.h);
-          while (y0 < 0) y0 += a.dilation[0];
+        for (int64_t oy = 0; oy < p.oh; ++oy)
           for (int64_t ox = 0; ox < p.ow; ++ox) {
-            int64_t x0 = ox * a.stride[1] - a.padding[1];
-            const int64_t x1 = std::min(x0 + (a.kernel[1] - 1) * a.dilation[1] + 1, p.w);
-            while (x0 < 0) x0 += a.dilation[1];
-            C best = -std::numeric_limits<C>::infinity();
-            int64_t arg = y0 * p.w + x0;
-            bool nan = false;
-            for (int64_t iy = y0; iy < y1 && !nan; iy += a.dilation[0])
-              for (int64_t ix = x0; ix < x1; ix += a.dilation[1]) {
-                const C v = static_cast<C>(in[iy * p.w + ix]);
-                if (v > best || std::isnan(v)) {
-                  best = v;
-                  arg = iy * p.w + ix;
-                  nan = std::isnan(v);
-                  if (nan) break;
-                }
-              }
+            C best;
+            const int64_t arg = window_argmax(in, p, a, oy, ox, best);
             const int64_t o = (pl * p.oh + oy) * p.ow + ox;
             ys[o] = static_cast<T>(best);
-            is[o] = arg;
+            if (is) is[o] = arg;
           }
-        }
       }
     });
   });
 }
 
+// Each output's gradient goes to its window's argmax, saved by the forward
+// (input 1) or found again in x (input 2), scattered in output order.
 void max_pool2d_backward_kernel(OpCall& call) {
   const Tensor &gy = call.in(0), &idx = call.in(1), &gx = call.out(0);
+  const Tensor x = idx.defined() ? Tensor() : call.in(2);
+  const Pool2dAttrs& a = call.attrs<Pool2dAttrs>();
   const Planes p = planes_of(gx, gy);
   visit_floating(gx.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = compute_t<T>;
     const T* g = gy.data<T>();
-    const int64_t* is = idx.data<int64_t>();
+    const T* xs = x.defined() ? x.data<T>() : nullptr;
+    const int64_t* is = idx.defined() ? idx.data<int64_t>() : nullptr;
     T* out = gx.data<T>();
-    over_planes(p, p.h * p.w + p.oh * p.ow, [&](int64_t b, int64_t e) {
+    over_planes(p, p.h * p.w + p.oh * p.ow * a.kernel[0] * a.kernel[1], [&](int64_t b, int64_t e) {
+      std::vector<C> acc;
       for (int64_t pl = b; pl < e; ++pl) {
+        const T* in = xs ? xs + pl * p.h * p.w : nullptr;
         T* plane = out + pl * p.h * p.w;
-        if constexpr (std::is_same_v<C, T>) {
-          std::fill(plane, plane + p.h * p.w, T(0));
-          for (int64_t o = pl * p.oh * p.ow; o < (pl + 1) * p.oh * p.ow; ++o) plane[is[o]] += g[o];
-        } else {  // accumulate overlapping windows in float, round once
-          std::vector<C> acc(static_cast<size_t>(p.h * p.w), C(0));
-          for (int64_t o = pl * p.oh * p.ow; o < (pl + 1) * p.oh * p.ow; ++o) acc[is[o]] += static_cast<C>(g[o]);
-          for (int64_t i = 0; i < p.h * p.w; ++i) plane[i] = static_cast<T>(acc[i]);
-        }
+        // Overlapping windows accumulate in compute_t, rounded once.
+        acc.assign(static_cast<size_t>(p.h * p.w), C(0));
+        for (int64_t oy = 0; oy < p.oh; ++oy)
+          for (int64_t ox = 0; ox < p.ow; ++ox) {
+            const int64_t o = (pl * p.oh + oy) * p.ow + ox;
+            C best;
+            acc[is ? is[o] : window_argmax(in, p, a, oy, ox, best)] += static_cast<C>(g[o]);
+          }
+        for (int64_t i = 0; i < p.h * p.w; ++i) plane[i] = static_cast<T>(acc[i]);
       }
     });
   });

@@ -34,6 +34,8 @@
 // ReLU then cost three passes over the tensor (the residual's read forward,
 // the output's read and the residual gradient's write backward), against
 // eight as separate kernels (add and relu forward, relu_backward).
+#include <type_traits>
+
 #include "hearth/backends/cuda/batch_norm_partials.cuh"
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
@@ -53,28 +55,8 @@ struct BnFinalizeArgs {
   bool training;
 };
 
-// Channel c's affine map y = x * scale + shift, in double from the statistics
-// as saved for backward (rounded to acc_t): backward recomputes the forward's
-// map from them bit for bit, for the fused ReLU's mask.
-template <typename D>
-__device__ __forceinline__ void bn_affine(acc_t<D> mean, acc_t<D> invstd, Param<D> w, Param<D> b, int64_t c,
-                                          acc_t<D>& scale, acc_t<D>& shift) {
-  const double sc = static_cast<double>(invstd) * static_cast<double>(w.get(c, 1));
-  scale = static_cast<acc_t<D>>(sc);
-  shift = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - static_cast<double>(mean) * sc);
-}
-
-// The map of every channel from the saved statistics (backward's ReLU mask).
-template <typename D>
-__global__ void batch_norm_affine_kernel(const acc_t<D>* __restrict__ mean, const acc_t<D>* __restrict__ invstd,
-                                         Param<D> w, Param<D> b, int64_t C, acc_t<D>* affine) {
-  for (int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < C;
-       c += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    bn_affine<D>(mean[c], invstd[c], w, b, c, affine[c], affine[C + c]);
-}
-
-// Per channel: batch (or running) statistics and the running-statistic update
-// in double, and the affine map y = x * scale + shift.
+// Per channel: batch (or running) statistics, running-statistic update, and the
+// affine map y = x * scale + shift, all in double.
 template <typename D>
 __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x, BnFinalizeArgs a,
                                            Param<D> rm, Param<D> rv, Param<D> w, Param<D> b, acc_t<D>* mean_out,
@@ -101,7 +83,9 @@ __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const
     }
     mean_out[c] = static_cast<acc_t<D>>(mean);
     invstd_out[c] = static_cast<acc_t<D>>(invstd);
-    bn_affine<D>(mean_out[c], invstd_out[c], w, b, c, affine[c], affine[a.C + c]);
+    const double scale = invstd * static_cast<double>(w.get(c, 1));
+    affine[c] = static_cast<acc_t<D>>(scale);
+    affine[a.C + c] = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - mean * scale);
   }
 }
 
@@ -173,9 +157,8 @@ __global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, 
 }
 
 // grad_x = k g + b (x - mean) + d over rows (n, c) of S elements; g is masked
-// by the fused ReLU first where a mask is given (kSavedMask: the saved output
-// is a third input).
-template <typename D, int VEC, bool kSavedMask>
+// by the fused ReLU first (M; with a saved mask the output is a third input).
+template <typename D, int VEC, MaskKind M>
 __global__ void __launch_bounds__(kMaxRowThreads)
     batch_norm_grad_apply_kernel(const D* __restrict__ g, const D* __restrict__ x, ReluMask<D> mask,
                                  D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C, int64_t S,
@@ -185,16 +168,17 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   for (int64_t row : group_rows(R, tpr, gp)) {
     const int64_t c = row % C;
     const A k = coef[c], b = coef[C + c], m = coef[2 * C + c], d = coef[3 * C + c];
-    const A mscale = mask.affine ? mask.affine[c] : A(0), mshift = mask.affine ? mask.affine[C + c] : A(0);
-    constexpr int kInputs = kSavedMask ? 3 : 2;
+    const A mscale = M == MaskKind::from_x ? mask.affine[c] : A(0);
+    const A mshift = M == MaskKind::from_x ? mask.affine[C + c] : A(0);
+    constexpr int kInputs = M == MaskKind::saved ? 3 : 2;
     const D* src[kInputs];
     src[0] = g + row * S;
     src[1] = x + row * S;
-    if constexpr (kSavedMask) src[kInputs - 1] = mask.y + row * S;
+    if constexpr (M == MaskKind::saved) src[kInputs - 1] = mask.y + row * S;
     Rows<D, VEC, false, kInputs> r(src, S, gp.t, tpr, true);
     r.store(gx + row * S, [&](int64_t, A(&v)[kInputs]) {
-      const A gv = relu_grad<D>(v[0], mask, v[kInputs - 1], v[1], mscale, mshift);
-      return k * gv + b * (v[1] - m) + d;
+      const A gv = relu_grad<D, M>(v[0], v[kInputs - 1], v[1], mscale, mshift);
+      return bn_grad_value(k, gv, b, v[1] - m, d);
     });
   }
 }
@@ -250,7 +234,7 @@ __global__ void __launch_bounds__(256)
 }
 
 // S == 1: grad_x = k g + b (x - mean) + d, coef and mask as batch_norm_grad_apply_kernel's.
-template <typename D, int VEC>
+template <typename D, int VEC, MaskKind M>
 __global__ void __launch_bounds__(256)
     batch_norm_grad_apply_rows_kernel(const D* __restrict__ g, const D* __restrict__ x, ReluMask<D> mask,
                                       D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C) {
@@ -266,15 +250,15 @@ __global__ void __launch_bounds__(256)
     b[e] = coef[C + c0 + e];
     m[e] = coef[2 * C + c0 + e];
     d[e] = coef[3 * C + c0 + e];
-    mscale[e] = mask.affine ? mask.affine[c0 + e] : A(0);
-    mshift[e] = mask.affine ? mask.affine[C + c0 + e] : A(0);
+    mscale[e] = M == MaskKind::from_x ? mask.affine[c0 + e] : A(0);
+    mshift[e] = M == MaskKind::from_x ? mask.affine[C + c0 + e] : A(0);
   }
   auto apply = [&](const P& gv, const P& xv, const P& mv) {
     P out;
 #pragma unroll
     for (int e = 0; e < VEC; ++e) {
-      const A gm = relu_grad<D>(to_acc(gv.v[e]), mask, to_acc(mv.v[e]), to_acc(xv.v[e]), mscale[e], mshift[e]);
-      out.v[e] = from_acc<D>(k[e] * gm + b[e] * (to_acc(xv.v[e]) - m[e]) + d[e]);
+      const A gm = relu_grad<D, M>(to_acc(gv.v[e]), to_acc(mv.v[e]), to_acc(xv.v[e]), mscale[e], mshift[e]);
+      out.v[e] = from_acc<D>(bn_grad_value(k[e], gm, b[e], to_acc(xv.v[e]) - m[e], d[e]));
     }
     return out;
   };
@@ -286,7 +270,10 @@ __global__ void __launch_bounds__(256)
     for (int u = 0; u < kInFlight; ++u) {
       gv[u] = *reinterpret_cast<const P*>(g + (r + u * step) * C + c0);
       xv[u] = *reinterpret_cast<const P*>(x + (r + u * step) * C + c0);
-      mv[u] = mask.saved() ? *reinterpret_cast<const P*>(mask.y + (r + u * step) * C + c0) : gv[u];
+      if constexpr (M == MaskKind::saved)
+        mv[u] = *reinterpret_cast<const P*>(mask.y + (r + u * step) * C + c0);
+      else
+        mv[u] = gv[u];
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u)
@@ -294,7 +281,8 @@ __global__ void __launch_bounds__(256)
   }
   for (; r < R; r += step) {
     const P gv = *reinterpret_cast<const P*>(g + r * C + c0);
-    const P mv = mask.saved() ? *reinterpret_cast<const P*>(mask.y + r * C + c0) : gv;
+    P mv = gv;
+    if constexpr (M == MaskKind::saved) mv = *reinterpret_cast<const P*>(mask.y + r * C + c0);
     *reinterpret_cast<P*>(gx + r * C + c0) = apply(gv, *reinterpret_cast<const P*>(x + r * C + c0), mv);
   }
 }
@@ -316,8 +304,10 @@ void batch_norm_forward(OpCall& call) {
     Partials partials;
     if (at.training)
       partials =
-          channel_partials<D>(xp, nullptr, ReluMask<D>{}, nullptr, N, C, S, StatsTerms<D>{xp, S}, mean.dtype(), dev, s);
-    Tensor affine = Tensor::empty({2, C}, mean.dtype(), dev);
+          channel_partials<D, MaskKind::none>(xp, nullptr, ReluMask<D>{}, nullptr, N, C, S, StatsTerms<D>{xp, S},
+                                              mean.dtype(), dev, s);
+    // The map goes to output 3 where it is wanted (backward's ReLU mask).
+    Tensor affine = call.out(3).defined() ? call.out(3) : Tensor::empty({2, C}, mean.dtype(), dev);
     const BnFinalizeArgs args{C, S, static_cast<double>(N * S), at.momentum, at.eps, at.training};
     batch_norm_finalize_kernel<D><<<finalize_blocks(C), finalize_block(), 0, s>>>(
         partials.view<A>(C), xp, args, param<D>(call.in(1)), param<D>(call.in(2)), param<D>(call.in(3)),
@@ -379,20 +369,29 @@ void batch_norm_backward(OpCall& call) {
     // The fused ReLU's mask: recomputed from x and the forward's map, or, with
     // a residual (the output depends on it too), read off the saved output.
     ReluMask<D> mask;
-    Tensor affine;
-    if (relu && rp) {
-      mask.y = static_cast<const D*>(call.in(5).data_ptr());
+    MaskKind kind = MaskKind::none;
+    if (relu && call.in(6).defined() && !rp) {
+      kind = MaskKind::from_x;
+      mask.affine = static_cast<const A*>(call.in(6).data_ptr());
     } else if (relu) {
-      affine = Tensor::empty({2, C}, mean.dtype(), dev);
-      batch_norm_affine_kernel<D><<<finalize_blocks(C), 256, 0, s>>>(mp, static_cast<const A*>(invstd.data_ptr()),
-                                                                     param<D>(call.in(4)), param<D>(call.in(6)), C,
-                                                                     static_cast<A*>(affine.data_ptr()));
-      HEARTH_CUDA_CHECK_LAUNCH();
-      mask.affine = static_cast<const A*>(affine.data_ptr());
+      kind = MaskKind::saved;
+      mask.y = static_cast<const D*>(call.in(5).data_ptr());
     }
+    // Calls launch(MaskKindTag) for the mask kind of this call.
+    auto with_mask = [&](auto&& launch) {
+      if (kind == MaskKind::from_x)
+        launch(std::integral_constant<MaskKind, MaskKind::from_x>{});
+      else if (kind == MaskKind::saved)
+        launch(std::integral_constant<MaskKind, MaskKind::saved>{});
+      else
+        launch(std::integral_constant<MaskKind, MaskKind::none>{});
+    };
     Partials partials;
     if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training) || rp))
-      partials = channel_partials<D>(gp, xp, mask, rp, N, C, S, GradTerms<D>{mp}, mean.dtype(), dev, s);
+      with_mask([&](auto m) {
+        partials = channel_partials<D, decltype(m)::value>(gp, xp, mask, rp, N, C, S, GradTerms<D>{mp}, mean.dtype(),
+                                                           dev, s);
+      });
     Tensor coef = gx.defined() ? Tensor::empty({4, C}, mean.dtype(), dev) : Tensor();
     batch_norm_grad_finalize_kernel<D><<<finalize_blocks(C), finalize_block(), 0, s>>>(
         partials.view<A>(C), C, static_cast<double>(N * S), training, mp, static_cast<const A*>(invstd.data_ptr()),
@@ -405,29 +404,28 @@ void batch_norm_backward(OpCall& call) {
       // grad_x from the masked gradient just written: one read less than grad_y and y.
       gp = rp;
       mask = ReluMask<D>{};
+      kind = MaskKind::none;
     }
     if (S == 1) {
       const int vec = row_vector<D>(C, {gp, xp, mask.y, op});
       const RowTiles t = plan_row_tiles(N, C, vec, dev.index, 8);
       with_row_vector<D>(vec, [&](auto v) {
-        batch_norm_grad_apply_rows_kernel<D, decltype(v)::value>
-            <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(gp, xp, mask, op, cp, N, C);
+        with_mask([&](auto m) {
+          batch_norm_grad_apply_rows_kernel<D, decltype(v)::value, decltype(m)::value>
+              <<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(gp, xp, mask, op, cp, N, C);
+        });
       });
     } else {
       const RowPlan p =
           plan_rows(N * C, S, sizeof(D), sizeof(A), {gp, xp, mask.y ? mask.y : xp, op}, dev.index, false);
-      auto launch = [&](auto vec, auto saved_mask) {
-        batch_norm_grad_apply_kernel<D, decltype(vec)::value, decltype(saved_mask)::value>
-            <<<p.blocks, p.threads, 0, s>>>(gp, xp, mask, op, cp, N * C, C, S, p.tpr);
-      };
-      if (p.vec && mask.saved())
-        launch(IntTag<kVecOf<D>>{}, BoolTag<true>{});
-      else if (p.vec)
-        launch(IntTag<kVecOf<D>>{}, BoolTag<false>{});
-      else if (mask.saved())
-        launch(IntTag<1>{}, BoolTag<true>{});
-      else
-        launch(IntTag<1>{}, BoolTag<false>{});
+      with_mask([&](auto m) {
+        if (p.vec)
+          batch_norm_grad_apply_kernel<D, kVecOf<D>, decltype(m)::value>
+              <<<p.blocks, p.threads, 0, s>>>(gp, xp, mask, op, cp, N * C, C, S, p.tpr);
+        else
+          batch_norm_grad_apply_kernel<D, 1, decltype(m)::value>
+              <<<p.blocks, p.threads, 0, s>>>(gp, xp, mask, op, cp, N * C, C, S, p.tpr);
+      });
     }
     HEARTH_CUDA_CHECK_LAUNCH();
   });

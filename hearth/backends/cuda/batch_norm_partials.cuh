@@ -19,6 +19,18 @@ namespace hearth::cuda::batch_norm_detail {
 
 using namespace nn;
 
+// a * b + c with one rounding, always: left to the compiler, contraction into
+// a fused multiply-add may differ between instantiations of one kernel (vector
+// widths, mask kinds), and the result with it in the last bit, so that the
+// same call could give different float32 results by pointer alignment.
+template <typename A>
+__device__ __forceinline__ A fmadd(A a, A b, A c) {
+  if constexpr (sizeof(A) == sizeof(float))
+    return __fmaf_rn(a, b, c);
+  else
+    return __fma_rn(a, b, c);
+}
+
 // ---- per-channel partial sums over x [N, C, S] (and a second tensor of that shape) ----
 
 // Sums of (x - pivot) and (x - pivot)^2, the pivot being the channel's first element.
@@ -31,7 +43,7 @@ struct StatsTerms {
   __device__ void add(acc_t<D> ctr, acc_t<D> xv, acc_t<D>, acc_t<D>& s0, acc_t<D>& s1) const {
     const acc_t<D> d = xv - ctr;
     s0 += d;
-    s1 += d * d;
+    s1 = fmadd(d, d, s1);
   }
 };
 
@@ -43,7 +55,7 @@ struct GradTerms {
   __device__ acc_t<D> center(int64_t c) const { return mean[c]; }
   __device__ void add(acc_t<D> ctr, acc_t<D> gv, acc_t<D> xv, acc_t<D>& s0, acc_t<D>& s1) const {
     s0 += gv;
-    s1 += gv * (xv - ctr);
+    s1 = fmadd(gv, xv - ctr, s1);
   }
 };
 
@@ -54,15 +66,17 @@ __device__ __forceinline__ A relu_masked(A g, A y) {
   return y > A(0) ? g : A(0);
 }
 
-// The batch norm's value x * scale + shift as one rounding (an explicit fused
-// multiply-add, not left to the compiler's contraction): the forward and the
-// mask recomputed backward must agree bit for bit.
+// The batch norm's value x * scale + shift as one rounding: the forward and
+// the mask recomputed backward must agree bit for bit.
 template <typename A>
 __device__ __forceinline__ A bn_value(A x, A scale, A shift) {
-  if constexpr (sizeof(A) == sizeof(float))
-    return __fmaf_rn(x, scale, shift);
-  else
-    return __fma_rn(x, scale, shift);
+  return fmadd(x, scale, shift);
+}
+
+// Backward's map grad_x = k g + b (x - mean) + d, rounded alike everywhere.
+template <typename A>
+__device__ __forceinline__ A bn_grad_value(A k, A g, A b, A x_minus_mean, A d) {
+  return fmadd(k, g, fmadd(b, x_minus_mean, d));
 }
 
 // Whether the fused ReLU passed this element forward: its output, rounded to
@@ -72,27 +86,27 @@ __device__ __forceinline__ bool relu_passed(acc_t<D> x, acc_t<D> scale, acc_t<D>
   return to_acc(from_acc<D>(bn_value(x, scale, shift))) > acc_t<D>(0);
 }
 
-// Where backward's ReLU mask comes from. `y`: the saved output (y > 0), for
-// the fused residual, whose output depends on more than x. `affine`: the
-// forward's map [2][C] (scale, shift), recomputed from the saved statistics,
-// and x (the second input of the gradient sums): the mask then costs no read
-// of its own, a third less traffic for relu(batch_norm(x)) backward. Neither:
-// no ReLU.
+// Where backward's ReLU mask comes from, fixed per kernel instantiation so
+// that a kernel without a mask carries none of its registers. saved: the
+// saved output y (y > 0), for the fused residual, whose output depends on more
+// than x. from_x: the forward's value recomputed from x (the second input of
+// the gradient sums) and the forward's own affine map (scale, shift), saved
+// [2][C]: the mask then costs no read of its own, a third less traffic for
+// relu(batch_norm(x)) backward.
+enum class MaskKind { none, saved, from_x };
+
 template <typename D>
 struct ReluMask {
-  const D* y = nullptr;
-  const acc_t<D>* affine = nullptr;
-  __host__ __device__ bool saved() const { return y != nullptr; }
-  __host__ __device__ bool any() const { return y != nullptr || affine != nullptr; }
+  const D* y = nullptr;               // saved
+  const acc_t<D>* affine = nullptr;   // from_x
 };
 
-// g masked by the ReLU: yv is the saved output (read when m.saved()), xv the
-// input, scale and shift the channel's map (used when m.affine is set).
-template <typename D>
-__device__ __forceinline__ acc_t<D> relu_grad(acc_t<D> g, const ReluMask<D>& m, acc_t<D> yv, acc_t<D> xv,
-                                             acc_t<D> scale, acc_t<D> shift) {
-  if (m.y) return relu_masked(g, yv);
-  if (m.affine) return relu_passed<D>(xv, scale, shift) ? g : acc_t<D>(0);
+// g masked by the ReLU: yv is the saved output (read for saved), xv the input,
+// scale and shift the channel's map (for from_x).
+template <typename D, MaskKind M>
+__device__ __forceinline__ acc_t<D> relu_grad(acc_t<D> g, acc_t<D> yv, acc_t<D> xv, acc_t<D> scale, acc_t<D> shift) {
+  if constexpr (M == MaskKind::saved) return relu_masked(g, yv);
+  if constexpr (M == MaskKind::from_x) return relu_passed<D>(xv, scale, shift) ? g : acc_t<D>(0);
   return g;
 }
 
@@ -100,7 +114,7 @@ __device__ __forceinline__ acc_t<D> relu_grad(acc_t<D> g, const ReluMask<D>& m, 
 // threads along S and blockDim.y units at a time. Partials are [2][C][splits].
 // masked_out, when given, receives a as summed (masked by the ReLU): every
 // element is visited exactly once.
-template <typename D, typename Terms>
+template <typename D, typename Terms, MaskKind M>
 __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, ReluMask<D> mask,
                                         D* __restrict__ masked_out, int64_t N, int64_t C, int64_t S, int64_t tile,
                                         int64_t tiles, Terms terms, acc_t<D>* partials) {
@@ -109,7 +123,8 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
   const int64_t splits = gridDim.x, units = N * tiles;
   for (int64_t c = blockIdx.y; c < C; c += gridDim.y) {
     const A ctr = terms.center(c);
-    const A mscale = mask.affine ? mask.affine[c] : A(0), mshift = mask.affine ? mask.affine[C + c] : A(0);
+    const A mscale = M == MaskKind::from_x ? mask.affine[c] : A(0);
+    const A mshift = M == MaskKind::from_x ? mask.affine[C + c] : A(0);
     A s[2] = {0, 0};
     for (int64_t u = static_cast<int64_t>(blockIdx.x) * blockDim.y + threadIdx.y; u < units; u += splits * blockDim.y) {
       const int64_t n = u / tiles, i0 = (u % tiles) * tile;
@@ -117,7 +132,8 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
       const int64_t row = (n * C + c) * S;
       for (int64_t i = i0 + threadIdx.x; i < i1; i += blockDim.x) {
         const A bv = Terms::kTwoInputs ? to_acc(b[row + i]) : A(0);
-        const A av = relu_grad<D>(to_acc(a[row + i]), mask, mask.y ? to_acc(mask.y[row + i]) : A(0), bv, mscale, mshift);
+        const A yv = M == MaskKind::saved ? to_acc(mask.y[row + i]) : A(0);
+        const A av = relu_grad<D, M>(to_acc(a[row + i]), yv, bv, mscale, mshift);
         if (masked_out) masked_out[row + i] = from_acc<D>(av);
         terms.add(ctr, av, bv, s[0], s[1]);
       }
@@ -137,7 +153,7 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
 // blockIdx.y takes the rows [R k / splits, R (k + 1) / splits), its threads
 // every blockDim.y-th of them, four in flight. Partials are [2][splits][C].
 // masked_out as channel_partials_kernel's.
-template <typename D, int VEC, typename Terms>
+template <typename D, int VEC, typename Terms, MaskKind M>
 __global__ void __launch_bounds__(256)
     row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, ReluMask<D> mask,
                         D* __restrict__ masked_out, int64_t R, int64_t C, Terms terms, acc_t<D>* partials) {
@@ -153,8 +169,8 @@ __global__ void __launch_bounds__(256)
   for (int e = 0; e < VEC; ++e) {
     ctr[e] = active ? terms.center(c0 + e) : A(0);
     s0[e] = s1[e] = 0;
-    mscale[e] = active && mask.affine ? mask.affine[c0 + e] : A(0);
-    mshift[e] = active && mask.affine ? mask.affine[C + c0 + e] : A(0);
+    mscale[e] = M == MaskKind::from_x && active ? mask.affine[c0 + e] : A(0);
+    mshift[e] = M == MaskKind::from_x && active ? mask.affine[C + c0 + e] : A(0);
   }
   if (active) {
     const int64_t r1 = R * (split + 1) / splits, step = blockDim.y;
@@ -165,7 +181,7 @@ __global__ void __launch_bounds__(256)
       for (int u = 0; u < kInFlight; ++u) {
         av[u] = *reinterpret_cast<const P*>(a + (r + u * step) * C + c0);
         if constexpr (Terms::kTwoInputs) bv[u] = *reinterpret_cast<const P*>(b + (r + u * step) * C + c0);
-        if (mask.saved()) mv[u] = *reinterpret_cast<const P*>(mask.y + (r + u * step) * C + c0);
+        if constexpr (M == MaskKind::saved) mv[u] = *reinterpret_cast<const P*>(mask.y + (r + u * step) * C + c0);
       }
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
@@ -173,8 +189,8 @@ __global__ void __launch_bounds__(256)
 #pragma unroll
         for (int e = 0; e < VEC; ++e) {
           const A xv = Terms::kTwoInputs ? to_acc(bv[u].v[e]) : A(0);
-          const A v = relu_grad<D>(to_acc(av[u].v[e]), mask, mask.saved() ? to_acc(mv[u].v[e]) : A(0), xv, mscale[e],
-                                   mshift[e]);
+          const A yv = M == MaskKind::saved ? to_acc(mv[u].v[e]) : A(0);
+          const A v = relu_grad<D, M>(to_acc(av[u].v[e]), yv, xv, mscale[e], mshift[e]);
           out.v[e] = from_acc<D>(v);
           terms.add(ctr[e], v, xv, s0[e], s1[e]);
         }
@@ -185,12 +201,13 @@ __global__ void __launch_bounds__(256)
       const P av = *reinterpret_cast<const P*>(a + r * C + c0);
       P bv = av, mv = av;
       if constexpr (Terms::kTwoInputs) bv = *reinterpret_cast<const P*>(b + r * C + c0);
-      if (mask.saved()) mv = *reinterpret_cast<const P*>(mask.y + r * C + c0);
+      if constexpr (M == MaskKind::saved) mv = *reinterpret_cast<const P*>(mask.y + r * C + c0);
       P out;
 #pragma unroll
       for (int e = 0; e < VEC; ++e) {
         const A xv = Terms::kTwoInputs ? to_acc(bv.v[e]) : A(0);
-        const A v = relu_grad<D>(to_acc(av.v[e]), mask, mask.saved() ? to_acc(mv.v[e]) : A(0), xv, mscale[e], mshift[e]);
+        const A yv = M == MaskKind::saved ? to_acc(mv.v[e]) : A(0);
+        const A v = relu_grad<D, M>(to_acc(av.v[e]), yv, xv, mscale[e], mshift[e]);
         out.v[e] = from_acc<D>(v);
         terms.add(ctr[e], v, xv, s0[e], s1[e]);
       }
@@ -312,7 +329,7 @@ struct Partials {
 
 // Launches the partial sums of [N, C, S]; N * S > 0. masked_out (optional)
 // receives a, masked by the ReLU where a mask is given (affine masks need b = x).
-template <typename D, typename Terms>
+template <typename D, MaskKind M, typename Terms>
 Partials channel_partials(const D* a, const D* b, ReluMask<D> mask, D* masked_out, int64_t N, int64_t C, int64_t S,
                           Terms terms, DType acc_dtype, Device dev, cudaStream_t s) {
   Partials out;
@@ -325,7 +342,7 @@ Partials channel_partials(const D* a, const D* b, ReluMask<D> mask, D* masked_ou
     out.split_major = true;
     out.sums = Tensor::empty({2, out.splits, C}, acc_dtype, dev);
     with_row_vector<D>(vec, [&](auto v) {
-      row_partials_kernel<D, decltype(v)::value, Terms><<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(
+      row_partials_kernel<D, decltype(v)::value, Terms, M><<<dim3(t.col_tiles, t.row_blocks), t.block, 0, s>>>(
           a, b, mask, masked_out, N, C, terms, static_cast<acc_t<D>*>(out.sums.data_ptr()));
     });
   } else {
@@ -341,7 +358,7 @@ Partials channel_partials(const D* a, const D* b, ReluMask<D> mask, D* masked_ou
     out.splits = std::clamp<int64_t>(per_channel, 1, std::max<int64_t>(1, (units + by - 1) / by));
     out.sums = Tensor::empty({2, C, out.splits}, acc_dtype, dev);
     const dim3 grid(static_cast<unsigned>(out.splits), static_cast<unsigned>(std::min<int64_t>(C, 65535)));
-    channel_partials_kernel<D, Terms><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, masked_out, N, C, S, tile, tiles, terms,
+    channel_partials_kernel<D, Terms, M><<<grid, dim3(bx, by), 0, s>>>(a, b, mask, masked_out, N, C, S, tile, tiles, terms,
                                                                     static_cast<acc_t<D>*>(out.sums.data_ptr()));
   }
   HEARTH_CUDA_CHECK_LAUNCH();

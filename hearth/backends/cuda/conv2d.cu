@@ -1,8 +1,9 @@
-// conv2d forward, backward-data, backward-filter and backward-bias through
+// conv2d forward, backward-data and backward-filter through
 // cuDNN: its graph API with a cached execution plan per shape
 // (conv2d_plans.cu), else the legacy entry points (here), whose algorithm for each (shape, dtype, pass) is chosen
 // once and cached: by cuDNN's heuristics, or, with HEARTH_CUDNN_BENCHMARK=1
 // (cudnn.benchmark), by timing the candidates on the first call.
+// The bias gradient has a file of its own, conv2d_backward_bias.cu.
 #include <algorithm>
 #include <array>
 #include <map>
@@ -13,7 +14,6 @@
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/gemm.h"
 #include "hearth/backends/cuda/loops.cuh"
-#include "hearth/backends/cuda/row_reduce.cuh"
 #include "hearth/core/env.h"
 #include "hearth/dispatch/nchw_detour.h"
 #include "hearth/dispatch/registry.h"
@@ -292,108 +292,6 @@ void conv2d_backward_weight(OpCall& call) {
                                                     k.zero(x.dtype()), s.w.d, dw.data_ptr()));
 }
 
-// grad_bias[o] = sum of dy[:, o, :, :]. cuDNN's backward-bias rejects bfloat16,
-// so it is reduced here in two passes, both in a fixed order (deterministic):
-// the row engine sums each (n, o) plane, [N*C, H*W] dense rows, into float
-// (double for float64) partials, reading dy once at full bandwidth; then one
-// thread per channel adds its N partials. (One block per channel striding over
-// planes read memory far below bandwidth: 6 ms for VGG's first layer.)
-template <typename D>
-struct PlaneSum {
-  using In = D;
-  using State = std::conditional_t<std::is_same_v<D, double>, double, float>;
-  State* out;
-  __device__ State init() const { return State(0); }
-  __device__ void add(State& s, D v, int64_t) const { s += static_cast<State>(to_acc(v)); }
-  __device__ State combine(State a, State b) const { return a + b; }
-  __device__ static State shfl_xor(State s, int m) { return __shfl_xor_sync(0xffffffffu, s, m); }
-  __device__ void finish(int64_t row, State s) const { out[row] = s; }
-};
-
-// The NHWC case: dy is the dense matrix [N*H*W, C]. Block (x, y) sums the rows
-// of chunk y for 32 adjacent channels (one warp reads 32 neighbouring values),
-// 8 row lanes a column, then folds its lanes; partial[chunk][c] holds the result
-// and sum_planes_over_batch adds the chunks, in a fixed order again.
-constexpr int kColumnTile = 32;
-constexpr int kRowLanes = 8;
-
-template <typename D, typename A>
-__global__ void column_chunk_sums(const D* dy, A* partial, int64_t rows, int64_t channels, int64_t rows_per_chunk) {
-  __shared__ A lanes[kRowLanes][kColumnTile];
-  const int64_t c = static_cast<int64_t>(blockIdx.x) * kColumnTile + threadIdx.x;
-  const int64_t r0 = static_cast<int64_t>(blockIdx.y) * rows_per_chunk;
-  const int64_t r1 = min(rows, r0 + rows_per_chunk);
-  A s = 0;
-  if (c < channels)
-    for (int64_t r = r0 + threadIdx.y; r < r1; r += kRowLanes) s += static_cast<A>(to_acc(dy[r * channels + c]));
-  lanes[threadIdx.y][threadIdx.x] = s;
-  __syncthreads();
-  if (threadIdx.y != 0 || c >= channels) return;
-  A total = 0;
-  for (int k = 0; k < kRowLanes; ++k) total += lanes[k][threadIdx.x];
-  partial[static_cast<int64_t>(blockIdx.y) * channels + c] = total;
-}
-
-template <typename D, typename A>
-__global__ void sum_planes_over_batch(const A* partial, D* db, int64_t n, int64_t channels) {
-  const int64_t o = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (o >= channels) return;
-  A acc = 0;
-  for (int64_t b = 0; b < n; ++b) acc += partial[b * channels + o];
-  db[o] = from_acc<D>(acc);
-}
-
-// Chunks of rows for column_chunk_sums: enough blocks to fill the device a few
-// times over, each chunk at least kMinChunkRows rows long.
-int64_t column_chunks(int64_t rows, int64_t column_tiles, int device) {
-  constexpr int64_t kMinChunkRows = 64;
-  const int64_t want = 4 * static_cast<int64_t>(context(device).props.multiProcessorCount) / column_tiles;
-  const int64_t most = (rows + kMinChunkRows - 1) / kMinChunkRows;
-  return std::clamp<int64_t>(std::min(want, most), 1, 65535);
-}
-
-void conv2d_backward_bias_nhwc(const Tensor& dy, const Tensor& db, int device) {
-  const int64_t channels = dy.size(1), rows = dy.numel() / std::max<int64_t>(channels, 1);
-  const int64_t tiles = (channels + kColumnTile - 1) / kColumnTile;
-  const int64_t chunks = column_chunks(rows, tiles, device);
-  const int64_t rows_per_chunk = (rows + chunks - 1) / chunks;
-  HEARTH_CUDA_DISPATCH_FLOATING(dy.dtype(), "conv2d_backward_bias", [&] {
-    using A = typename PlaneSum<scalar_t>::State;
-    Tensor partial =
-        Tensor::empty({chunks * channels}, std::is_same_v<A, double> ? DType::float64 : DType::float32, db.device());
-    A* p = static_cast<A*>(partial.data_ptr());
-    column_chunk_sums<scalar_t, A>
-        <<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(chunks)), dim3(kColumnTile, kRowLanes), 0,
-           stream(device)>>>(static_cast<const scalar_t*>(dy.data_ptr()), p, rows, channels, rows_per_chunk);
-    sum_planes_over_batch<scalar_t, A>
-        <<<static_cast<unsigned>((channels + kThreads - 1) / kThreads), kThreads, 0, stream(device)>>>(
-            p, static_cast<scalar_t*>(db.data_ptr()), chunks, channels);
-  });
-  HEARTH_CUDA_CHECK_LAUNCH();
-}
-
-void conv2d_backward_bias(OpCall& call) {
-  const Tensor &dy = call.in(0), &db = call.out(0);
-  const int device = db.device().index;
-  activate(device);
-  if (channels_last(dy)) return conv2d_backward_bias_nhwc(dy, db, device);
-  const int64_t n = dy.size(0), channels = dy.size(1), plane = dy.size(2) * dy.size(3);
-  HEARTH_CUDA_DISPATCH_FLOATING(dy.dtype(), "conv2d_backward_bias", [&] {
-    using A = typename PlaneSum<scalar_t>::State;
-    Tensor partial =
-        Tensor::empty({n * channels}, std::is_same_v<A, double> ? DType::float64 : DType::float32, db.device());
-    A* p = static_cast<A*>(partial.data_ptr());
-    if (plane > 0)
-      rowred::reduce_rows(PlaneSum<scalar_t>{p}, dy, n * channels, plane);
-    else
-      HEARTH_CUDA_CHECK(cudaMemsetAsync(p, 0, partial.nbytes(), stream(device)));
-    sum_planes_over_batch<scalar_t, A>
-        <<<static_cast<unsigned>((channels + kThreads - 1) / kThreads), kThreads, 0, stream(device)>>>(
-            p, static_cast<scalar_t*>(db.data_ptr()), n, channels);
-  });
-  HEARTH_CUDA_CHECK_LAUNCH();
-}
-
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
 // cuDNN has NHWC kernels for the float types but none for float64 (PyTorch
@@ -413,7 +311,6 @@ HEARTH_REGISTER_KERNEL(conv2d_backward_input, cuda_kind(), nhwc_unless_double<co
                        DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(conv2d_backward_weight, cuda_kind(), nhwc_unless_double<conv2d_backward_weight>,
                        DTypeSet::floating());
-HEARTH_REGISTER_KERNEL(conv2d_backward_bias, cuda_kind(), conv2d_backward_bias, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

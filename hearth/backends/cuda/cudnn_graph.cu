@@ -145,6 +145,10 @@ Descriptor make_tensor(const TensorSpec& t) {
   d.set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &t.alignment, what);
   const bool is_virtual = t.is_virtual;
   d.set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &is_virtual, what);
+  if (t.by_value) {
+    const bool by_value = true;
+    d.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &by_value, what);
+  }
   d.finalize(what);
   return d;
 }
@@ -213,16 +217,76 @@ Descriptor pointwise_op(cudnnPointwiseMode_t mode, const Descriptor& x, const De
   return op;
 }
 
+Descriptor matmul_op(const Descriptor& a, const Descriptor& b, const Descriptor& c) {
+  const char* what = "a matmul operation";
+  Descriptor mm(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  mm.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, what);
+  mm.finalize(what);
+  Descriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a, what);
+  op.set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b, what);
+  op.set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c, what);
+  op.set(CUDNN_ATTR_OPERATION_MATMUL_DESC, mm, what);
+  op.finalize(what);
+  return op;
+}
+
+Descriptor reduction_op(cudnnReduceTensorOp_t mode, const Descriptor& x, const Descriptor& y) {
+  const char* what = "a reduction operation";
+  Descriptor red(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+  const cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+  red.set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &compute, what);
+  red.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode, what);
+  red.finalize(what);
+  Descriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, red, what);
+  op.set(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x, what);
+  op.set(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y, what);
+  op.finalize(what);
+  return op;
+}
+
+Descriptor bernoulli_op(double keep, const Descriptor& seed, const Descriptor& offset, const Descriptor& y) {
+  const char* what = "a random-number operation";
+  Descriptor rng(CUDNN_BACKEND_RNG_DESCRIPTOR);
+  const cudnnRngDistribution_t distribution = CUDNN_RNG_DISTRIBUTION_BERNOULLI;
+  rng.set(CUDNN_ATTR_RNG_DISTRIBUTION, CUDNN_TYPE_RNG_DISTRIBUTION, 1, &distribution, what);
+  rng.set(CUDNN_ATTR_RNG_BERNOULLI_DIST_PROBABILITY, CUDNN_TYPE_DOUBLE, 1, &keep, what);
+  rng.finalize(what);
+  Descriptor op(CUDNN_BACKEND_OPERATION_RNG_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_RNG_YDESC, y, what);
+  op.set(CUDNN_ATTR_OPERATION_RNG_DESC, rng, what);
+  op.set(CUDNN_ATTR_OPERATION_RNG_SEED, seed, what);
+  op.set(CUDNN_ATTR_OPERATION_RNG_OFFSET_DESC, offset, what);
+  op.finalize(what);
+  return op;
+}
+
+Descriptor reshape_op(const Descriptor& x, const Descriptor& y) {
+  const char* what = "a reshape operation";
+  Descriptor op(CUDNN_BACKEND_OPERATION_RESHAPE_DESCRIPTOR);
+  op.set(CUDNN_ATTR_OPERATION_RESHAPE_XDESC, x, what);
+  op.set(CUDNN_ATTR_OPERATION_RESHAPE_YDESC, y, what);
+  op.finalize(what);
+  return op;
+}
+
 std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Descriptor> ops, const EngineFilter& filter,
-                                          const char* what) {
+                                          const char* what, const char* otherwise) {
   Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   std::vector<cudnnBackendDescriptor_t> raw;
   for (const auto& op : ops) raw.push_back(op.get());
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, what);
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(raw.size()), raw.data(),
             what);
-  if (graph.try_finalize() != CUDNN_STATUS_SUCCESS) return nullptr;
   static const bool log = env_flag("HEARTH_CUDNN_LOG");
+  if (const cudnnStatus_t st = graph.try_finalize(); st != CUDNN_STATUS_SUCCESS) {
+    if (log)
+      std::fprintf(stderr, "[cudnn] %s: the operation graph does not finalize (%s); %s\n", what,
+                   cudnnGetErrorString(st), otherwise);
+    return nullptr;
+  }
   const auto start = std::chrono::steady_clock::now();
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     std::vector<Descriptor> configs = heuristic_configs(graph, mode);
@@ -253,7 +317,7 @@ std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Desc
       return out;
     }
   }
-  if (log) std::fprintf(stderr, "[cudnn] %s: no engine of the graph API; legacy path\n", what);
+  if (log) std::fprintf(stderr, "[cudnn] %s: no engine of the graph API; %s\n", what, otherwise);
   return nullptr;
 }
 

@@ -1,7 +1,8 @@
 // A small builder over cuDNN's graph API (the backend descriptors of
 // cudnn_graph.h), for what the legacy entry points cannot give: an execution
 // plan built once per shape and reused, so a call costs one variant pack and
-// one cudnnBackendExecute on the host, and (later) fused operation graphs.
+// one cudnnBackendExecute on the host, and fused operation graphs (a
+// convolution's epilogue, attention).
 //
 // Usage: describe tensors (TensorSpec, each with a unique id), make the
 // operations, build_plan() them into an ExecutionPlan (heuristics, then the
@@ -50,6 +51,9 @@ struct TensorSpec {
   std::vector<int64_t> dims, strides;
   int64_t alignment = 16;  // bytes; the data pointer must be aligned at least this well
   bool is_virtual = false;
+  // A scalar passed by value: its variant-pack pointer is a host address,
+  // read when the plan is executed (so the value is no part of the plan).
+  bool by_value = false;
 };
 
 Descriptor make_tensor(const TensorSpec& t);
@@ -74,6 +78,20 @@ Descriptor conv_backward_filter_op(const Descriptor& conv, const Descriptor& x, 
 // epilogues of a fused convolution graph are chains of these.
 Descriptor pointwise_op(cudnnPointwiseMode_t mode, const Descriptor& x, const Descriptor* b, const Descriptor& y);
 
+// c = a @ b over the last two dims, batched over the leading ones, computed in float.
+Descriptor matmul_op(const Descriptor& a, const Descriptor& b, const Descriptor& c);
+
+// y = the reduction of x over the dims where y has size 1, computed in float
+// (CUDNN_REDUCE_TENSOR_MAX, CUDNN_REDUCE_TENSOR_ADD, ...).
+Descriptor reduction_op(cudnnReduceTensorOp_t mode, const Descriptor& x, const Descriptor& y);
+
+// y = Bernoulli draws of probability `keep` (1 or 0) from cuDNN's Philox
+// generator, keyed by the seed and offset tensors (int64 [1, 1, 1, 1]).
+Descriptor bernoulli_op(double keep, const Descriptor& seed, const Descriptor& offset, const Descriptor& y);
+
+// y = x with other dims and strides (a transpose of the last two, in attention's backward).
+Descriptor reshape_op(const Descriptor& x, const Descriptor& y);
+
 // Which engine configurations a plan may use.
 struct EngineFilter {
   bool allow_tensor_core = true;        // false: float32 without TF32
@@ -92,7 +110,7 @@ class ExecutionPlan {
 
  private:
   friend std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t, std::vector<Descriptor>, const EngineFilter&,
-                                                   const char*);
+                                                   const char*, const char*);
   // What the plan was built from, kept alive with it.
   std::vector<Descriptor> ops_;
   Descriptor graph_, config_;
@@ -103,9 +121,10 @@ class ExecutionPlan {
 
 // The first configuration cuDNN's heuristics rank highest (mode A, then the
 // fallback list) that passes the filter and finalizes; nullptr when none does
-// (the caller keeps its other path for that shape).
+// (the caller keeps its other path for that shape, which `otherwise` names
+// in the HEARTH_CUDNN_LOG=1 line).
 std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Descriptor> ops, const EngineFilter& filter,
-                                          const char* what);
+                                          const char* what, const char* otherwise = "legacy path");
 
 // The largest power of two (at most 16) that divides the address: a tensor's
 // declared alignment, part of a plan's cache key.

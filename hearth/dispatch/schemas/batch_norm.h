@@ -9,24 +9,25 @@
 //
 //   batch_norm            inputs {x [N, C, S], running_mean [C]?, running_var [C]?, weight [C]?, bias [C]?,
 //                                 residual [N, C, S]?}
-//                         outputs {y [N, C, S], mean [C] (A), invstd [C] (A)}          BatchNormAttrs
+//                         outputs {y [N, C, S], mean [C] (A), invstd [C] (A), affine [2, C] (A)?}
+//                                                                                  BatchNormAttrs
+//     affine, when wanted: the map the forward applied, y = x * affine[0][c] + affine[1][c].
 //     training: mean/invstd are the batch's (biased variance); running stats, when
 //     given, are updated in place: r = (1 - momentum) * r + momentum * batch, with
 //     the unbiased variance (N*S > 1 is guaranteed). Inputs 1 and 2 are mutated.
 //     eval: mean = running_mean, invstd = 1 / sqrt(running_var + eps).
 //   batch_norm_backward   inputs {grad_y [N, C, S], x [N, C, S], mean [C], invstd [C], weight [C]?, y [N, C, S]?,
-//                                 bias [C]? (with relu)}
+//                                 affine [2, C] (A)?}
 //                         outputs {grad_x [N, C, S]?, grad_weight [C]?, grad_bias [C]?,
 //                                  grad_residual [N, C, S]?}                            BatchNormAttrs
 //     (training selects whether the batch statistics depend on x.)
 //     relu: the forward writes max(y, 0); the backward takes the saved output as
 //     input 5 and first zeroes grad_y where that output is not positive (as
 //     relu_backward does), so relu(batch_norm(x)) costs the two kernels alone.
-//     Without a residual, a kernel may instead recompute whether the output
-//     was positive from x and the forward's map (from mean, invstd, weight and
-//     bias, input 6, as the forward computed it): the same mask with one read
-//     less per pass. The forward's map must then be a function of the saved
-//     mean and invstd (in A) and the parameters only.
+//     Without a residual, the forward's affine output comes back as input 6,
+//     and a kernel may recompute whether the output was positive from x and
+//     that map (value x * scale + shift as one fused multiply-add, rounded to
+//     T): the same mask with one read less per pass.
 //     residual (input 5 of the forward, only with relu): a tensor of x's shape,
 //     dtype and memory (the ops layer converts it), added to the normalised
 //     value before the ReLU, rounded as add(batch_norm(x), residual) rounds:

@@ -2,8 +2,8 @@
 // batches unbatched input, and makes every image tensor (x, weight, out and
 // their gradients) dense in ONE memory format, the input's: all NCHW-contiguous
 // or all NHWC (channels_last); bias and grad_bias are plain [O] vectors. The
-// kernels read the layout from the strides (the CPU backend computes on NCHW
-// copies of NHWC calls; cuDNN takes the strides as they are) and their
+// kernels read the layout from the strides (the CPU reference computes on NCHW
+// copies of NHWC calls; oneDNN and cuDNN take the strides as they are) and their
 // geometry from the shapes (always logical [N, C, H, W]) and Conv2dAttrs.
 // Cg = C / groups input channels and Og = O / groups output channels per group.
 //   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined,
@@ -13,7 +13,12 @@
 //                           outputs {grad_x [N, C, H, W]}            (backward-data; fully overwritten)
 //   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
 //                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
-//   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW]} outputs {grad_bias [O]}; no attributes
+//   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW], y [N, O, OH, OW]?}
+//                           outputs {grad_bias [O], masked_grad [N, O, OH, OW]?}; no attributes
+//     y: the fused ReLU's saved output (conv2d_relu's backward). grad_out is
+//     first masked where y is not positive (relu_backward's rule) and the
+//     masked gradient, which the other backward passes take, is written to
+//     output 1 by the pass that sums it: one read of grad_out fewer.
 //   conv2d_relu             conv2d's operands with relu set (Conv2dAttrs::relu): the forward
 //                           writes max(conv + bias, 0), the ReLU that follows most
 // convolutions with a bias (VGG) in the same pass as the bias; the functional

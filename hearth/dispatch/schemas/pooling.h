@@ -5,12 +5,17 @@
 // calls). Shapes are logical [N, C, H, W]; outputs are fully overwritten.
 // Kernels are only called with non-empty outputs.
 // Each (n, c) plane is pooled independently.
-//   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], int64 indices [N, C, OH, OW]}
-//                                 Pool2dAttrs; indices are flat positions h * W + w inside the input plane.
-//                                 Windows clipped by padding ignore the padded cells; NaN wins (as in PyTorch).
-//   max_pool2d_backward           inputs {grad_out [N, C, OH, OW], indices} outputs {grad_x [N, C, H, W]}
-//                                 Pool2dAttrs of the forward, so that a kernel may gather: the
-//                                 outputs whose window can hold a cell are known without the indices.
+//   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], int64 indices [N, C, OH, OW]?}
+//                                 Pool2dAttrs; indices, when wanted, are the argmax's flat position h * W + w
+//                                 inside the input plane. Windows clipped by padding ignore the padded
+//                                 cells; NaN wins (as in PyTorch), and among equal maxima the first in
+//                                 window order (row by row).
+//   max_pool2d_backward           inputs {grad_out [N, C, OH, OW], indices?, x [N, C, H, W]?}
+//                                 outputs {grad_x [N, C, H, W]} Pool2dAttrs of the forward. Each output's
+//                                 gradient goes to its window's argmax: the saved index, or, without one,
+//                                 the argmax found again in x under the forward's rule. A kernel may
+//                                 gather, since the outputs whose window can hold a cell follow from the
+//                                 attributes.
 //   avg_pool2d                    inputs {x} outputs {out} Pool2dAttrs (dilation unused)
 //   avg_pool2d_backward           inputs {grad_out} outputs {grad_x} Pool2dAttrs
 //   adaptive_avg_pool2d           inputs {x} outputs {out}; window i spans [floor(i H / OH), ceil((i + 1) H / OH))

@@ -115,6 +115,8 @@ TEST(OpList, FusedOpsAreListedWithTheirFamily) {
   EXPECT_EQ(op_info(OpId::conv2d_relu).family, OpFamily::conv2d);
   EXPECT_EQ(op_info(OpId::batch_norm_add_relu).family, OpFamily::batch_norm);
   EXPECT_EQ(op_info(OpId::attention_softmax).family, OpFamily::attention_softmax);
+  EXPECT_EQ(op_info(OpId::fused_attention).family, OpFamily::fused_attention);
+  EXPECT_STREQ(op_info(OpId::fused_attention).schema, "FusedAttentionAttrs");
   EXPECT_EQ(op_info(OpId::sgd_step_foreach).mutated_stride, 3);
   EXPECT_EQ(op_info(OpId::adam_step_foreach).mutated_stride, 5);
   EXPECT_STREQ(family_name(OpFamily::layer_norm), "layer_norm");

@@ -80,6 +80,35 @@ TEST(Registry, AllOpsIsSortedByNameAndComplete) {
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
 }
 
+// A kernel's check answers accepts() for its own calls; dispatch never asks
+// it. Registered before or after the kernel, it stays until unregistered.
+bool takes_long_rows(const OpCall& call) { return call.in(0).size(-1) >= 4; }
+
+TEST(Registry, AKernelsCheckDecidesWhichCallsItAccepts) {
+  const DeviceKind dev = testing::test_device_kind();
+  const OpHandle op = find_op(OpId::attention_softmax);
+  const KernelEntry saved = op->kernels[dev.id];
+  register_kernel_check(OpId::attention_softmax, dev, takes_long_rows);
+  register_kernel(OpId::attention_softmax, dev, noop_kernel, {DType::float32});
+  auto call_on = [](const Shape& shape, DType dtype) {
+    OpCall c;
+    c.inputs = {Tensor::empty(shape, dtype)};
+    return c;
+  };
+  EXPECT_TRUE(accepts(op, dev, call_on({2, 4}, DType::float32)));
+  EXPECT_FALSE(accepts(op, dev, call_on({2, 3}, DType::float32)));  // the check says no
+  EXPECT_FALSE(accepts(op, dev, call_on({2, 4}, DType::float64)));  // no kernel for the dtype
+  EXPECT_TRUE(supports(op, dev, DType::float32)) << "support stays a table lookup";
+  unregister_kernel(OpId::attention_softmax, dev);
+  EXPECT_EQ(op->kernels[dev.id].check, nullptr);
+  EXPECT_FALSE(accepts(op, dev, call_on({2, 4}, DType::float32)));
+  op->kernels[dev.id] = saved;
+  // Without a check, a kernel accepts every call of its dtypes.
+  register_kernel("test_only_unchecked_op", dev, noop_kernel, {DType::float32});
+  EXPECT_TRUE(accepts(find_op("test_only_unchecked_op"), dev, call_on({2, 1}, DType::float32)));
+  unregister_kernel("test_only_unchecked_op", dev);
+}
+
 TEST(DTypeSetTest, ContainsUnionAndPresets) {
   DTypeSet s{DType::float32, DType::int64};
   EXPECT_TRUE(s.contains(DType::float32));

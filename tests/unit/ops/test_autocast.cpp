@@ -284,6 +284,45 @@ TEST(Autocast, CastsUnderNoGradAreKeptApartFromRecordedOnes) {
   EXPECT_EQ(autocast_cache_size(), 2u);
 }
 
+// An evaluation opens a region per batch: its casts (made without a graph)
+// outlive each region, so the weights are cast once for all batches; a
+// region opened for training drops them, and so does the model going away.
+TEST(Autocast, EvaluationCastsOutliveTheirRegionUntilTrainingResumes) {
+  clear_autocast_cache();  // what earlier tests on this thread kept
+  Tensor w = leaf({2, 2});
+  for (int batch = 0; batch < 3; ++batch) {
+    NoGradGuard no_grad;
+    AutocastGuard autocast(kCpu, DType::bfloat16);
+    (void)matmul(w, w);
+    EXPECT_EQ(autocast_cache_size(), 1u);
+  }
+  EXPECT_EQ(autocast_cache_size(), 1u) << "the evaluation's cast is kept between batches";
+  {
+    NoGradGuard no_grad;
+    add_(w, ones({2, 2}));  // a new version: cast again, not served stale
+    AutocastGuard autocast(kCpu, DType::bfloat16);
+    EXPECT_EQ(matmul(ones({1, 2}), w).to_vector<float>()[0],
+              matmul(ones({1, 2}), w.to(DType::bfloat16).to(DType::float32)).to_vector<float>()[0]);
+  }
+  {
+    AutocastGuard training(kCpu, DType::bfloat16);
+    EXPECT_EQ(autocast_cache_size(), 0u) << "training resumed: the evaluation's casts are dropped";
+  }
+  {
+    Tensor v = leaf({2, 2});
+    NoGradGuard no_grad;
+    AutocastGuard autocast(kCpu, DType::bfloat16);
+    (void)matmul(v, v);
+  }
+  EXPECT_EQ(autocast_cache_size(), 1u);
+  {
+    NoGradGuard no_grad;
+    AutocastGuard autocast(kCpu, DType::bfloat16);
+    (void)matmul(w, w);
+  }
+  EXPECT_EQ(autocast_cache_size(), 1u) << "the parameter that is gone took its cast with it";
+}
+
 TEST(Autocast, PolicyTableNamesEachClass) {
   using detail::CastPolicy;
   EXPECT_EQ(detail::autocast_policy("linear"), CastPolicy::lower_precision);

@@ -125,6 +125,20 @@ TEST(MaxPool2d, GradientGoesToTheMaximum) {
   EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{0, 2, 0, 0, 0, 0, 1, 1, 0}));
 }
 
+// Backward finds each window's argmax again in the input: among equal maxima
+// the first in window order (row by row) takes the gradient, and a NaN takes
+// it from the maxima, as the forward chose them.
+TEST(MaxPool2d, GradientGoesToTheFirstMaximumAndToNaN) {
+  Tensor x = tensor({2.f, 2.f, 2.f, 2.f, 2.f, 2.f, 1.f, 2.f, 0.f}).view({1, 1, 3, 3}).requires_grad_();
+  // 2x2 windows at stride 1: every window's first cell is a 2, so each window
+  // gives its gradient to its top-left cell.
+  sum(max_pool2d(x, {2, 2}, {1, 1})).backward();
+  EXPECT_EQ(x.grad().to_vector<float>(), (std::vector<float>{1, 1, 0, 1, 1, 0, 0, 0, 0}));
+  Tensor z = tensor({1.f, 7.f, std::nanf(""), 3.f}).view({1, 1, 2, 2}).requires_grad_();
+  sum(max_pool2d(z, {2, 2})).backward();
+  EXPECT_EQ(z.grad().to_vector<float>(), (std::vector<float>{0, 0, 1, 0}));
+}
+
 TEST(MaxPool2d, Gradcheck) {
   for (bool nc : {false, true}) {
     Tensor x = nc ? randn({2, 2, 7, 6}, DType::float64).transpose(2, 3) : randn({2, 2, 6, 7}, DType::float64);

@@ -1,0 +1,19 @@
+#include "hearth/dispatch/cpu_reference.h"
+
+#include <atomic>
+
+#include "hearth/core/env.h"
+
+namespace hearth {
+namespace {
+
+std::atomic<int> g_forced{0};
+
+}  // namespace
+
+bool cpu_reference_forced() { return g_forced.load(std::memory_order_relaxed) > 0 || env_flag("HEARTH_CPU_REFERENCE"); }
+
+ForceCpuReference::ForceCpuReference() { g_forced.fetch_add(1, std::memory_order_relaxed); }
+ForceCpuReference::~ForceCpuReference() { g_forced.fetch_sub(1, std::memory_order_relaxed); }
+
+}  // namespace hearth
