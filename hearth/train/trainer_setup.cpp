@@ -76,6 +76,7 @@ void Trainer::setup_training() {
   lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   set_batch_destination(lo);
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
+  timeline_ = std::make_unique<StepTimeline>(device_.device);
   // A last batch of one sample breaks batch norm (no variance to normalise
   // by): it is dropped, as dataloader_drop_last would, and said once.
   if (!lo.drop_last && lo.batch_size > 1 && loader_->num_batches() > 1 && loader_->num_samples() % lo.batch_size == 1) {
