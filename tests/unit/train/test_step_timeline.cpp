@@ -98,7 +98,7 @@ TEST(StepTimeline, AStepThatNeverEndedIsLeftOutAndDiscardForgetsTheEpoch) {
 }
 
 TEST(StepTimeline, TheCpuTimesNothing) {
-  StepTimeline timeline(Device(kCpu));
+  StepTimeline timeline{Device(kCpu)};
   EXPECT_FALSE(timeline.active());
   timeline.step_begins();
   timeline.step_ends(4);
