@@ -3,14 +3,22 @@
 // (RandomResizedCrop(size, scale 0.5..1) of the uint8 image, RandomHorizontalFlip,
 // Normalize), for each worker count given.
 //
-//   bench_image_loader <image folder> [image_size=224] [batches=8] [batch_size=32] [workers=1,2]
-//   bench_image_loader --synthesize N <new folder> [...]   writes N 500x375 JPEGs there first
-//   bench_image_loader --stages <image folder> [image_size=224] [batch_size=32]
-//       each stage alone on this thread, before and after decoding only the
-//       crop's region and collating sample by sample into reused memory:
-//       decode, crop+resize, flip, normalise, collate
-//   --plain-collate (before the folder): batches in fresh memory, as a custom
-//       collate gets them, instead of the loader's reused blocks
+//   bench_image_loader [flags] <image folder> [image_size=224] [batches=8] [batch_size=32] [workers=1,2]
+//   bench_image_loader [flags] --stages <image folder> [image_size=224] [batch_size=32]
+//       each stage alone on this thread: on the CPU path, before and after
+//       decoding only the crop's region and collating sample by sample into
+//       reused memory (decode, crop+resize, flip, normalise, collate); with
+//       --device, the device path's worker stage (read, header, plan) and its
+//       device stage (decode and finish a batch)
+// flags, before the folder:
+//   --synthesize N <new folder>  writes N 500x375 JPEGs there first
+//   --plain-collate              batches in fresh memory, as a custom collate gets them
+//   --device cuda                batches go to that device: each worker count is run with the images
+//                                decoded on the CPU (then copied there) and decoded on the device
+//                                (HEARTH_IMAGE_DECODER=cpu and gpu), both complete on the device
+//   --bf16                       with --device: bfloat16 NHWC images, as a bf16-mixed channels_last model takes them
+//   --eval                       with --device: Resize + CenterCrop, the evaluation pipeline
+//   --seconds S                  stop a run after S seconds (and fewer images than asked)
 //
 // HEARTH_IMAGE_FAST_DECODE=0 decodes every image whole. The first pass over the files is not
 // timed, so the page cache holds them.
@@ -25,7 +33,9 @@
 #include <string>
 #include <vector>
 
+#include "bench/image_loader_device.h"
 #include "bench/synthetic_jpegs.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
 #include "hearth/data/batch_assembler.h"
@@ -46,25 +56,51 @@ int main(int argc, char** argv) {
 }
 
 static int run(int argc, char** argv) {
-  if (argc >= 4 && std::string(argv[1]) == "--synthesize") {
-    // ImageNet's photographs average about 500x375.
-    const int64_t n = std::atoll(argv[2]);
-    hearth::bench::write_synthetic_jpegs(argv[3], n, 500, 375, 10);
-    std::printf("wrote %lld synthetic 500x375 JPEGs to %s\n", static_cast<long long>(n), argv[3]);
-    argv += 2;
-    argc -= 2;
-  }
   bool plain_collate = false;
-  if (argc >= 2 && std::string(argv[1]) == "--plain-collate") {
-    plain_collate = true;
-    ++argv;
-    --argc;
+  hearth::bench::DeviceLoaderOptions device_options;
+  std::optional<std::string> device_spec;  // resolved once the flags are read (after any --synthesize)
+  // Flags first, then the positional arguments.
+  while (argc >= 2 && std::string(argv[1]).rfind("--", 0) == 0 && std::string(argv[1]) != "--stages") {
+    const std::string flag = argv[1];
+    int used = 1;
+    if (flag == "--synthesize" && argc >= 4) {
+      // ImageNet's photographs average about 500x375.
+      const int64_t n = std::atoll(argv[2]);
+      hearth::bench::write_synthetic_jpegs(argv[3], n, 500, 375, 10);
+      std::printf("wrote %lld synthetic 500x375 JPEGs to %s\n", static_cast<long long>(n), argv[3]);
+      used = 2;  // the folder stays: it is the positional argument
+    } else if (flag == "--plain-collate") {
+      plain_collate = true;
+    } else if (flag == "--device" && argc >= 3) {
+      device_spec = argv[2];
+      used = 2;
+    } else if (flag == "--bf16") {
+      device_options.bf16_channels_last = true;
+    } else if (flag == "--eval") {
+      device_options.eval = true;
+    } else if (flag == "--seconds" && argc >= 3) {
+      device_options.max_seconds = std::atof(argv[2]);
+      used = 2;
+    } else {
+      std::cerr << "bench_image_loader: unknown flag or missing value: " << flag << "\n";
+      return 2;
+    }
+    argv += used;
+    argc -= used;
   }
-  if (argc >= 3 && std::string(argv[1]) == "--stages")
-    return run_stages(argv[2], argc > 3 ? std::atoll(argv[3]) : 224, argc > 4 ? std::atoll(argv[4]) : 32);
+  const std::optional<Device> device = device_spec ? std::optional<Device>(resolve_device(*device_spec)) : std::nullopt;
+  if (argc >= 3 && std::string(argv[1]) == "--stages") {
+    const int64_t size = argc > 3 ? std::atoll(argv[3]) : 224, batch_size = argc > 4 ? std::atoll(argv[4]) : 32;
+    if (!device) return run_stages(argv[2], size, batch_size);
+    device_options.dir = argv[2];
+    device_options.device = *device;
+    device_options.image_size = size;
+    device_options.batch_size = batch_size;
+    return hearth::bench::device_decoding_stages(device_options);
+  }
   if (argc < 2) {
-    std::cerr << "usage: bench_image_loader [--synthesize N] <image folder> [image_size=224] [batches=8] "
-                 "[batch_size=32] [workers=1,2]\n";
+    std::cerr << "usage: bench_image_loader [--synthesize N DIR] [--plain-collate] [--device D [--bf16] [--eval]] "
+                 "[--seconds S] <image folder> [image_size=224] [batches=8] [batch_size=32] [workers=1,2]\n";
     return 2;
   }
   const std::string dir = argv[1];
@@ -74,6 +110,15 @@ static int run(int argc, char** argv) {
   std::vector<int64_t> workers;
   std::stringstream list(argc > 5 ? argv[5] : "1,2");
   for (std::string w; std::getline(list, w, ',');) workers.push_back(std::atoll(w.c_str()));
+  if (device) {
+    device_options.dir = dir;
+    device_options.device = *device;
+    device_options.image_size = size;
+    device_options.batches = batches;
+    device_options.batch_size = batch_size;
+    device_options.workers = workers;
+    return hearth::bench::compare_device_decoding(device_options);
+  }
 
   auto folder = std::make_shared<data::ImageFolder>(dir);
   for (const data::ImageFile& f : folder->files()) (void)data::read_file_bytes(f.path);
@@ -94,11 +139,15 @@ static int run(int argc, char** argv) {
     data::DataLoader loader(dataset, options);
     int64_t images = 0;
     const auto t0 = std::chrono::steady_clock::now();
-    for (int64_t epoch = 0; images < batches * batch_size; ++epoch) {
+    auto out_of_time = [&] {
+      return device_options.max_seconds > 0 &&
+             std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() > device_options.max_seconds;
+    };
+    for (int64_t epoch = 0; images < batches * batch_size && !out_of_time(); ++epoch) {
       loader.set_epoch(epoch);
       for (data::Batch& b : loader) {
         images += b.at(data::field::kLabels).numel();
-        if (images >= batches * batch_size) break;
+        if (images >= batches * batch_size || out_of_time()) break;
       }
     }
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

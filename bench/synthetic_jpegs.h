@@ -10,8 +10,8 @@
 namespace hearth::bench {
 
 // Writes `count` JPEGs of width x height (quality 90) into `dir`, spread over
-// `classes` sub-folders. Throws std::runtime_error naming the file it could
-// not write.
+// `classes` sub-folders, on every core; image i is the same whatever the
+// number of cores. Throws std::runtime_error naming a file it could not write.
 void write_synthetic_jpegs(const std::string& dir, int64_t count, int width, int height, int classes);
 
 }  // namespace hearth::bench

@@ -7,7 +7,8 @@
 # the host's (its libjpeg headers are another version than the library we
 # unpack). Then it
 # runs the GPU tests and the unit tests, or the command given as arguments.
-# Logs go to $LOG_DIR; HEARTH_CMAKE_ARGS and EXTRA_CXX_FLAGS add configure options.
+# Logs go to $LOG_DIR; HEARTH_CMAKE_ARGS and EXTRA_CXX_FLAGS add configure options,
+# and HEARTH_BUILD_TARGETS (space-separated) builds only those targets.
 set -u
 LOG_DIR=${LOG_DIR:-/tmp/hearth-logs}
 mkdir -p "$LOG_DIR"
@@ -32,7 +33,7 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DHEARTH_CUDA=ON \
   -DJPEG_INCLUDE_DIR=/tmp/d/usr/include \
   "-DCMAKE_CXX_FLAGS=-I$SP/cudnn/include -I/tmp/d/usr/include/x86_64-linux-gnu ${EXTRA_CXX_FLAGS:-}" "-DCMAKE_CUDA_FLAGS=-I$SP/cudnn/include" ${HEARTH_CMAKE_ARGS:-} > $LOG_DIR/configure.log 2>&1 || { tail -40 $LOG_DIR/configure.log; exit 1; }
 start=$SECONDS
-cmake --build build -j16 > $LOG_DIR/build.log 2>&1 || { grep -E "error|Error" -A5 $LOG_DIR/build.log | head -60; exit 1; }
+cmake --build build -j16 ${HEARTH_BUILD_TARGETS:+--target $HEARTH_BUILD_TARGETS} > $LOG_DIR/build.log 2>&1 || { grep -E "error|Error" -A5 $LOG_DIR/build.log | head -60; exit 1; }
 echo "build took $((SECONDS - start)) s"
 # With arguments: run them from the source root after the build (e.g. a
 # benchmark); without: the GPU tests and the unit tests.

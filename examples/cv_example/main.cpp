@@ -9,7 +9,10 @@
 // Training images get RandomResizedCrop(image_size, scale 0.5..1) and a
 // horizontal flip, evaluation images Resize(image_size) and
 // CenterCrop(image_size); both are normalised with ImageNet's statistics.
-// Decoding and augmentation run in --num_workers loader threads.
+// Decoding and augmentation run in --num_workers loader threads; on a GPU
+// whose image decoder is there (nvJPEG), the threads only read the files and
+// draw the crops, and the GPU decodes, crops, resizes and normalises
+// (HEARTH_IMAGE_DECODER=cpu keeps it all on the CPU).
 //
 // The model: torchvision's ResNet-50 (or 18/34, or a tiny one for tests). With
 // --model_path, the torchvision weights in that safetensors file are loaded
@@ -281,6 +284,14 @@ int run(const Options& o) {
     io::write_file_atomic(dir + "/classes.json", nlohmann::json(classes).dump() + "\n");
   };
   train::Trainer trainer(model, args, train_set, eval_set, {std::make_shared<EpochAccuracyPrinter>()}, topts);
+  // On an accelerator the convolutions run NHWC (cuDNN's fastest layout for
+  // bfloat16, as `hearth bench` runs them); the Trainer then hands the model
+  // its images channels_last too. The parameters keep their identity.
+  if (!trainer.device_choice().device.is_cpu()) {
+    nn::to_channels_last(*model);
+    std::cout << "cv_example: convolutions in channels_last (NHWC) on " << trainer.device_choice().device.str()
+              << "\n";
+  }
   train::TrainOutput out = trainer.train();
   if (out.interrupted_by_signal != 0) return 128 + out.interrupted_by_signal;
 

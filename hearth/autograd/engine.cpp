@@ -1,11 +1,13 @@
 #include "hearth/autograd/engine.h"
 
+#include <atomic>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/autograd/node.h"
+#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/dispatch/anomaly_check.h"
 #include "hearth/ops/autocast.h"
@@ -37,7 +39,63 @@ void accumulate(std::vector<Tensor>& slot_buffer, size_t slot, Tensor g) {
   cur = cur.defined() ? add(cur, g) : std::move(g);
 }
 
+std::atomic<bool>& fused_accumulation_flag() {
+  // Unset means on; otherwise the variable is read as a switch (a typo is an error, not "off").
+  static std::atomic<bool> on{env_string("HEARTH_FUSED_GRAD_ACCUMULATION").empty() ||
+                              env_flag("HEARTH_FUSED_GRAD_ACCUMULATION")};
+  return on;
+}
+
+std::atomic<uint64_t> g_fused_accumulations{0};
+
+using Buffers = std::unordered_map<Node*, std::vector<Tensor>>;
+
+// Whether `partial`, the gradient sum waiting in a buffer slot of an input
+// described by `meta`, may be written in place by the formula of the next
+// contribution: nobody but the buffer holds the tensor or its memory (a
+// gradient also handed to another edge, one the caller gave as a root, a
+// view of another tensor, anything saved for backward: each holds a second
+// reference), it does not require grad, and it has the input's shape, dtype
+// and device. These counts are the same at every run of the same
+// program, so a recorded step graph takes the same decisions as the eager
+// steps it replays.
+bool writable_partial(const Tensor& partial, const OutputMeta& meta) {
+  return partial.impl().use_count() == 1 && partial.storage().use_count() == 1 && !partial.requires_grad() &&
+         partial.shape() == meta.shape && partial.dtype() == meta.dtype && partial.device() == meta.device;
+}
+
+// A tensor used by several ops gets a gradient from each; the engine sums them
+// in the tensor's buffer slot as they arrive. Where the node about to run
+// would produce the next one with a kernel that can add into its output (a
+// convolution's backward-data and a GEMM compute out = result + beta * out
+// for one extra read), the sum so far is moved out of the slot and handed to
+// the node, which returns it with its own gradient added: the separate add,
+// which reads both and writes a third tensor, disappears. Anything else
+// keeps the plain path. Returns whether anything was handed over.
+bool hand_over_partial_sums(Node& n, Buffers& buffers) {
+  if (!fused_grad_accumulation_enabled()) return false;
+  bool any = false;
+  for (size_t i = 0; i < n.next_edges.size(); ++i) {
+    const Edge& e = n.next_edges[i];
+    if (!e.valid()) continue;
+    auto it = buffers.find(e.fn.get());
+    if (it == buffers.end() || e.input_nr >= it->second.size() || e.input_nr >= e.fn->outputs.size()) continue;
+    Tensor& partial = it->second[e.input_nr];
+    if (!partial.defined() || !writable_partial(partial, e.fn->outputs[e.input_nr]) ||
+        !n.can_accumulate_input_grad(i, partial))
+      continue;
+    if (n.accumulate_into.empty()) n.accumulate_into.resize(n.next_edges.size());
+    n.accumulate_into[i] = std::move(partial);  // the slot is empty until the node's result arrives
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
+
+bool fused_grad_accumulation_enabled() { return fused_accumulation_flag().load(std::memory_order_relaxed); }
+void set_fused_grad_accumulation_enabled(bool on) { fused_accumulation_flag().store(on, std::memory_order_relaxed); }
+uint64_t fused_grad_accumulation_count() { return g_fused_accumulations.load(std::memory_order_relaxed); }
 
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots, bool retain_graph) {
   NoGradGuard no_grad;  // backward formulas are not themselves recorded
@@ -68,7 +126,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     }
   }
 
-  std::unordered_map<Node*, std::vector<Tensor>> buffers;
+  Buffers buffers;
   auto buffer_of = [&](Node* n) -> std::vector<Tensor>& {
     auto& b = buffers[n];
     if (b.empty()) b.resize(std::max<size_t>(n->outputs.size(), 1));
@@ -95,6 +153,17 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
         grads[i] = cast(grads[i], n->outputs[i].dtype);  // mixed precision: gradients keep their output's dtype
       }
     }
+    // Partial sums handed to the node (hand_over_partial_sums); it keeps none
+    // past this iteration, even when its formula throws.
+    struct ClearHanded {
+      Node* node;
+      ~ClearHanded() {
+        if (!node->accumulate_into.empty()) node->accumulate_into.clear();
+      }
+    } clear_handed{n};
+    std::vector<bool> handed;
+    if (hand_over_partial_sums(*n, buffers))
+      for (const Tensor& t : n->accumulate_into) handed.push_back(t.defined());
     std::vector<Tensor> input_grads;
     if (anomaly_detection_enabled()) {
       // Ops inside the formula are checked by dispatch (naming this node);
@@ -104,6 +173,18 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       check_gradients_finite(n->name(), input_grads);
     } else {
       input_grads = n->apply(std::move(grads));
+    }
+    for (size_t i = 0; i < handed.size(); ++i) {
+      if (!handed[i]) continue;
+      const Edge& e = n->next_edges[i];
+      if (Tensor& left = n->accumulate_into[i]; left.defined()) {
+        // Not taken: back into its slot, so the sum is the plain path's add(partial, g).
+        accumulate(buffer_of(e.fn.get()), e.input_nr, std::move(left));
+      } else {
+        HEARTH_CHECK(i < input_grads.size() && input_grads[i].defined(), AutogradError, "[autograd] ", n->name(),
+                     " took the partial gradient sum of input ", i, " but returned no gradient for it");
+        g_fused_accumulations.fetch_add(1, std::memory_order_relaxed);
+      }
     }
     if (!retain_graph) n->release_saved();
     for (size_t i = 0; i < n->next_edges.size() && i < input_grads.size(); ++i) {

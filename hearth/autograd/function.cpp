@@ -11,13 +11,21 @@ namespace {
 // releasing the graph is dropping the closure.
 class LambdaNode final : public Node {
  public:
-  LambdaNode(std::string name, BackwardFn fn) : Node(std::move(name)), fn_(std::move(fn)) {}
+  LambdaNode(std::string name, BackwardFn fn, std::vector<AccumulatingInput> accumulating)
+      : Node(std::move(name)), fn_(std::move(fn)), accumulating_(std::move(accumulating)) {}
+
+  bool can_accumulate_input_grad(size_t input, const Tensor& partial) const override {
+    if (fn_ == nullptr) return false;  // released: apply() is about to say so
+    for (const AccumulatingInput& a : accumulating_)
+      if (a.input == input) return partial.dtype() == a.dtype && partial.is_contiguous(a.format);
+    return false;
+  }
 
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     HEARTH_CHECK(fn_ != nullptr, AutogradError, "[autograd] trying to backward through the graph a second time (",
                  name(), "): its saved tensors were freed after the first backward. Pass retain_graph=true to the "
                  "first backward() if you need to call it twice.");
-    BackwardContext ctx(name(), grads, next_edges);
+    BackwardContext ctx(name(), grads, next_edges, &accumulate_into);
     std::vector<Tensor> out = fn_(ctx);
     HEARTH_CHECK(out.size() == next_edges.size(), AutogradError, "[autograd] ", name(), " returned ", out.size(),
                  " gradients for ", next_edges.size(), " inputs");
@@ -27,6 +35,7 @@ class LambdaNode final : public Node {
 
  private:
   BackwardFn fn_;
+  std::vector<AccumulatingInput> accumulating_;
 };
 
 }  // namespace
@@ -46,9 +55,9 @@ bool any_requires_grad(std::initializer_list<Tensor> inputs) {
 }
 
 void record(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            BackwardFn fn) {
+            BackwardFn fn, std::vector<AccumulatingInput> accumulating) {
   if (!any_requires_grad(inputs)) return;
-  auto node = std::make_shared<LambdaNode>(name, std::move(fn));
+  auto node = std::make_shared<LambdaNode>(name, std::move(fn), std::move(accumulating));
   node->next_edges.reserve(inputs.size());
   for (const Tensor& t : inputs) node->next_edges.push_back(gradient_edge(t));
   for (size_t i = 0; i < outputs.size(); ++i) {

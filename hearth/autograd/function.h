@@ -22,21 +22,42 @@ namespace hearth::autograd {
 
 class BackwardContext {
  public:
-  BackwardContext(const std::string& name, std::vector<Tensor>& grads, const std::vector<Edge>& edges)
-      : name_(name), grads_(grads), edges_(edges) {}
+  BackwardContext(const std::string& name, std::vector<Tensor>& grads, const std::vector<Edge>& edges,
+                  std::vector<Tensor>* accumulate_into = nullptr)
+      : name_(name), grads_(grads), edges_(edges), accumulate_into_(accumulate_into) {}
   const Tensor& grad(size_t output) const { return grads_[output]; }
   size_t num_grads() const { return grads_.size(); }
   // Whether input i needs a gradient; skip computing it otherwise.
   bool needs(size_t input) const { return input < edges_.size() && edges_[input].valid(); }
   const std::string& name() const { return name_; }
+  // The partial sum of input i's gradient the engine handed over (only for an
+  // input the node was recorded as accumulating; undefined otherwise). Taking
+  // it is a promise: the formula returns partial + its own gradient for input
+  // i, written into the partial's memory where the backend can. A partial not
+  // taken is added by the engine.
+  Tensor take_accumulate_into(size_t input) const {
+    if (!accumulate_into_ || input >= accumulate_into_->size()) return Tensor();
+    return std::move((*accumulate_into_)[input]);
+  }
 
  private:
   const std::string& name_;
   std::vector<Tensor>& grads_;
   const std::vector<Edge>& edges_;
+  std::vector<Tensor>* accumulate_into_;
 };
 
 using BackwardFn = std::function<std::vector<Tensor>(const BackwardContext&)>;
+
+// An input whose gradient the formula can add into a partial sum it is handed
+// (BackwardContext::take_accumulate_into): the engine offers a partial that is
+// dense in `format` and of `dtype`, the layout and dtype the formula gives
+// that gradient itself.
+struct AccumulatingInput {
+  size_t input = 0;
+  MemoryFormat format = MemoryFormat::contiguous;
+  DType dtype = DType::float32;
+};
 
 // Whether recording is on and any input requires grad.
 bool any_requires_grad(std::initializer_list<Tensor> inputs);
@@ -44,8 +65,9 @@ bool any_requires_grad(const std::vector<Tensor>& inputs);
 
 // Attaches a node with `fn` as grad_fn of every output (outputs become non-leaf
 // tensors requiring grad). No-op when no input requires grad or grad mode is off.
+// `accumulating`: the inputs whose gradients `fn` can add into a partial sum.
 void record(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            BackwardFn fn);
+            BackwardFn fn, std::vector<AccumulatingInput> accumulating = {});
 
 // Sums `grad` down to `shape`: the backward of broadcasting.
 Tensor sum_to_shape(const Tensor& grad, const Shape& shape);

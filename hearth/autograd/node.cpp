@@ -12,6 +12,8 @@ std::atomic<uint64_t> g_next_sequence_nr{0};
 
 Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(g_next_sequence_nr++) {}
 
+bool Node::can_accumulate_input_grad(size_t, const Tensor&) const { return false; }
+
 SavedTensor::SavedTensor(const Tensor& t) {
   if (!t.defined()) return;
   auto impl = std::make_shared<TensorImpl>(*t.impl());

@@ -38,6 +38,22 @@ class Node : public std::enable_shared_from_this<Node> {
   // Frees saved tensors after a backward without retain_graph.
   virtual void release_saved() {}
 
+  // Whether the formula can add its gradient for `input` into `partial`, the
+  // sum of that input's other gradients so far, writing the sum into
+  // partial's memory (a convolution's backward-data and a GEMM do it in their
+  // epilogue, for one extra read instead of the engine's separate add). The
+  // engine has already checked that nobody else holds `partial` and that it
+  // has the input's shape, dtype and device; the node answers for the layout
+  // and dtype it writes. See accumulate_into.
+  virtual bool can_accumulate_input_grad(size_t input, const Tensor& partial) const;
+
+  // Partial sums the engine hands over for the next apply(), one slot per next
+  // edge (undefined where none; empty when none at all). A formula that takes
+  // one (BackwardContext::take_accumulate_into) returns partial + its own
+  // gradient for that input; one left here is added by the engine as before.
+  // The engine clears it after apply().
+  std::vector<Tensor> accumulate_into;
+
   const std::string& name() const { return name_; }
   uint64_t sequence_nr() const { return sequence_nr_; }
 

@@ -12,6 +12,7 @@
 #include "hearth/core/shape.h"
 #include "hearth/core/storage.h"
 #include "hearth/data/batch_assembler.h"
+#include "hearth/data/device_image_batches.h"
 
 namespace hearth::data {
 
@@ -140,6 +141,10 @@ DataLoader::DataLoader(std::shared_ptr<const Dataset> dataset, DataLoaderOptions
   // Two blocks per batch (pixels and labels): the most a steady state has
   // alive at once, so the pool holds no more memory than loading needs.
   batch_buffers_ = BatchBufferPool::create(static_cast<size_t>(2 * in_flight));
+  // A custom collate expects the samples themselves, made on the host.
+  if (default_collate_)
+    device_images_ =
+        DeviceImageBatches::for_loader(*dataset_, options_.device, options_.image_dtype, options_.image_memory_format);
 }
 
 DataLoader::~DataLoader() { stop_prefetch(); }
@@ -192,6 +197,7 @@ Batch DataLoader::build_batch(const std::vector<int64_t>& order, int64_t epoch, 
       const size_t nbytes = static_cast<size_t>(numel_of(shape)) * itemsize(dtype);
       return Tensor::from_storage(Storage::allocate_pinned(nbytes), dtype, shape, contiguous_strides(shape), 0);
     };
+    if (device_images_) return device_images_->build(order.data() + first, last - first, epoch, make_output);
     BatchAssembler assembler(static_cast<int64_t>(last - first), std::move(make_output));
     for (size_t i = first; i < last; ++i) assembler.add(dataset_->get_for_epoch(order[i], epoch));
     return assembler.finish();

@@ -20,6 +20,15 @@
 // worker waits on the kernel mapping fresh pages and the consuming thread
 // does no per-batch unmapping.
 //
+// Batches of images bound for an accelerator (options.device) can be
+// finished there: with a data set that plans its images, such as
+// TransformDataset over an ImageFolder, and the device's image decoder
+// chosen (HEARTH_IMAGE_DECODER, hearth/data/image_decoder_choice.h), workers
+// only read the files and draw each sample's crop and flip, and the device
+// decodes, crops, resizes and normalises each batch into its own memory
+// (hearth/data/device_image_batches.h). pixel_values then arrive on the
+// device, in image_dtype and image_memory_format; the other fields as above.
+//
 // Iterating (begin()) continues from the current position; if the current
 // epoch is finished it first moves on to the next epoch, so a loop that never
 // calls set_epoch still reshuffles every pass.
@@ -31,12 +40,17 @@
 #include <optional>
 #include <vector>
 
+#include "hearth/core/device.h"
+#include "hearth/core/dtype.h"
+#include "hearth/core/memory_format.h"
 #include "hearth/data/batch_buffers.h"
 #include "hearth/data/collate.h"
 #include "hearth/data/dataset.h"
 #include "hearth/data/sampler.h"
 
 namespace hearth::data {
+
+class DeviceImageBatches;  // hearth/data/device_image_batches.h
 
 // The most loader threads allowed: 4 per CPU core. More only contend, and
 // thousands exhaust what the system lets a process start.
@@ -61,6 +75,13 @@ struct DataLoaderOptions {
   int64_t num_replicas = 1;
   int64_t rank = 0;
   CollateFn collate = default_collate;
+  // Where the batches are used (the Trainer's device). With an accelerator,
+  // image batches may be finished there (see above), pixel_values in
+  // image_dtype (float32 or bfloat16) and image_memory_format; batches built
+  // on the host keep float32, contiguous, as the transforms make them.
+  Device device{};
+  DType image_dtype = DType::float32;
+  MemoryFormat image_memory_format = MemoryFormat::contiguous;
 };
 
 // Where a loader stands: enough to resume it exactly.
@@ -85,6 +106,8 @@ class DataLoader {
   const Dataset& dataset() const { return *dataset_; }
   // The reused memory batches are stacked into (default collate, no pin_memory).
   const BatchBufferPool& batch_buffers() const { return *batch_buffers_; }
+  // Whether image batches are finished on options().device (see above).
+  bool finishes_images_on_device() const { return device_images_ != nullptr; }
 
   // Moves to the start of `epoch`.
   void set_epoch(int64_t epoch);
@@ -144,6 +167,7 @@ class DataLoader {
   std::unique_ptr<Prefetcher> prefetcher_;
   bool default_collate_ = false;
   std::shared_ptr<BatchBufferPool> batch_buffers_;
+  std::unique_ptr<DeviceImageBatches> device_images_;
 };
 
 }  // namespace hearth::data

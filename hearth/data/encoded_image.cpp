@@ -19,23 +19,33 @@ int choose_scale_denominator(int64_t region_height, int64_t region_width, int64_
 }
 
 EncodedImage::EncodedImage(std::vector<uint8_t> bytes, std::string name)
-    : bytes_(std::move(bytes)), name_(std::move(name)), format_(sniff_image_format(bytes_.data(), bytes_.size())) {}
+    : bytes_(std::make_shared<const std::vector<uint8_t>>(std::move(bytes))),
+      name_(std::move(name)),
+      format_(sniff_image_format(bytes_->data(), bytes_->size())) {}
 
 ImageSize EncodedImage::size() const {
   if (!size_) {
     if (format_ == ImageFormat::jpeg) {
-      size_ = detail::read_jpeg_size(bytes_.data(), bytes_.size(), name_);
+      const detail::JpegHeader header = detail::read_jpeg_header(bytes_->data(), bytes_->size(), name_);
+      plain_color_jpeg_ = header.plain_color();
+      size_ = header.size;
     } else {
-      decoded_ = decode_image(bytes_, name_);
+      decoded_ = decode_image(*bytes_, name_);
       size_ = ImageSize{decoded_.size(0), decoded_.size(1)};
     }
   }
   return *size_;
 }
 
+bool EncodedImage::is_plain_color_jpeg() const {
+  if (format_ != ImageFormat::jpeg) return false;
+  (void)size();
+  return plain_color_jpeg_;
+}
+
 Tensor EncodedImage::decode() const {
   if (decoded_.defined()) return decoded_;
-  return decode_image(bytes_, name_);
+  return decode_image(*bytes_, name_);
 }
 
 DecodedRegion EncodedImage::decode_region(const RegionRequest& request) const {
@@ -59,7 +69,7 @@ DecodedRegion EncodedImage::decode_region(const RegionRequest& request) const {
   // The rows and columns of the reduced image that the region touches.
   const CropBox window{r.top / denom, r.left / denom, (r.top + r.height + denom - 1) / denom - r.top / denom,
                        (r.left + r.width + denom - 1) / denom - r.left / denom};
-  Tensor pixels = detail::decode_jpeg_window(bytes_.data(), bytes_.size(), name_, denom, &window);
+  Tensor pixels = detail::decode_jpeg_window(bytes_->data(), bytes_->size(), name_, denom, &window);
   const double d = denom;
   // Exact: the offsets are multiples of 1/denom.
   return DecodedRegion{std::move(pixels),

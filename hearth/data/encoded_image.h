@@ -27,6 +27,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,16 +65,19 @@ int choose_scale_denominator(int64_t region_height, int64_t region_width, int64_
 
 class EncodedImage {
  public:
-  // `name` (a path) names the image in errors.
+  // `name` (a path) names the image in errors. Copies share the bytes.
   EncodedImage(std::vector<uint8_t> bytes, std::string name);
 
   const std::string& name() const { return name_; }
-  const std::vector<uint8_t>& bytes() const { return bytes_; }
+  const std::vector<uint8_t>& bytes() const { return *bytes_; }
   ImageFormat format() const { return format_; }
 
   // The full-size image's height and width. JPEG: from the header only; PNG:
   // decodes the image (kept for decode()). IoError as decode_image's.
   ImageSize size() const;
+  // A JPEG that most decoders take: 8-bit sequential Huffman YCbCr (read
+  // from the header; false for PNGs, grey, CMYK, progressive, 12-bit).
+  bool is_plain_color_jpeg() const;
   // The whole image, uint8 [H, W, 3], as decode_image gives it.
   Tensor decode() const;
   // The region, decoded as little as the format allows (see above). The
@@ -81,10 +85,11 @@ class EncodedImage {
   DecodedRegion decode_region(const RegionRequest& request) const;
 
  private:
-  std::vector<uint8_t> bytes_;
+  std::shared_ptr<const std::vector<uint8_t>> bytes_;
   std::string name_;
   ImageFormat format_;
   mutable std::optional<ImageSize> size_;
+  mutable bool plain_color_jpeg_ = false;  // read with the size
   mutable Tensor decoded_;  // PNGs, once size() has decoded them
 };
 

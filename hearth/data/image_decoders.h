@@ -20,6 +20,20 @@ Tensor decode_jpeg(const uint8_t* data, size_t size, const std::string& name);
 // The JPEG's height and width from its header alone (no pixels decoded).
 ImageSize read_jpeg_size(const uint8_t* data, size_t size, const std::string& name);
 
+// What the header says about how the JPEG is coded, beyond its size.
+struct JpegHeader {
+  ImageSize size;
+  int components = 0;
+  bool ycbcr = false;        // three components coded as YCbCr (not RGB, CMYK or YCCK)
+  bool sequential = false;   // baseline or extended sequential DCT, not progressive
+  bool huffman = false;      // not arithmetic coded
+  int precision = 0;         // bits per sample
+  // What most decoders take: 8-bit sequential Huffman YCbCr, the plain
+  // colour photograph (not grey, CMYK, progressive or 12-bit).
+  bool plain_color() const { return components == 3 && ycbcr && sequential && huffman && precision == 8; }
+};
+JpegHeader read_jpeg_header(const uint8_t* data, size_t size, const std::string& name);
+
 // The JPEG decoded at scale 1/denom (1, 2, 4 or 8: libjpeg's DCT-domain
 // reduction), only the rows and columns of `window` (in the scaled image's
 // pixels; nullptr: all of it). The pixels are those of a full decode at that

@@ -36,6 +36,7 @@ inline const std::vector<double> kImageNetStd = {0.229, 0.224, 0.225};
 class ToTensor : public Transform {
  public:
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
+  bool plan(ImagePlan& plan, SampleRng& rng) const override;
 };
 
 // Resize(size): the shorter side becomes `size`, the longer keeps the aspect
@@ -49,6 +50,7 @@ class Resize : public Transform {
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
   // Decodes a JPEG at a reduced scale when it is at least twice the output.
   Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const override;
+  bool plan(ImagePlan& plan, SampleRng& rng) const override;
   // The output [height, width] for an input of h x w.
   std::pair<int64_t, int64_t> output_size(int64_t h, int64_t w) const;
 
@@ -63,6 +65,7 @@ class CenterCrop : public Transform {
   explicit CenterCrop(int64_t size) : CenterCrop(size, size) {}
   CenterCrop(int64_t height, int64_t width);
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
+  bool plan(ImagePlan& plan, SampleRng& rng) const override;
   // The window's top-left corner in the input (negative where it pads).
   std::pair<int64_t, int64_t> offset(int64_t h, int64_t w) const;
 
@@ -83,6 +86,7 @@ class RandomResizedCrop : public Transform {
   // Draws the window from the header's size, then decodes only the window
   // (at a reduced scale when it is at least twice the output).
   Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const override;
+  bool plan(ImagePlan& plan, SampleRng& rng) const override;
   // The window for an image of h x w (what the transform then resizes).
   CropBox sample_box(int64_t h, int64_t w, SampleRng& rng) const;
 

@@ -163,10 +163,23 @@ bool ends_with_end_marker(const uint8_t* data, size_t size) {
 }  // namespace
 
 ImageSize read_jpeg_size(const uint8_t* data, size_t size, const std::string& name) {
+  return read_jpeg_header(data, size, name).size;
+}
+
+JpegHeader read_jpeg_header(const uint8_t* data, size_t size, const std::string& name) {
   JpegDecoder d{};
   DecoderGuard guard{d};
   start(d, data, size, name);
-  return {static_cast<int64_t>(d.cinfo.image_height), static_cast<int64_t>(d.cinfo.image_width)};
+  JpegHeader h;
+  h.size = {static_cast<int64_t>(d.cinfo.image_height), static_cast<int64_t>(d.cinfo.image_width)};
+  h.components = d.cinfo.num_components;
+  h.ycbcr = d.cinfo.jpeg_color_space == JCS_YCbCr;
+  // The libjpeg hearth builds with (libjpeg-turbo 2.x) refuses lossless
+  // frames when it reads the header, so a frame read here is DCT coded.
+  h.sequential = !d.cinfo.progressive_mode;
+  h.huffman = !d.cinfo.arith_code;
+  h.precision = d.cinfo.data_precision;
+  return h;
 }
 
 Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& name, int denom, const CropBox* window) {

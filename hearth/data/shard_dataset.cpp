@@ -9,6 +9,7 @@ ShardDataset::ShardDataset(std::shared_ptr<const Dataset> base, int64_t num_shar
   HEARTH_CHECK(base_ != nullptr, ValueError, "[shard] the base dataset is null");
   HEARTH_CHECK(num_shards_ >= 1 && shard_ >= 0 && shard_ < num_shards_, ValueError, "[shard] shard ", shard_,
                " is outside [0, ", num_shards_, ")");
+  planned_base_ = as_planned_image_dataset(*base_);
 }
 
 int64_t ShardDataset::size() const {
@@ -25,6 +26,17 @@ Example ShardDataset::get(int64_t index) const { return base_->get(base_index(in
 
 Example ShardDataset::get_for_epoch(int64_t index, int64_t epoch) const {
   return base_->get_for_epoch(base_index(index), epoch);
+}
+
+PlannedSample ShardDataset::get_planned(int64_t index, int64_t epoch) const {
+  HEARTH_CHECK(planned_base_ != nullptr, ValueError, "[shard] get_planned: the base data set does not plan its images");
+  return planned_base_->get_planned(base_index(index), epoch);
+}
+
+// The sample already names its base index.
+Example ShardDataset::make_on_host(const PlannedSample& sample) const {
+  HEARTH_CHECK(planned_base_ != nullptr, ValueError, "[shard] make_on_host: the base data set does not plan its images");
+  return planned_base_->make_on_host(sample);
 }
 
 }  // namespace hearth::data

@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "hearth/core/dtype_visit.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/data/encoded_image.h"
+#include "hearth/data/image_plan.h"
 
 namespace hearth::data {
 
@@ -226,6 +228,13 @@ TransformDataset::TransformDataset(std::shared_ptr<const Dataset> base, Transfor
     : base_(std::move(base)), transform_(std::move(transform)), seed_(seed), field_(std::move(field)) {
   HEARTH_CHECK(base_ != nullptr, ValueError, "[TransformDataset] base dataset is null");
   HEARTH_CHECK(transform_ != nullptr, ValueError, "[TransformDataset] transform is null");
+  // Whether a pipeline plans depends only on its transforms and their order,
+  // so one trial on any size says it for every sample.
+  if (dynamic_cast<const EncodedImageDataset*>(base_.get()) != nullptr && field_ == field::kPixelValues) {
+    ImagePlan trial = ImagePlan::for_image(64, 64);
+    SampleRng rng(seed_, 0, 0);
+    plans_images_ = transform_->plan(trial, rng);
+  }
 }
 
 Example TransformDataset::get_for_epoch(int64_t index, int64_t epoch) const {
@@ -242,6 +251,45 @@ Example TransformDataset::get_for_epoch(int64_t index, int64_t epoch) const {
   SampleRng rng(seed_, epoch, index);
   ex[field_] = (*transform_)(ex.at(field_), rng);
   return ex;
+}
+
+PlannedSample TransformDataset::get_planned(int64_t index, int64_t epoch) const {
+  HEARTH_CHECK(plans_images_, ValueError,
+               "[TransformDataset] get_planned: this data set's images are not handed out encoded, or a transform "
+               "cannot be said as a plan (check plans_images() first)");
+  const auto& encoded = static_cast<const EncodedImageDataset&>(*base_);
+  std::optional<PlannedSample> planned;
+  // The header's size is all a plan needs; a file whose header cannot be
+  // read throws IoError here and is replaced, as when decoding.
+  Example ex = encoded.get_with_image_fn(index, epoch, [&](const EncodedImage& image) {
+    const auto [h, w] = image.size();
+    ImagePlan plan = ImagePlan::for_image(h, w);
+    SampleRng rng(seed_, epoch, index);
+    transform_->plan(plan, rng);
+    planned = PlannedSample{{}, image, plan, index, epoch};
+    return Tensor();
+  });
+  for (const auto& [name, t] : ex)
+    if (name != field_) planned->fields[name] = t;
+  return std::move(*planned);
+}
+
+Example TransformDataset::make_on_host(const PlannedSample& sample) const {
+  try {
+    SampleRng rng(seed_, sample.epoch, sample.index);
+    Example ex = sample.fields;
+    ex[field_] = transform_->from_encoded(sample.image, rng);
+    return ex;
+  } catch (const IoError&) {
+    // The file does not decode after all: the CPU path from the start, which
+    // reports it and takes the next good sample with this sample's draws.
+    return get_for_epoch(sample.index, sample.epoch);
+  }
+}
+
+const PlannedImageDataset* as_planned_image_dataset(const Dataset& dataset) {
+  const auto* planned = dynamic_cast<const PlannedImageDataset*>(&dataset);
+  return planned != nullptr && planned->plans_images() ? planned : nullptr;
 }
 
 }  // namespace hearth::data

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "hearth/data/dataset.h"
+#include "hearth/data/planned_images.h"
 
 namespace hearth::data {
 
@@ -42,6 +43,7 @@ class SampleRng {
 };
 
 class EncodedImage;  // hearth/data/encoded_image.h
+struct ImagePlan;    // hearth/data/image_plan.h
 
 class Transform {
  public:
@@ -53,6 +55,12 @@ class Transform {
   // close enough (hearth/data/encoded_image.h), drawing the same random
   // numbers as operator() does.
   virtual Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const;
+  // Says what operator() would do to the image `plan` describes, without
+  // doing it, for pipelines finished on a device: updates the plan, drawing
+  // the same random numbers operator() draws. False when this transform
+  // cannot be said as a plan, or not at this point of it (the default).
+  // Defined in transform_plans.cpp.
+  virtual bool plan(ImagePlan& plan, SampleRng& rng) const;
 };
 using TransformPtr = std::shared_ptr<const Transform>;
 
@@ -62,6 +70,7 @@ class Normalize : public Transform {
  public:
   Normalize(std::vector<double> mean, std::vector<double> std);
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
+  bool plan(ImagePlan& plan, SampleRng& rng) const override;
 
  private:
   std::vector<double> mean_;
@@ -85,6 +94,7 @@ class RandomHorizontalFlip : public Transform {
  public:
   explicit RandomHorizontalFlip(double p = 0.5);
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
+  bool plan(ImagePlan& plan, SampleRng& rng) const override;
 
  private:
   double p_;
@@ -97,6 +107,8 @@ class Compose : public Transform {
   Tensor operator()(const Tensor& x, SampleRng& rng) const override;
   // The first transform reads the encoded image, the rest its output.
   Tensor from_encoded(const EncodedImage& image, SampleRng& rng) const override;
+  // Each transform plans in turn, with the stream operator() gives it.
+  bool plan(ImagePlan& plan, SampleRng& rng) const override;
 
  private:
   std::vector<TransformPtr> transforms_;
@@ -105,8 +117,11 @@ class Compose : public Transform {
 // A dataset whose samples have `transform` applied to one field (by default
 // the image), randomised by (seed, epoch, index). When the base data set can
 // hand the image over still encoded (an EncodedImageDataset, such as
-// ImageFolder), the transform receives it encoded (Transform::from_encoded).
-class TransformDataset : public Dataset {
+// ImageFolder), the transform receives it encoded (Transform::from_encoded);
+// and when, moreover, every transform can be said as a plan, a loader may
+// take the samples planned instead, to finish them on a device
+// (hearth/data/planned_images.h).
+class TransformDataset : public Dataset, public PlannedImageDataset {
  public:
   TransformDataset(std::shared_ptr<const Dataset> base, TransformPtr transform, uint64_t seed,
                    std::string field = field::kPixelValues);
@@ -115,11 +130,16 @@ class TransformDataset : public Dataset {
   Example get(int64_t index) const override { return get_for_epoch(index, 0); }
   Example get_for_epoch(int64_t index, int64_t epoch) const override;
 
+  bool plans_images() const override { return plans_images_; }
+  PlannedSample get_planned(int64_t index, int64_t epoch) const override;
+  Example make_on_host(const PlannedSample& sample) const override;
+
  private:
   std::shared_ptr<const Dataset> base_;
   TransformPtr transform_;
   uint64_t seed_;
   std::string field_;
+  bool plans_images_ = false;
 };
 
 }  // namespace hearth::data

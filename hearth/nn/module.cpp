@@ -258,6 +258,12 @@ void Module::to(MemoryFormat fmt) {
 
 void to_channels_last(Module& module) { module.to(MemoryFormat::channels_last); }
 
+bool runs_channels_last(const Module& module) {
+  for (const Tensor& p : module.parameters())
+    if (p.dim() == 4 && is_floating(p.dtype()) && p.suggest_memory_format() == MemoryFormat::channels_last) return true;
+  return false;
+}
+
 void Module::to(DType dtype) {
   HEARTH_CHECK(is_floating(dtype), TypeError, "[", type_name_,
                "] to(dtype) expects a floating dtype (it converts floating parameters and buffers), got ",

@@ -171,5 +171,9 @@ std::ostream& operator<<(std::ostream& os, const Module& m);
 // run a CNN in NHWC (fastest for bfloat16/float16 on CUDA). Feed it
 // channels_last inputs too (contiguous(x, MemoryFormat::channels_last)).
 void to_channels_last(Module& module);
+// Whether the module's convolutions run channels_last: some 4-D floating
+// parameter is laid out NHWC. Its inputs should then be channels_last too
+// (a convolution takes its layout from its input).
+bool runs_channels_last(const Module& module);
 
 }  // namespace hearth::nn

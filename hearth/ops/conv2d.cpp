@@ -30,9 +30,24 @@ int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p, int64_t d) {
 
 // Backward ops; not themselves differentiable (no double backward through conv2d).
 // Every tensor a kernel sees is dense in the forward's memory format `fmt`.
+// accumulate_into: a partial sum of x's gradient (dense in fmt, of grad_out's
+// dtype, held by nobody else) that the data gradient is added into, in its
+// memory; returned.
 Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const Shape& x_shape, const Conv2dAttrs& a,
-                           MemoryFormat fmt) {
+                           MemoryFormat fmt, const Tensor& accumulate_into = Tensor()) {
   static OpHandle op = detail::op_handle(OpId::conv2d_backward_input);
+  if (accumulate_into.defined()) {
+    HEARTH_CHECK(accumulate_into.shape() == x_shape && accumulate_into.dtype() == grad_out.dtype() &&
+                     accumulate_into.is_contiguous(fmt),
+                 AutogradError, "[conv2d] a partial gradient to accumulate into must have the input's shape ",
+                 shape_str(x_shape), ", the gradient's dtype and the convolution's layout; got ",
+                 accumulate_into.shape_string(), " ", dtype_name(accumulate_into.dtype()));
+    const Tensor& sum = accumulate_into;
+    if (sum.numel() == 0 || grad_out.numel() == 0 || weight.numel() == 0) return sum;  // nothing to add
+    detail::run(op, {contiguous(grad_out, fmt), weight, sum}, {sum}, a);
+    sum.bump_version();
+    return sum;
+  }
   Tensor gx = Tensor::empty(x_shape, grad_out.dtype(), grad_out.device(), fmt);
   if (gx.numel() == 0) return gx;
   if (grad_out.numel() == 0 || weight.numel() == 0) return fill_(gx, 0);
@@ -173,14 +188,17 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
           }
           if (ctx.needs(0)) {
             Tensor wt = sw.unpack(ctx.name());
-            gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs, fmt);
+            gx = conv_backward_input(g, wt, sx.unpack(ctx.name()).shape(), attrs, fmt, ctx.take_accumulate_into(0));
           }
           if (ctx.needs(1)) {
             gw = conv_backward_weight(g, sx.unpack(ctx.name()), sw.unpack(ctx.name()).shape(), attrs, fmt, weight_fmt);
           }
           // The residual's gradient is the masked gradient itself.
           return std::vector<Tensor>{gx, gw, gb, ctx.needs(3) ? g : Tensor()};
-        });
+        },
+        // x's gradient can be added into a partial sum of it (ResNet's block
+        // inputs: the identity's or downsample's gradient, then conv1's).
+        {autograd::AccumulatingInput{0, fmt, x.dtype()}});
   }
   return unbatched ? squeeze(out, 0) : out;
 }

@@ -38,9 +38,24 @@ Tensor blas_operand(const Tensor& t) {
 bool column_major(const Tensor& t) { return t.stride(1) == 1 && t.stride(2) != 1 && t.size(1) > 1; }
 
 // out[i] = a[i] @ b[i] for a [B, M, K], b [B, K, N] (already validated).
-Tensor batched_product(const Tensor& a, const Tensor& b) {
+// accumulate_into: a contiguous [B, M, N] partial sum of gradients, of a's
+// dtype and held by nobody else, that the product is added into, in its
+// memory, and returned (backward formulas only: nothing is recorded).
+Tensor batched_product(const Tensor& a, const Tensor& b, const Tensor& accumulate_into = Tensor()) {
   static OpHandle op = detail::op_handle(OpId::bmm);
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
+  if (accumulate_into.defined()) {
+    HEARTH_CHECK(accumulate_into.shape() == Shape({batch, m, n}) && accumulate_into.dtype() == a.dtype() &&
+                     accumulate_into.is_contiguous() && !autograd::any_requires_grad({a, b}),
+                 AutogradError, "[matmul] a partial gradient to accumulate into must be a contiguous [", batch, ", ", m,
+                 ", ", n, "] ", dtype_name(a.dtype()), " tensor, inside a backward formula; got ",
+                 accumulate_into.shape_string(), " ", dtype_name(accumulate_into.dtype()));
+    const Tensor& sum = accumulate_into;
+    if (sum.numel() == 0 || k == 0) return sum;  // nothing to add
+    detail::run(op, {blas_operand(a.detach()), blas_operand(b.detach()), Tensor(), sum}, {sum});
+    sum.bump_version();
+    return sum;
+  }
   Tensor out = Tensor::empty({batch, m, n}, a.dtype(), a.device());
   if (out.numel() > 0) {
     if (k == 0)
@@ -170,17 +185,30 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   result.push_back(n);
   out = reshape(out, result);
   if (autograd::any_requires_grad({x, weight, bias})) {
-    autograd::record("LinearBackward", {x, weight, bias}, {out},
-                     [sx = SavedTensor(x), sw = SavedTensor(weight), rows, k, n](const BackwardContext& c) {
-                       const Tensor g = reshape(c.grad(0), {rows, n});
-                       Tensor gx, gw, gb;
-                       if (c.needs(0)) gx = reshape(matmul(g, sw.unpack(c.name())), sx.unpack(c.name()).shape());
-                       if (c.needs(1)) gw = matmul(transpose(g, 0, 1), reshape(sx.unpack(c.name()), {rows, k}));
-                       // The bias gradient sums g's rows: a product with a row of ones
-                       // reads g once in its own layout, with no transposing copy.
-                       if (c.needs(2)) gb = reshape(matmul(ones({1, rows}, g.dtype(), g.device()), g), {n});
-                       return std::vector<Tensor>{gx, gw, gb};
-                     });
+    autograd::record(
+        "LinearBackward", {x, weight, bias}, {out},
+        [sx = SavedTensor(x), sw = SavedTensor(weight), rows, k, n](const BackwardContext& c) {
+          const Tensor g = reshape(c.grad(0), {rows, n});
+          Tensor gx, gw, gb;
+          if (c.needs(0)) {
+            // Into the partial sum of x's gradient when the engine hands one
+            // over (the GEMM adds it in its epilogue), else a tensor of its own.
+            if (Tensor sum = c.take_accumulate_into(0); sum.defined()) {
+              batched_product(unsqueeze(g, 0), unsqueeze(sw.unpack(c.name()), 0), reshape(sum, {1, rows, k}));
+              gx = sum;
+            } else {
+              gx = reshape(matmul(g, sw.unpack(c.name())), sx.unpack(c.name()).shape());
+            }
+          }
+          if (c.needs(1)) gw = matmul(transpose(g, 0, 1), reshape(sx.unpack(c.name()), {rows, k}));
+          // The bias gradient sums g's rows: a product with a row of ones
+          // reads g once in its own layout, with no transposing copy.
+          if (c.needs(2)) gb = reshape(matmul(ones({1, rows}, g.dtype(), g.device()), g), {n});
+          return std::vector<Tensor>{gx, gw, gb};
+        },
+        // x's gradient can be added into a partial sum of it (BERT's hidden
+        // states feed the query, key and value projections and a residual).
+        {autograd::AccumulatingInput{0, MemoryFormat::contiguous, x.dtype()}});
   }
   return out;
 }

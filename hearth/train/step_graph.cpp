@@ -61,7 +61,11 @@ bool GraphedTrainingStep::matches_inputs(const data::Batch& batch) const {
 
 void GraphedTrainingStep::make_inputs(const data::Batch& batch) {
   inputs_ = data::Batch();
-  for (const auto& [name, t] : batch) inputs_[name] = Tensor::empty(t.shape(), t.dtype(), device_);
+  // In the batch's layout: channels_last images stay so, and the model's
+  // convolutions, which follow their input's layout, run NHWC.
+  for (const auto& [name, t] : batch)
+    inputs_[name] = Tensor::empty(t.shape(), t.dtype(), device_,
+                                  t.dim() == 4 ? t.suggest_memory_format() : MemoryFormat::contiguous);
   recorded_addresses_.clear();
   // A new recording starts: a warm-up call, the rehearsal, then the graph.
   step_ = std::make_unique<GraphedStep>(device_, [this] {

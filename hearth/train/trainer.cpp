@@ -11,6 +11,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <iomanip>
 #include <sstream>
 
 #include "hearth/autograd/anomaly_mode.h"
@@ -99,6 +100,18 @@ std::string run_id_text(const std::array<int64_t, 2>& w) {
   return buf;
 }
 
+// How many samples a step's batches hold: the first dimension of a field
+// every batch has (the labels where there are some).
+int64_t samples_in(const std::vector<data::Batch>& group) {
+  int64_t n = 0;
+  for (const data::Batch& b : group) {
+    if (b.empty()) continue;
+    const Tensor& t = b.contains(data::field::kLabels) ? b.at(data::field::kLabels) : b.begin()->second;
+    if (t.dim() > 0) n += t.size(0);
+  }
+  return n;
+}
+
 }  // namespace
 
 ForwardOutput image_classification_forward(nn::Module& model, const data::Batch& batch) {
@@ -108,6 +121,12 @@ ForwardOutput image_classification_forward(nn::Module& model, const data::Batch&
 
 ForwardOutput Trainer::run_forward(const data::Batch& batch) {
   data::Batch on_device = to_device(batch, device_.device);
+  // Images in the model's layout (a no-op when the loader made them so):
+  // its convolutions take their layout from their input.
+  if (image_memory_format_ == MemoryFormat::channels_last && on_device.contains(data::field::kPixelValues)) {
+    Tensor& pixels = on_device[data::field::kPixelValues];
+    if (pixels.dim() == 4) pixels = pixels.contiguous(MemoryFormat::channels_last);
+  }
   ForwardOutput out =
       options_.forward ? options_.forward(*model_, on_device) : image_classification_forward(*model_, on_device);
   HEARTH_CHECK(out.loss.defined() && out.loss.numel() == 1, ValueError,
@@ -330,9 +349,11 @@ void Trainer::run_loop() {
       continue;
     }
     const int64_t step_before = state_.global_step;
+    timeline_->step_begins();
     try {
       training_step(group);
     } catch (const OutOfMemoryError&) {
+      timeline_->discard();
       if (state_.global_step == step_before) {  // the step did not complete
         optimizer_->zero_grad();
         loader_->load_state(position);
@@ -340,6 +361,7 @@ void Trainer::run_loop() {
       }
       throw;
     }
+    timeline_->step_ends(samples_in(group));
     after_step(loader_->state().batches_yielded >= loader_->num_batches());
     if (stop_signal_ != 0 || control_.should_training_stop) break;
   }
@@ -348,8 +370,10 @@ void Trainer::run_loop() {
 void Trainer::after_step(bool epoch_done) {
   for (CallbackPtr& cb : callbacks_) cb->on_step_end(args_, state_, control_);
   const int64_t step = state_.global_step;
-  if (epoch_done)
+  if (epoch_done) {
+    report_epoch_timing("epoch");
     for (CallbackPtr& cb : callbacks_) cb->on_epoch_end(args_, state_, control_);
+  }
   // The last step is logged too, so the final loss precedes the final evaluation.
   const bool log_now = control_.should_log || step == state_.max_steps ||
                        (args_.logging_strategy == "steps" && step % args_.logging_steps == 0) ||
@@ -373,6 +397,7 @@ void Trainer::after_step(bool epoch_done) {
 
 void Trainer::end_of_training() {
   const int64_t step = state_.global_step;
+  report_epoch_timing("the last steps");  // those after the last complete epoch, if any
   finish_step_graphs();
   if (stop_signal_ != 0) {
     std::ostringstream os;
@@ -388,6 +413,19 @@ void Trainer::end_of_training() {
   if (args_.save_strategy != "no" && last_save_step_ != step) save_checkpoint();
   if (!control_.stop_reason.empty()) say("hearth: " + control_.stop_reason);
   if (args_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) load_best_model();
+}
+
+void Trainer::report_epoch_timing(const char* what) {
+  std::optional<EpochTiming> t = timeline_->finish_epoch();
+  if (!t || t->steps < 2) return;
+  std::ostringstream os;
+  os << "hearth: " << what;
+  if (std::string(what) == "epoch") os << " " << std::lround(state_.epoch);
+  os << ": " << t->steps << " training steps, " << t->samples << " samples in " << std::fixed << std::setprecision(2)
+     << t->seconds << " s of device time (" << std::setprecision(0) << t->samples_per_second()
+     << " samples/s); the device idle " << std::setprecision(1) << 100.0 * t->idle_share()
+     << "% of it between steps (waiting for batches or for the host)";
+  say(os.str());
 }
 
 std::string Trainer::new_run_id() {

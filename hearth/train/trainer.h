@@ -81,6 +81,7 @@
 #include "hearth/optim/optimizer.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/device_select.h"
+#include "hearth/train/step_timeline.h"
 #include "hearth/train/trainer_state.h"
 #include "hearth/train/training_arguments.h"
 
@@ -217,6 +218,8 @@ class Trainer {
   void optimizer_step();
   void after_step(bool epoch_done);
   void end_of_training();
+  // Says how fast the epoch's training steps ran on the device and how long it sat idle between them.
+  void report_epoch_timing(const char* what);
   // After a failed collective: "ranks that did not arrive: 2" ("" if unknown).
   std::string ranks_missing_from_collective();
   // A fresh run id, the same on every rank.
@@ -238,6 +241,11 @@ class Trainer {
   void stop_step_graphs(std::string reason);  // by value: it may be the graph's own text
   // Says how many steps were replayed, then frees the graph.
   void finish_step_graphs();
+  // Where a loader's batches go (the training device) and the form its
+  // images take there: bfloat16 under bf16-mixed with the default forward
+  // (its first layer computes in bfloat16 anyway), channels_last when the
+  // model's convolutions run so. Also remembers that layout for run_forward.
+  void set_batch_destination(data::DataLoaderOptions& lo);
   ForwardOutput run_forward(const data::Batch& batch);
   // The loss with label_smoothing_factor applied to the logits and labels.
   Tensor smoothed_loss(const ForwardOutput& out, const data::Batch& batch) const;
@@ -257,7 +265,10 @@ class Trainer {
   std::vector<CallbackPtr> callbacks_;
   TrainerOptions options_;
   std::shared_ptr<ProgressCallback> progress_;
+  std::unique_ptr<StepTimeline> timeline_;
   DeviceChoice device_;
+  // The layout the model takes its pixel_values in (set_batch_destination).
+  MemoryFormat image_memory_format_ = MemoryFormat::contiguous;
   dist::ProcessGroupPtr group_;
   std::unique_ptr<dist::GradientReducer> reducer_;
 

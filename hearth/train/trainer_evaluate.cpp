@@ -41,6 +41,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     lo.num_workers = args_.dataloader_num_workers;
     lo.collate = options_.collate;
     lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
+    set_batch_destination(lo);
     std::shared_ptr<const data::Dataset> share = dataset;
     if (group_) {
       copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics

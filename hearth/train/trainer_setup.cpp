@@ -74,7 +74,9 @@ void Trainer::setup_training() {
   lo.num_replicas = world_size();
   lo.rank = rank();
   lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
+  set_batch_destination(lo);
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
+  timeline_ = std::make_unique<StepTimeline>(device_.device);
   // A last batch of one sample breaks batch norm (no variance to normalise
   // by): it is dropped, as dataloader_drop_last would, and said once.
   if (!lo.drop_last && lo.batch_size > 1 && loader_->num_batches() > 1 && loader_->num_samples() % lo.batch_size == 1) {
@@ -198,6 +200,16 @@ void Trainer::resume(const std::string& dir) {
   os << "hearth: resuming from " << dir << " at step " << state_.global_step << " (epoch " << number_text(state_.epoch)
      << ")";
   say(os.str());
+}
+
+void Trainer::set_batch_destination(data::DataLoaderOptions& lo) {
+  lo.device = device_.device;
+  image_memory_format_ = nn::runs_channels_last(*model_) ? MemoryFormat::channels_last : MemoryFormat::contiguous;
+  lo.image_memory_format = image_memory_format_;
+  // A custom forward may read the pixels in float32; the default one hands
+  // them to the model, whose first layer casts them under autocast.
+  lo.image_dtype =
+      !options_.forward && args_.autocast_dtype() == DType::bfloat16 ? DType::bfloat16 : DType::float32;
 }
 
 }  // namespace hearth::train

@@ -260,15 +260,39 @@ void fast_or_reference(OpCall& call) {
   if (!fast(call)) in_nchw<reference>(call);
 }
 
+// The backward-data with a partial sum to add into (input 2, usually the
+// output itself): the data gradient into a tensor of its own, then
+// grad_x = partial + it, rounded as the add op rounds. That is the definition,
+// and the autograd engine's sum without the fused path, so on the CPU both
+// paths give the same bits.
+template <KernelFn kernel>
+void backward_input_accumulating(OpCall& call) {
+  if (call.inputs.size() < 3 || !call.in(2).defined()) return kernel(call);
+  const Tensor& out = call.out(0);
+  OpCall own = call;
+  own.inputs.resize(2);
+  // Dense with the output's strides (the ops layer made it dense in the call's layout).
+  own.outputs = {
+      Tensor::empty({out.numel()}, out.dtype(), out.device()).as_strided_view(out.shape(), out.strides(), 0)};
+  kernel(own);
+  visit_floating(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    binary_loop<T, T, T>(out, call.in(2), own.out(0),
+                         [](T a, T b) { return static_cast<T>(static_cast<C>(a) + static_cast<C>(b)); });
+  });
+}
+
 // conv2d_relu and conv2d_add_relu: the same kernel, which reads the ReLU from
 // the attributes and the residual from a fourth input.
 constexpr KernelFn kForward = fast_or_reference<onednn::conv2d_forward, conv2d_kernel>;
 HEARTH_REGISTER_CPU_KERNEL(conv2d, kForward, DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(conv2d_relu, kForward, DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(conv2d_add_relu, kForward, DTypeSet::floating());
-HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_input,
-                           (fast_or_reference<onednn::conv2d_backward_input, conv2d_backward_input_kernel>),
-                           DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(
+    conv2d_backward_input,
+    (backward_input_accumulating<fast_or_reference<onednn::conv2d_backward_input, conv2d_backward_input_kernel>>),
+    DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(conv2d_backward_weight,
                            (fast_or_reference<onednn::conv2d_backward_weight, conv2d_backward_weight_kernel>),
                            DTypeSet::floating());

@@ -5,6 +5,7 @@
 
 #include <vector>
 
+#include "hearth/backends/cpu/elementwise_util.h"
 #include "hearth/backends/cpu/gemm.h"
 #include "hearth/backends/cpu/half_convert.h"
 #include "hearth/backends/cpu/parallel.h"
@@ -73,7 +74,7 @@ void add_bias_rows(T* out, const B* bias, int64_t rows, int64_t n) {
   });
 }
 
-void bmm_kernel(OpCall& call) {
+void product_kernel(OpCall& call) {
   const Tensor& a = call.in(0);
   const Tensor& b = call.in(1);
   const Tensor& out = call.out(0);
@@ -102,6 +103,25 @@ void bmm_kernel(OpCall& call) {
       from_float(fo.data(), out);
     }
   }
+}
+
+// With a partial sum to add into (input 3, usually the output itself): the
+// product into a tensor of its own, then out = partial + it, rounded as the
+// add op rounds. That is the definition, and the autograd engine's sum without
+// the fused path, so on the CPU both paths give the same bits.
+void bmm_kernel(OpCall& call) {
+  if (call.inputs.size() < 4 || !call.in(3).defined()) return product_kernel(call);
+  const Tensor& out = call.out(0);
+  OpCall own = call;
+  own.inputs.resize(3);
+  own.outputs = {Tensor::empty(out.shape(), out.dtype(), out.device())};
+  product_kernel(own);
+  visit_floating(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    binary_loop<T, T, T>(out, call.in(3), own.out(0),
+                         [](T a, T b) { return static_cast<T>(static_cast<C>(a) + static_cast<C>(b)); });
+  });
 }
 
 HEARTH_REGISTER_KERNEL(bmm, kCpu, bmm_kernel, DTypeSet::floating());

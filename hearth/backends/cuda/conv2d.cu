@@ -258,14 +258,11 @@ void conv2d_forward(OpCall& call) {
   }
 }
 
-void conv2d_backward_input(OpCall& call) {
-  const Tensor &dy = call.in(0), &w = call.in(1), &dx = call.out(0);
-  const int device = dx.device().index;
-  activate(device);
-  cudnnHandle_t h = cudnn_handle(device);
-  if (run_graph_pass(ConvPass::backward_data, dx, w, dy, call.attrs<Conv2dAttrs>(), h)) return;
+// dx = the data gradient of dy through w (dx overwritten).
+void backward_data(const Tensor& dy, const Tensor& w, const Tensor& dx, const Conv2dAttrs& a, cudnnHandle_t h) {
+  if (run_graph_pass(ConvPass::backward_data, dx, w, dy, a, h)) return;
   ConvSetup s;
-  setup(s, dx, w, dy, call.attrs<Conv2dAttrs>());
+  setup(s, dx, w, dy, a);
   Choice c = choose(ConvPass::backward_data, s, dx, w, dy, h);
   Tensor ws = workspace_tensor(c.workspace, dx.device());
   Scalars k;
@@ -273,6 +270,36 @@ void conv2d_backward_input(OpCall& call) {
                                                   s.conv.d, static_cast<cudnnConvolutionBwdDataAlgo_t>(c.algo),
                                                   ws.defined() ? ws.data_ptr() : nullptr, c.workspace,
                                                   k.zero(dx.dtype()), s.x.d, dx.data_ptr()));
+}
+
+// dx = the data gradient + partial (schemas/conv2d.h; partial is usually dx
+// itself, else copied there first). Where a graph plan with beta = 1 takes the
+// shape, cuDNN adds into dx in its epilogue: one read of dx more than the
+// plain pass, instead of a separate add that reads two tensors and writes a
+// third. Elsewhere (no such engine, the legacy path, float64's NCHW detour)
+// the gradient goes to a tensor of its own and one elementwise pass adds it,
+// rounded in float as the add op rounds: never an error for want of an engine.
+void backward_data_accumulating(const Tensor& dy, const Tensor& w, const Tensor& dx, const Tensor& partial,
+                                const Conv2dAttrs& a, cudnnHandle_t h) {
+  if (!(partial.data_ptr() == dx.data_ptr() && partial.strides() == dx.strides())) copy_into(dx, partial);
+  if (run_graph_pass(ConvPass::backward_data, dx, w, dy, a, h, /*accumulate=*/true)) return;
+  Tensor own = Tensor::empty({dx.numel()}, dx.dtype(), dx.device()).as_strided_view(dx.shape(), dx.strides(), 0);
+  backward_data(dy, w, own, a, h);
+  HEARTH_CUDA_DISPATCH_FLOATING(dx.dtype(), "conv2d_backward_input", [&] {
+    gpu_elementwise<scalar_t, scalar_t, scalar_t>(dx, {&dx, &own}, AddFn<scalar_t>{});
+  });
+}
+
+void conv2d_backward_input(OpCall& call) {
+  const Tensor &dy = call.in(0), &w = call.in(1), &dx = call.out(0);
+  const Tensor partial = call.inputs.size() > 2 ? call.in(2) : Tensor();
+  const int device = dx.device().index;
+  activate(device);
+  cudnnHandle_t h = cudnn_handle(device);
+  if (partial.defined())
+    backward_data_accumulating(dy, w, dx, partial, call.attrs<Conv2dAttrs>(), h);
+  else
+    backward_data(dy, w, dx, call.attrs<Conv2dAttrs>(), h);
 }
 
 void conv2d_backward_weight(OpCall& call) {

@@ -1,5 +1,5 @@
 // One execution plan per (pass, shapes, layout, dtype, pointer alignment, TF32,
-// epilogue), built on first use and replayed: a call then costs one variant
+// epilogue, beta), built on first use and replayed: a call then costs one variant
 // pack and one cudnnBackendExecute on the host, against the legacy entry
 // points' descriptor set-up and per-call planning (~150 us a convolution on
 // the host, which bound ResNet-50's eager step). Shapes no engine takes,
@@ -105,11 +105,15 @@ void execute(const graph::ExecutionPlan& plan, cudnnHandle_t h, const std::vecto
   plan.execute(h, uids, data, ws.defined() ? ws.data_ptr() : nullptr);
 }
 
-// The plan for one pass; nullptr: no engine.
+// The plan for one pass; nullptr: no engine. accumulate: the backward-data
+// pass with beta = 1 (dx += the data gradient), a plan of its own: engines
+// differ in what they take, and a shape may have one without the other.
 std::shared_ptr<graph::ExecutionPlan> pass_plan(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y,
-                                                const Conv2dAttrs& a, cudnnHandle_t h) {
-  PlanKey key{x.device().index, static_cast<int>(pass), x.dtype(), conv_geometry(x, w, y, a)};
-  return cached_plan(std::move(key), [&] {
+                                                const Conv2dAttrs& a, cudnnHandle_t h, bool accumulate) {
+  std::vector<int64_t> geometry = conv_geometry(x, w, y, a);
+  geometry.push_back(accumulate ? 1 : 0);  // beta
+  PlanKey key{x.device().index, static_cast<int>(pass), x.dtype(), std::move(geometry)};
+  return cached_plan(std::move(key), [&]() -> std::shared_ptr<graph::ExecutionPlan> {
     const bool nhwc = channels_last(x);
     const cudnnDataType_t dt = cudnn_dtype(x.dtype());
     graph::Descriptor tx = tensor_spec(kUidX, x.shape(), dt, nhwc, graph::pointer_alignment(x.data_ptr()));
@@ -120,6 +124,15 @@ std::shared_ptr<graph::ExecutionPlan> pass_plan(ConvPass pass, const Tensor& x, 
     const char* what = "conv2d forward";
     if (pass == ConvPass::forward) {
       ops.push_back(graph::conv_forward_op(conv, tx, tw, ty, CUDNN_DATA_FLOAT));
+    } else if (pass == ConvPass::backward_data && accumulate) {
+      what = "conv2d backward-data adding into dx";
+      try {
+        ops.push_back(graph::conv_backward_data_op(conv, ty, tw, tx, CUDNN_DATA_FLOAT, /*beta=*/1.0));
+      } catch (const DeviceError&) {
+        return nullptr;  // a cuDNN that refuses beta = 1 here: the caller computes and adds
+      }
+      return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), false), what,
+                               "a data gradient of its own, then an add");
     } else if (pass == ConvPass::backward_data) {
       ops.push_back(graph::conv_backward_data_op(conv, ty, tw, tx, CUDNN_DATA_FLOAT));
       what = "conv2d backward-data";
@@ -196,9 +209,9 @@ std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const 
 bool cudnn_benchmark_mode() { return env_flag("HEARTH_CUDNN_BENCHMARK"); }
 
 bool run_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a,
-                    cudnnHandle_t h) {
+                    cudnnHandle_t h, bool accumulate) {
   if (!graph_path_wanted(x, w, y)) return false;
-  std::shared_ptr<graph::ExecutionPlan> plan = pass_plan(pass, x, w, y, a, h);
+  std::shared_ptr<graph::ExecutionPlan> plan = pass_plan(pass, x, w, y, a, h, accumulate);
   if (!plan) return false;
   execute(*plan, h, {kUidX, kUidW, kUidY}, {x.data_ptr(), w.data_ptr(), y.data_ptr()}, y.device());
   return true;

@@ -33,8 +33,11 @@ bool cudnn_benchmark_mode();
 // Runs one pass over x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW] (in the
 // backward passes x or w is the gradient written) through its plan; false
 // when the graph path does not take the call (the caller's legacy path does).
+// accumulate (backward_data only): x's gradient is added into what x holds
+// (beta = 1), by a plan of its own; false when no engine takes that graph
+// (the caller computes into a tensor of its own and adds).
 bool run_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a,
-                    cudnnHandle_t h);
+                    cudnnHandle_t h, bool accumulate = false);
 
 // The forward with its epilogue (bias, residual, ReLU: any of them defined or
 // set) as one fused graph, where an engine takes it (and HEARTH_CUDNN_FUSION

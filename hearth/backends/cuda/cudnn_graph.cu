@@ -28,14 +28,16 @@ struct Scale {
   }
 };
 
+// out = alpha * op(...) + beta * out with alpha = 1; beta is 0 (out
+// overwritten) or 1 (added into).
 template <typename Attr>
 Descriptor conv_op(cudnnBackendDescriptorType_t type, Attr alpha, Attr beta, Attr conv_desc,
                    std::initializer_list<std::pair<Attr, const Descriptor*>> tensors, const Descriptor& conv,
-                   cudnnDataType_t compute, const char* what) {
+                   cudnnDataType_t compute, const char* what, double beta_value = 0.0) {
   Descriptor op(type);
-  const Scale one(1.0), zero(0.0);
+  const Scale one(1.0), b(beta_value);
   op.set(alpha, one.type(compute), 1, one.ptr(compute), what);
-  op.set(beta, zero.type(compute), 1, zero.ptr(compute), what);
+  op.set(beta, b.type(compute), 1, b.ptr(compute), what);
   op.set(conv_desc, conv, what);
   for (const auto& [name, t] : tensors) op.set(name, *t, what);
   op.finalize(what);
@@ -180,14 +182,16 @@ Descriptor conv_forward_op(const Descriptor& conv, const Descriptor& x, const De
 }
 
 Descriptor conv_backward_data_op(const Descriptor& conv, const Descriptor& dy, const Descriptor& w,
-                                 const Descriptor& dx, cudnnDataType_t compute) {
-  return conv_op(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
-                 CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA,
-                 CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
-                 {{CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, &dy},
-                  {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, &w},
-                  {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, &dx}},
-                 conv, compute, "a convolution backward-data operation");
+                                 const Descriptor& dx, cudnnDataType_t compute, double beta) {
+  return conv_op(
+      CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+      CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+      {{CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, &dy},
+       {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, &w},
+       {CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, &dx}},
+      conv, compute,
+      beta != 0.0 ? "a convolution backward-data operation adding into dx" : "a convolution backward-data operation",
+      beta);
 }
 
 Descriptor conv_backward_filter_op(const Descriptor& conv, const Descriptor& x, const Descriptor& dy,

@@ -65,11 +65,12 @@ struct ConvGeometry {
 
 Descriptor make_convolution(const ConvGeometry& g);
 
-// y = conv(x, w); dx = conv_data_grad(dy, w); dw = conv_filter_grad(x, dy).
+// y = conv(x, w); dx = conv_data_grad(dy, w) + beta * dx; dw = conv_filter_grad(x, dy).
+// beta = 1 adds the data gradient into what dx holds (a sum of gradients).
 Descriptor conv_forward_op(const Descriptor& conv, const Descriptor& x, const Descriptor& w, const Descriptor& y,
                            cudnnDataType_t compute);
 Descriptor conv_backward_data_op(const Descriptor& conv, const Descriptor& dy, const Descriptor& w,
-                                 const Descriptor& dx, cudnnDataType_t compute);
+                                 const Descriptor& dx, cudnnDataType_t compute, double beta = 0.0);
 Descriptor conv_backward_filter_op(const Descriptor& conv, const Descriptor& x, const Descriptor& dy,
                                    const Descriptor& dw, cudnnDataType_t compute);
 

@@ -212,13 +212,17 @@ void add_bias_rows(const Tensor& out, const Tensor& bias, int64_t n, cudaStream_
 
 }  // namespace
 
-void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias) {
+void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, const Tensor& partial) {
   const int device = out.device().index;
   DeviceContext& ctx = ensure_handles(device);
   const int64_t batch = out.shape()[0], m = out.shape()[1], n = out.shape()[2];
   if (out.numel() == 0) return;
-  if (a.shape()[2] == 0) {  // empty inner dimension: the product is zeros (plus the bias)
-    HEARTH_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), ctx.stream));
+  if (a.shape()[2] == 0) {  // empty inner dimension: the product is zeros (plus the bias and partial)
+    if (!partial.defined())
+      HEARTH_CUDA_CHECK(cudaMemsetAsync(out.data_ptr(), 0, out.nbytes(), ctx.stream));
+    else if (partial.data_ptr() != out.data_ptr())
+      HEARTH_CUDA_CHECK(
+          cudaMemcpyAsync(out.data_ptr(), partial.data_ptr(), out.nbytes(), cudaMemcpyDeviceToDevice, ctx.stream));
     if (bias.defined()) add_bias_rows(out, bias, n, ctx.stream);
     return;
   }
@@ -230,13 +234,18 @@ void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Ten
     const void* ptr = bias.data_ptr();
     HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ptr, sizeof(ptr)));
   }
+  // alpha and beta in the scale type (float, double for float64). With a
+  // partial sum, C is the partial and beta 1: D = A B + C in the epilogue, C
+  // read once, in place when it is D itself (the same layout either way).
   const float one_f = 1.f, zero_f = 0.f;
   const double one_d = 1.0, zero_d = 0.0;
-  const void* alpha = out.dtype() == DType::float64 ? static_cast<const void*>(&one_d) : &one_f;
-  const void* beta = out.dtype() == DType::float64 ? static_cast<const void*>(&zero_d) : &zero_f;
-  HEARTH_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt, p.op, alpha, b.data_ptr(), p.lp, a.data_ptr(), p.lq, beta,
-                                     out.data_ptr(), p.ld, out.data_ptr(), p.ld, p.has_algo ? &p.algo : nullptr,
-                                     ctx.workspace, ctx.workspace_bytes, ctx.stream));
+  const bool f64 = out.dtype() == DType::float64;
+  const void* alpha = f64 ? static_cast<const void*>(&one_d) : &one_f;
+  const void* beta = partial.defined() ? alpha : f64 ? static_cast<const void*>(&zero_d) : &zero_f;
+  const void* c = partial.defined() ? partial.data_ptr() : out.data_ptr();
+  HEARTH_CUBLAS_CHECK(cublasLtMatmul(ctx.cublaslt, p.op, alpha, b.data_ptr(), p.lp, a.data_ptr(), p.lq, beta, c, p.ld,
+                                     out.data_ptr(), p.ld, p.has_algo ? &p.algo : nullptr, ctx.workspace,
+                                     ctx.workspace_bytes, ctx.stream));
   if (bias.defined() && !p.fused_bias) add_bias_rows(out, bias, n, ctx.stream);
 }
 

@@ -9,8 +9,14 @@
 //   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined,
 //                                   residual [N, O, OH, OW] (conv2d_add_relu only)}
 //                           outputs {out [N, O, OH, OW]}
-//   conv2d_backward_input   inputs {grad_out [N, O, OH, OW], weight [O, Cg, kH, kW]}
+//   conv2d_backward_input   inputs {grad_out [N, O, OH, OW], weight [O, Cg, kH, kW], partial [N, C, H, W]?}
 //                           outputs {grad_x [N, C, H, W]}            (backward-data; fully overwritten)
+//     partial: a sum of x's other gradients to add the result into:
+//     grad_x = backward-data + partial (the autograd engine's sum of a tensor's
+//     gradients, in the convolution's epilogue: cuDNN's beta = 1). It has
+//     grad_x's dtype and layout and is usually grad_x itself (the sum written
+//     in place); a kernel must also accept a distinct tensor (the CPU
+//     fallback's copy).
 //   conv2d_backward_weight  inputs {grad_out [N, O, OH, OW], x [N, C, H, W]}
 //                           outputs {grad_weight [O, Cg, kH, kW]}    (backward-filter; fully overwritten)
 //   conv2d_backward_bias    inputs {grad_out [N, O, OH, OW], y [N, O, OH, OW]?}

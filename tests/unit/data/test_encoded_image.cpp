@@ -4,13 +4,6 @@
 // HEARTH_IMAGE_FAST_DECODE=0 gives exactly the full path's output.
 #include <gtest/gtest.h>
 
-// jpeglib.h uses size_t and FILE without including their headers.
-// clang-format off
-#include <stddef.h>
-#include <stdio.h>
-#include <jpeglib.h>
-// clang-format on
-
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
@@ -25,67 +18,14 @@
 #include "hearth/data/image_decoders.h"
 #include "hearth/data/image_io.h"
 #include "hearth/data/image_transforms.h"
+#include "tests/support/jpeg_writer.h"
 #include "tests/support/scoped_env.h"
 
 namespace hearth::data {
 namespace {
 
-struct JpegOptions {
-  int h_samp = 2, v_samp = 2;  // the luma's sampling factors: 2x2 is 4:2:0
-  bool grey = false;
-  bool progressive = false;
-  int quality = 90;
-};
-
-// A photograph's stand-in: smooth colour waves plus pixel noise, so the
-// encoder keeps real detail in every block.
-std::vector<uint8_t> photo_like_rgb(int width, int height, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> u(0.f, 1.f);
-  std::normal_distribution<float> noise(0.f, 10.f);
-  float fx[3], fy[3], ph[3], base[3];
-  for (int c = 0; c < 3; ++c)
-    fx[c] = 2 + 10 * u(rng), fy[c] = 2 + 10 * u(rng), ph[c] = 6.28f * u(rng), base[c] = 60 + 120 * u(rng);
-  std::vector<uint8_t> rgb(static_cast<size_t>(width) * height * 3);
-  for (int y = 0; y < height; ++y)
-    for (int x = 0; x < width; ++x)
-      for (int c = 0; c < 3; ++c) {
-        float v = base[c] + 50 * std::sin(fx[c] * x / width + fy[c] * y / height + ph[c]) + noise(rng);
-        rgb[(static_cast<size_t>(y) * width + x) * 3 + c] = static_cast<uint8_t>(std::clamp(v, 0.f, 255.f));
-      }
-  return rgb;
-}
-
-std::vector<uint8_t> encode_jpeg(int width, int height, const JpegOptions& o, uint32_t seed = 1) {
-  std::vector<uint8_t> rgb = photo_like_rgb(width, height, seed);
-  jpeg_compress_struct c{};
-  jpeg_error_mgr err{};
-  c.err = jpeg_std_error(&err);
-  jpeg_create_compress(&c);
-  unsigned char* buffer = nullptr;
-  unsigned long size = 0;
-  jpeg_mem_dest(&c, &buffer, &size);
-  c.image_width = static_cast<JDIMENSION>(width);
-  c.image_height = static_cast<JDIMENSION>(height);
-  c.input_components = 3;
-  c.in_color_space = JCS_RGB;
-  jpeg_set_defaults(&c);
-  jpeg_set_quality(&c, o.quality, TRUE);
-  if (o.grey) jpeg_set_colorspace(&c, JCS_GRAYSCALE);
-  c.comp_info[0].h_samp_factor = o.grey ? 1 : o.h_samp;
-  c.comp_info[0].v_samp_factor = o.grey ? 1 : o.v_samp;
-  if (o.progressive) jpeg_simple_progression(&c);
-  jpeg_start_compress(&c, TRUE);
-  while (c.next_scanline < c.image_height) {
-    JSAMPROW row = rgb.data() + static_cast<size_t>(c.next_scanline) * width * 3;
-    jpeg_write_scanlines(&c, &row, 1);
-  }
-  jpeg_finish_compress(&c);
-  std::vector<uint8_t> out(buffer, buffer + size);
-  jpeg_destroy_compress(&c);
-  std::free(buffer);
-  return out;
-}
+using hearth::testing::encode_jpeg;
+using hearth::testing::JpegOptions;
 
 Tensor cut(const Tensor& image, const CropBox& b) {
   return image.narrow(0, b.top, b.height).narrow(1, b.left, b.width).contiguous();

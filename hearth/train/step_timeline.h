@@ -1,0 +1,56 @@
+// Where an epoch's training time goes: the device's time from the epoch's
+// first training step to its last, and how much of it the device sat idle
+// between steps (waiting for the next batch, or for the host to queue the
+// step). Evaluation and checkpoints between epochs are outside both, so an
+// epoch's rate is the steady training rate a user compares with `hearth bench`.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "hearth/core/device.h"
+#include "hearth/core/device_runtime.h"
+
+namespace hearth::train {
+
+struct EpochTiming {
+  int64_t steps = 0;
+  int64_t samples = 0;
+  double seconds = 0.0;       // device time from the first step's start to the last step's end
+  double idle_seconds = 0.0;  // device time between one step's end and the next one's start
+  double samples_per_second() const { return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0; }
+  double idle_share() const { return seconds > 0 ? idle_seconds / seconds : 0.0; }
+};
+
+class StepTimeline {
+ public:
+  // Times nothing on devices without timing events (the CPU runs each op
+  // before returning, so its idle time is the host's and not measured here).
+  explicit StepTimeline(Device device);
+  bool active() const { return runtime_ != nullptr; }
+
+  // Around each training step, outside any recorded step graph: a point in
+  // the device's queue once the step's batch is at hand, and one after the
+  // step's work is queued.
+  void step_begins();
+  void step_ends(int64_t samples);
+
+  // Sums the epoch's steps (waits for the last one's end) and starts the next
+  // epoch; nullopt when nothing was timed.
+  std::optional<EpochTiming> finish_epoch();
+  // Forgets the current epoch's steps (a step that failed, a resumed run).
+  void discard();
+
+ private:
+  struct Step {
+    std::shared_ptr<DeviceRuntime::TimingEvent> begin, end;
+    int64_t samples = 0;
+  };
+  DeviceRuntime* runtime_ = nullptr;
+  int index_ = 0;
+  std::vector<Step> steps_;
+};
+
+}  // namespace hearth::train
