@@ -22,7 +22,7 @@ set(HEARTH_CPU_LEVEL_SOURCES
   # reductions and the normalisations built on them
   hearth/backends/cpu/reduce_sum.cpp hearth/backends/cpu/reduce_minmax.cpp hearth/backends/cpu/reduce_norm.cpp
   hearth/backends/cpu/reduce_var.cpp hearth/backends/cpu/softmax.cpp hearth/backends/cpu/batch_norm.cpp
-  hearth/backends/cpu/layer_norm.cpp
+  hearth/backends/cpu/layer_norm.cpp hearth/backends/cpu/dropout_add_layer_norm.cpp
   # im2col (conv2d; its oneDNN path is compiled once: cmake/onednn.cmake) and pooling
   hearth/backends/cpu/conv2d.cpp hearth/backends/cpu/pooling.cpp
   # image resizing in the data pipeline

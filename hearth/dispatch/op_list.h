@@ -59,6 +59,7 @@
   F(attention_softmax)        \
   F(fused_attention)          \
   F(dropout)                  \
+  F(dropout_add_layer_norm)   \
   F(embedding)                \
   F(loss)                     \
   F(optim)
@@ -172,6 +173,10 @@
   /* dropout, embedding */                                                                                       \
   X(dropout,                      dropout,           DropoutAttrs,          (),           0, false, (dropout_backward)) \
   X(dropout_backward,             dropout,           DropoutAttrs,          (),           0, false, ())           \
+  /* dropout_add_layer_norm: layer_norm(dropout(x) + residual), a transformer block's tail */                    \
+  X(dropout_add_layer_norm,       dropout_add_layer_norm, DropoutAddLayerNormAttrs, (),       0, false,          \
+    (dropout_add_layer_norm_backward))                                                                           \
+  X(dropout_add_layer_norm_backward, dropout_add_layer_norm, DropoutAddLayerNormAttrs, (),    0, false, ())      \
   X(embedding,                    embedding,         NoAttrs,               (),           0, false, (embedding_backward)) \
   X(embedding_backward,           embedding,         EmbeddingAttrs,        (),           0, false, ())           \
   /* loss */                                                                                                     \

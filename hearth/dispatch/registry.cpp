@@ -15,6 +15,7 @@
 #include "hearth/dispatch/schemas/conv2d.h"
 #include "hearth/dispatch/schemas/copy.h"
 #include "hearth/dispatch/schemas/dropout.h"
+#include "hearth/dispatch/schemas/dropout_add_layer_norm.h"
 #include "hearth/dispatch/schemas/embedding.h"
 #include "hearth/dispatch/schemas/fused_attention.h"
 #include "hearth/dispatch/schemas/index.h"

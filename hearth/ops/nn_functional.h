@@ -51,6 +51,24 @@ Tensor batch_norm_add_relu(const Tensor& x, const Tensor& residual, const Tensor
 // Normalises over the trailing dims given by normalized_shape.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);
+// layer_norm(add(dropout(x, p, training), residual), normalized_shape, weight, bias, eps):
+// a transformer block's tail (BERT's BertSelfOutput and BertOutput). Where the
+// backend has the kernel, one kernel forward (x and the residual read once, no
+// dropout mask written) and one backward (both input gradients and the
+// parameter gradients; the mask drawn again from the forward's Philox
+// counters), with the results of the three ops: the same elements dropped for
+// the same generator state, rounded as they round, nothing drawn when
+// !training or p == 0. Takes x and a residual of x's shape, of x's dtype or
+// float32 beside a half x (the output is then float32, as add promotes);
+// other calls, and every call under HEARTH_FUSED_LAYER_NORM=0, run the three ops.
+Tensor dropout_add_layer_norm(const Tensor& x, const Tensor& residual, const Shape& normalized_shape,
+                              const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), double p = 0.0,
+                              bool training = false, double eps = 1e-5);
+// Whether dropout_add_layer_norm may take its fused kernel:
+// HEARTH_FUSED_LAYER_NORM (read once; unset is on, 0 turns it off), or the last
+// set_fused_layer_norm_enabled() (tests compare both paths in one process).
+bool fused_layer_norm_enabled();
+void set_fused_layer_norm_enabled(bool on);
 
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);

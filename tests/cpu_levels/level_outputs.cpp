@@ -54,6 +54,13 @@ Results compute() {
   r["softmax"] = values(softmax(a, -1));
   r["log_softmax"] = values(log_softmax(a, 1));
   r["layer_norm"] = values(layer_norm(a, {37}));
+  {  // dropout, the residual add and the layer norm in one kernel each way
+    Tensor xd = randn({3, 5, 37}).requires_grad_();
+    Tensor yd = dropout_add_layer_norm(xd, b, {37}, Tensor(), Tensor(), 0.3, true);
+    sum(mul(yd, a)).backward();
+    r["dropout_add_layer_norm"] = values(yd);
+    r["dropout_add_layer_norm_dx"] = values(xd.grad());
+  }
 
   // A convolution block forward and backward: im2col, batch norm, pooling.
   Tensor x = randn({2, 3, 13, 11}).requires_grad_();

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <vector>
 
+#include "hearth/autograd/engine.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/generator.h"
 #include "hearth/nn/nn.h"
@@ -112,6 +113,49 @@ TEST(StepGraphCudaAttention, ReplayedAttentionSoftmaxDropsWhatEagerStepsDrop) {
   ASSERT_EQ(graphed.size(), eager.size());
   for (size_t i = 0; i < eager.size(); ++i) EXPECT_EQ(graphed[i], eager[i]) << "step " << i;
   EXPECT_NE(eager[4], eager[5]) << "each step draws a new mask";
+}
+
+// dropout_add_layer_norm draws its mask in its forward kernel and draws it
+// again in its backward kernel: each replay of a recorded forward and backward
+// must drop, both ways, what the eager step at that point drops.
+TEST(StepGraphCudaDropoutAddLayerNorm, ReplayedStepsDropWhatEagerStepsDrop) {
+  HEARTH_REQUIRE_CUDA();
+  auto run = [](bool graphs) {
+    manual_seed(43);
+    Tensor x = randn({4, 32, 768}, DType::bfloat16, cuda0()).requires_grad_();
+    Tensor r = randn({4, 32, 768}, DType::float32, cuda0()).requires_grad_();
+    Tensor w = randn({768}, DType::float32, cuda0()).requires_grad_();
+    Tensor b = randn({768}, DType::float32, cuda0()).requires_grad_();
+    const Tensor g = randn({4, 32, 768}, DType::float32, cuda0());
+    const Tensor out = zeros({4, 32, 768}, DType::float32, cuda0());
+    auto step = [&] {
+      NoGradGuard no_grad;
+      for (const Tensor* t : {&x, &r, &w, &b})
+        if (t->grad().defined()) zero_(t->grad());  // gradients accumulate in place
+      Tensor y;
+      {
+        EnableGradGuard grad;
+        y = dropout_add_layer_norm(x, r, {768}, w, b, 0.1, true);
+        autograd::run_backward({y}, {g}, false);
+      }
+      copy_(out, y);
+    };
+    train::GraphedStep graphed(cuda0(), step);
+    std::vector<std::vector<Tensor>> steps;
+    for (int i = 0; i < 6; ++i) {
+      graphs ? graphed() : step();
+      steps.push_back({out.to(Device()), x.grad().to(Device()), r.grad().to(Device()), w.grad().to(Device())});
+    }
+    EXPECT_EQ(graphs, graphed.replaying()) << graphed.fallback_reason();
+    return steps;
+  };
+  const auto eager = run(false), graphed = run(true);
+  ASSERT_EQ(graphed.size(), eager.size());
+  for (size_t i = 0; i < eager.size(); ++i)
+    for (size_t k = 0; k < eager[i].size(); ++k)
+      EXPECT_LT(relative_error(graphed[i][k], eager[i][k]), 1e-6) << "step " << i << ", tensor " << k;
+  EXPECT_GT(relative_error(eager[5][0], eager[4][0]), 0.01) << "each step draws a new mask";
+  EXPECT_GT(relative_error(eager[5][1], eager[4][1]), 0.1) << "each backward draws the new mask too";
 }
 
 TEST(StepGraphCudaFallback, AStepReadingAValueOnTheHostRunsEagerly) {

@@ -46,38 +46,6 @@ struct DropArgs {
   double scale = 1.0;      // 1 / (1 - p)
 };
 
-__device__ __forceinline__ uint32_t lane_of(const PhiloxOut& r, uint32_t lane) {
-  return lane == 0 ? r.x[0] : lane == 1 ? r.x[1] : lane == 2 ? r.x[2] : r.x[3];
-}
-
-// Keep decisions of elements i0 .. i0 + VEC - 1. With VEC a multiple of 4 the
-// chunk is whole counters (the vector path: rows are a multiple of VEC long,
-// so i0 is too); otherwise counters are drawn as the elements reach them.
-template <int VEC>
-__device__ __forceinline__ void draw_keep(uint64_t i0, bool (&keep)[VEC], uint64_t offset, uint64_t seed,
-                                          uint32_t threshold) {
-  if constexpr (VEC % 4 == 0) {
-#pragma unroll
-    for (int q = 0; q < VEC / 4; ++q) {
-      const PhiloxOut r = philox4x32_10(offset + i0 / 4 + q, seed);
-#pragma unroll
-      for (int l = 0; l < 4; ++l) keep[4 * q + l] = (r.x[l] >> 8) >= threshold;
-    }
-  } else {
-    uint64_t counter = ~uint64_t{0};
-    PhiloxOut r{};
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      const uint64_t i = i0 + e;
-      if (i / 4 != counter) {
-        counter = i / 4;
-        r = philox4x32_10(offset + counter, seed);
-      }
-      keep[e] = (lane_of(r, static_cast<uint32_t>(i % 4)) >> 8) >= threshold;
-    }
-  }
-}
-
 // Values of a row the forward keeps per thread: half the usual, since the
 // dropout (Philox rounds, three outputs) needs registers of its own.
 template <typename D>
@@ -129,7 +97,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
         return;
       }
       bool kept[VEC];
-      draw_keep<VEC>(static_cast<uint64_t>(off + c * VEC), kept, offset, drop.seed, drop.threshold);
+      dropout_keep<VEC>(static_cast<uint64_t>(off + c * VEC), kept, offset, drop.seed, drop.threshold);
       Pack<D, VEC> pv;
       Pack<bool, VEC> kv;
 #pragma unroll

@@ -38,4 +38,40 @@ __device__ __forceinline__ uint64_t philox_offset(uint64_t offset, const uint64_
   return shift ? offset + *shift : offset;
 }
 
+// Dropout's keep decisions (hearth/dispatch/schemas/dropout.h) of elements
+// i0 .. i0 + VEC - 1: lane i%4 of philox(offset + i/4), kept when
+// (bits >> 8) >= threshold = ceil(p * 2^24), the integer form of
+// (bits >> 8) * 2^-24 >= p. With VEC a multiple of 4 the elements must be
+// whole counters (i0 a multiple of 4: the vector paths of row kernels whose
+// rows are a multiple of VEC long); otherwise counters are drawn as the
+// elements reach them.
+__device__ __forceinline__ uint32_t philox_lane(const PhiloxOut& r, uint32_t lane) {
+  return lane == 0 ? r.x[0] : lane == 1 ? r.x[1] : lane == 2 ? r.x[2] : r.x[3];
+}
+
+template <int VEC>
+__device__ __forceinline__ void dropout_keep(uint64_t i0, bool (&keep)[VEC], uint64_t offset, uint64_t seed,
+                                             uint32_t threshold) {
+  if constexpr (VEC % 4 == 0) {
+#pragma unroll
+    for (int q = 0; q < VEC / 4; ++q) {
+      const PhiloxOut r = philox4x32_10(offset + i0 / 4 + q, seed);
+#pragma unroll
+      for (int l = 0; l < 4; ++l) keep[4 * q + l] = (r.x[l] >> 8) >= threshold;
+    }
+  } else {
+    uint64_t counter = ~uint64_t{0};
+    PhiloxOut r{};
+#pragma unroll
+    for (int e = 0; e < VEC; ++e) {
+      const uint64_t i = i0 + e;
+      if (i / 4 != counter) {
+        counter = i / 4;
+        r = philox4x32_10(offset + counter, seed);
+      }
+      keep[e] = (philox_lane(r, static_cast<uint32_t>(i % 4)) >> 8) >= threshold;
+    }
+  }
+}
+
 }  // namespace hearth::cuda

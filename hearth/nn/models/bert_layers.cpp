@@ -7,6 +7,7 @@
 #include "hearth/ops/attention.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
+#include "hearth/ops/nn_functional.h"
 #include "hearth/ops/view.h"
 
 namespace hearth::nn::models {
@@ -90,7 +91,10 @@ BertResidualOutput::BertResidualOutput(const char* type_name, int64_t in_feature
 }
 
 Tensor BertResidualOutput::forward(const Tensor& x, const Tensor& residual) {
-  return LayerNorm->forward(add(dropout->forward(dense->forward(x)), residual));
+  // LayerNorm(dropout(dense(x)) + residual), one kernel each way where the
+  // backend has it (HEARTH_FUSED_LAYER_NORM=0: the three modules' ops).
+  return dropout_add_layer_norm(dense->forward(x), residual, LayerNorm->normalized_shape, LayerNorm->weight,
+                                LayerNorm->bias, dropout->p, dropout->is_training(), LayerNorm->eps);
 }
 
 BertAttention::BertAttention(const BertConfig& c) : Module("BertAttention") {

@@ -58,7 +58,9 @@ class BertSelfAttention : public Module {
   std::shared_ptr<Dropout> dropout;
 };
 
-// dense, dropout, then LayerNorm of the residual sum: LN(dropout(dense(x)) + residual).
+// dense, dropout, then LayerNorm of the residual sum: LN(dropout(dense(x)) + residual),
+// the last three as one op (dropout_add_layer_norm, hearth/ops/nn_functional.h)
+// reading the dropout's and the LayerNorm's settings and parameters.
 // BertSelfOutput and BertOutput differ only in dense's input width.
 class BertResidualOutput : public Module {
  public:

@@ -330,6 +330,37 @@ TEST(NnBert, GradientCheckpointingChangesNothingButMemory) {
   EXPECT_LT(ckpt_held * 2, plain_held) << ckpt_held << " vs " << plain_held << " bytes held after the forward";
 }
 
+// BertSelfOutput and BertOutput run dropout, the residual add and LayerNorm as
+// one op (dropout_add_layer_norm); with it switched off they run the three
+// ops, and the loss and every gradient are the same bits, dropout on.
+TEST(NnBert, FusedResidualLayerNormChangesNoResult) {
+  BertConfig c = small_config();
+  c.hidden_dropout_prob = 0.2;
+  c.attention_probs_dropout_prob = 0.1;
+  auto run = [&](bool fused) {
+    set_fused_layer_norm_enabled(fused);
+    manual_seed(12);
+    BertForSequenceClassification m(c);
+    m.train();
+    const Tensor ids = randint(0, c.vocab_size, {3, 9}, DType::int64);
+    const Tensor labels = randint(0, c.num_labels, {3}, DType::int64);
+    Tensor loss = m.forward(ids, Tensor(), Tensor(), labels).loss;
+    loss.backward();
+    std::vector<Tensor> grads;
+    for (const Tensor& p : m.parameters()) grads.push_back(p.grad());
+    return std::make_pair(loss.item<float>(), grads);
+  };
+  const auto composite = run(false);
+  const auto fused = run(true);
+  set_fused_layer_norm_enabled(true);
+  EXPECT_EQ(fused.first, composite.first);
+  ASSERT_EQ(fused.second.size(), composite.second.size());
+  for (size_t i = 0; i < fused.second.size(); ++i) {
+    ASSERT_TRUE(fused.second[i].defined()) << "parameter " << i;
+    EXPECT_EQ(amax(abs(sub(fused.second[i], composite.second[i]))).item<float>(), 0.0f) << "parameter " << i;
+  }
+}
+
 TEST(NnBert, ModelsWithoutCheckpointableBlocksSaySo) {
   nn::Linear fc(3, 2);
   EXPECT_FALSE(fc.gradient_checkpointing_enable());
