@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <map>
 #include <mutex>
@@ -30,6 +31,15 @@ struct PendingEvents {
 // drains the device's queue, which the profile should do rarely.
 constexpr size_t kMaxPending = 4096;
 
+// The table's longest rows first: 40 unless HEARTH_PROFILE_OPS_ROWS asks for
+// another number (every row of a model's step, to count its small kernels).
+size_t rows_to_print() {
+  const char* v = std::getenv("HEARTH_PROFILE_OPS_ROWS");
+  char* end = nullptr;
+  const long n = v ? std::strtol(v, &end, 10) : 0;
+  return v && end != v && *end == '\0' && n > 0 ? static_cast<size_t>(n) : 40;
+}
+
 struct Profile {
   std::mutex mu;
   std::map<RowKey, Row> rows;
@@ -39,7 +49,7 @@ struct Profile {
   // after it, at the first profiled op), so pending events can still be read.
   ~Profile() {
     resolve();
-    if (!rows.empty()) std::cerr << report(40);
+    if (!rows.empty()) std::cerr << report(rows_to_print());
   }
   void add(const RowKey& k, double seconds) {
     Row& r = rows[k];

@@ -100,7 +100,9 @@ void expect_close_gradients(const LossFn& f, const std::vector<Tensor>& inputs, 
 // sum(y * v) for a fixed random v on y's device, in float32.
 Tensor weighted(const Tensor& y, uint64_t seed) {
   manual_seed(seed);
-  const Tensor v = randn(y.shape(), DType::float32).to(y.device(), y.dtype());
+  // v in y's layout, so the product's gradient keeps it: a gradient in
+  // another layout than the convolution writes is (rightly) never added into.
+  const Tensor v = contiguous(randn(y.shape(), DType::float32).to(y.device(), y.dtype()), y.suggest_memory_format());
   return sum(mul(y, v).to(DType::float32));
 }
 

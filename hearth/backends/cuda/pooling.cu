@@ -383,6 +383,19 @@ __global__ void adaptive_avg_bwd(const D* gy, D* gx, Geometry g) {
   gx[i] = from_acc<D>(s);
 }
 
+// Global average pooling's backward (a 1x1 output, ResNet's head): every input
+// cell gets its plane's gradient over h*w, so a thread needs only its plane,
+// found with index arithmetic in I (32 bits where the tensor allows) instead
+// of the general kernel's 64-bit window searches, which made this op 20x
+// slower than its bytes (0.24 ms for ResNet-50's [128, 2048, 7, 7]).
+template <typename D, typename I>
+__global__ void global_avg_bwd(const D* gy, D* gx, I total, I hw, I channels, bool nhwc) {
+  const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= total) return;
+  const I plane = nhwc ? (i / (hw * channels)) * channels + i % channels : i / hw;
+  gx[i] = from_acc<D>(to_acc(gy[plane]) / static_cast<acc_t<D>>(hw));
+}
+
 // The channels of one 16-byte vector when C and every pointer allow it, else 1.
 template <typename D>
 int nhwc_vector(const Geometry& g, std::initializer_list<const void*> ptrs) {
@@ -471,8 +484,15 @@ void avg_pool(OpCall& call) {
     if constexpr (backward && !adaptive) avg_pool_bwd<<<blocks(out.numel()), kThreads, 0, stream(dev)>>>(src, dst, g);
     if constexpr (!backward && adaptive)
       adaptive_avg_fwd<<<blocks(out.numel()), kThreads, 0, stream(dev)>>>(src, dst, g);
-    if constexpr (backward && adaptive)
-      adaptive_avg_bwd<<<blocks(out.numel()), kThreads, 0, stream(dev)>>>(src, dst, g);
+    if constexpr (backward && adaptive) {
+      const int64_t total = out.numel();
+      if (g.oh == 1 && g.ow == 1 && total < (int64_t(1) << 31))
+        global_avg_bwd<scalar_t, uint32_t><<<blocks(total), kThreads, 0, stream(dev)>>>(
+            src, dst, static_cast<uint32_t>(total), static_cast<uint32_t>(g.h * g.w),
+            static_cast<uint32_t>(g.channels), g.nhwc);
+      else
+        adaptive_avg_bwd<<<blocks(total), kThreads, 0, stream(dev)>>>(src, dst, g);
+    }
   });
   HEARTH_CUDA_CHECK_LAUNCH();
 }
