@@ -9,6 +9,7 @@ class AccumulateGrad final : public Node {
  public:
   explicit AccumulateGrad(const Tensor& leaf);
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override;
+  bool casts_incoming_gradients() const override { return true; }
 
  private:
   Tensor leaf_;

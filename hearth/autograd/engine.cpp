@@ -33,10 +33,21 @@ void check_input_grad(const Node& node, size_t input, const Tensor& g, const Nod
                g.device().str(), " for input ", input, ", which lives on ", want.device.str());
 }
 
-void accumulate(std::vector<Tensor>& slot_buffer, size_t slot, Tensor g) {
+// A node that casts its incoming gradients itself may get them in another
+// floating dtype than its output's (a cast's backward hands them on uncast);
+// two of them are summed in the output's dtype, as they were before.
+Tensor in_output_dtype(Tensor g, const Node& next, size_t slot) {
+  if (next.casts_incoming_gradients() && slot < next.outputs.size() && g.dtype() != next.outputs[slot].dtype &&
+      is_floating(next.outputs[slot].dtype))
+    return cast(g, next.outputs[slot].dtype);
+  return g;
+}
+
+void accumulate(std::vector<Tensor>& slot_buffer, const Node& next, size_t slot, Tensor g) {
   if (!g.defined()) return;
   Tensor& cur = slot_buffer[slot];
-  cur = cur.defined() ? add(cur, g) : std::move(g);
+  cur = cur.defined() ? add(in_output_dtype(std::move(cur), next, slot), in_output_dtype(std::move(g), next, slot))
+                      : std::move(g);
 }
 
 std::atomic<bool>& fused_accumulation_flag() {
@@ -136,7 +147,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   std::unordered_set<Node*> queued;
   for (size_t i = 0; i < root_edges.size(); ++i) {
     Node* n = root_edges[i].fn.get();
-    accumulate(buffer_of(n), root_edges[i].input_nr, grad_roots[i]);
+    accumulate(buffer_of(n), *n, root_edges[i].input_nr, grad_roots[i]);
     if (dependencies[n] == 0 && queued.insert(n).second) ready.push(n);
   }
 
@@ -149,7 +160,8 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       if (!grads[i].defined()) {
         const OutputMeta& m = n->outputs[i];
         grads[i] = zeros(m.shape, m.dtype, m.device);
-      } else if (grads[i].dtype() != n->outputs[i].dtype && is_floating(n->outputs[i].dtype)) {
+      } else if (grads[i].dtype() != n->outputs[i].dtype && is_floating(n->outputs[i].dtype) &&
+                 !n->casts_incoming_gradients()) {
         grads[i] = cast(grads[i], n->outputs[i].dtype);  // mixed precision: gradients keep their output's dtype
       }
     }
@@ -179,7 +191,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       const Edge& e = n->next_edges[i];
       if (Tensor& left = n->accumulate_into[i]; left.defined()) {
         // Not taken: back into its slot, so the sum is the plain path's add(partial, g).
-        accumulate(buffer_of(e.fn.get()), e.input_nr, std::move(left));
+        accumulate(buffer_of(e.fn.get()), *e.fn, e.input_nr, std::move(left));
       } else {
         HEARTH_CHECK(i < input_grads.size() && input_grads[i].defined(), AutogradError, "[autograd] ", n->name(),
                      " took the partial gradient sum of input ", i, " but returned no gradient for it");
@@ -192,7 +204,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       if (!e.valid()) continue;
       Node* next = e.fn.get();
       check_input_grad(*n, i, input_grads[i], *next, e.input_nr);
-      accumulate(buffer_of(next), e.input_nr, std::move(input_grads[i]));
+      accumulate(buffer_of(next), *next, e.input_nr, std::move(input_grads[i]));
       if (--dependencies[next] == 0 && queued.insert(next).second) ready.push(next);
     }
   }

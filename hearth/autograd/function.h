@@ -30,6 +30,12 @@ class BackwardContext {
   // Whether input i needs a gradient; skip computing it otherwise.
   bool needs(size_t input) const { return input < edges_.size() && edges_[input].valid(); }
   const std::string& name() const { return name_; }
+  // Whether input i's gradient goes to a node that casts incoming gradients
+  // itself (Node::casts_incoming_gradients), so it may be handed on in any
+  // floating dtype.
+  bool next_casts_gradient(size_t input) const {
+    return needs(input) && edges_[input].fn->casts_incoming_gradients();
+  }
   // The partial sum of input i's gradient the engine handed over (only for an
   // input the node was recorded as accumulating; undefined otherwise). Taking
   // it is a promise: the formula returns partial + its own gradient for input

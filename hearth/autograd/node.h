@@ -47,6 +47,13 @@ class Node : public std::enable_shared_from_this<Node> {
   // and dtype it writes. See accumulate_into.
   virtual bool can_accumulate_input_grad(size_t input, const Tensor& partial) const;
 
+  // Whether apply() takes its gradients in any floating dtype and casts them
+  // itself (a leaf's AccumulateGrad, which casts while it writes .grad). The
+  // engine then leaves them as they come, and a cast's backward feeding such a
+  // node hands its gradient on uncast: one pass over the gradient instead of
+  // a cast and a copy (every weight autocast casts, each step).
+  virtual bool casts_incoming_gradients() const { return false; }
+
   // Partial sums the engine hands over for the next apply(), one slot per next
   // edge (undefined where none; empty when none at all). A formula that takes
   // one (BackwardContext::take_accumulate_into) returns partial + its own

@@ -38,6 +38,9 @@ Tensor cast(const Tensor& a, DType dtype) {
   if (out.numel() > 0) copy_into(out, a);
   if (is_floating(dtype) && is_floating(a.dtype())) {
     autograd::record("CastBackward", {a}, {out}, [from = a.dtype()](const autograd::BackwardContext& c) {
+      // A leaf's AccumulateGrad casts while it writes .grad: the cast here
+      // would be a pass of its own (autocast's weight casts, every step).
+      if (c.next_casts_gradient(0)) return std::vector<Tensor>{c.grad(0)};
       return std::vector<Tensor>{cast(c.grad(0), from)};
     });
   }
