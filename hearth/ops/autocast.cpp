@@ -1,15 +1,20 @@
-// The thread-local autocast state, its guards, and the per-region cache of
-// parameter casts.
+// The thread-local autocast state, its guards, the per-region cache of
+// parameter casts, and the shared casts of activations.
 #include "hearth/ops/autocast.h"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <iterator>
 #include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <utility>
 
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/autograd/node.h"
+#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/tensor.h"
 #include "hearth/dispatch/registry.h"
@@ -34,12 +39,59 @@ struct CachedCast {
 // NoGradGuard has no graph and must not serve a forward that records one.
 using CacheKey = std::tuple<const TensorImpl*, DType, bool>;
 
+// The cast of an activation (any tensor but a parameter), shared by the ops
+// that read the same tensor while it is alive and unchanged.
+//
+// The entry holds nothing alive: the source, the cast's memory and the cast's
+// graph node are all weak references. Under grad mode every consumer of the
+// cast (linear, conv2d, matmul, attention) saves it for its backward, so the
+// cast lives exactly as long as autograd already keeps it, and the cache adds
+// no memory at all; a cast nobody saved (no-grad evaluation, a frozen layer)
+// is freed after its op as before, and the next reader casts again. Holding
+// the cast strongly until the region closes would share it under no-grad too,
+// but would keep every layer's cast of an evaluation alive to the region's
+// end (and, in training, those whose consumers were frozen); the weak form
+// never costs memory, and training, where the graph keeps the cast anyway,
+// gets the whole saving.
+//
+// Key: the source's storage and view (offset, shape, strides, dtype), the
+// target dtype, grad mode (a cast made under no-grad has no graph and must
+// not serve a forward that records one, nor the reverse) and whether the cast
+// is recorded (grad mode on and the source requires grad). A recorded cast is
+// a node of the graph that stands for its source's gradient, so it is reused
+// only for the same tensor (its impl: another view of the same bytes has
+// another place in the graph); a plain copy is reused for any tensor showing
+// the same bytes. The storage's version must match (an in-place write
+// invalidates), and a dead source's entry never matches (its weak reference
+// has expired even if a new storage took its address).
+using SharedKey = std::tuple<const Storage*, int64_t, DType, DType, bool, bool, Shape, Strides>;
+
+struct SharedCast {
+  std::weak_ptr<Storage> source_storage;
+  std::weak_ptr<TensorImpl> source;  // recorded casts: only this tensor's
+  uint32_t source_version = 0;
+  bool recorded = false;
+  // The cast, rebuilt from its memory, view and graph node on reuse (the
+  // consumers keep only detached aliases of it).
+  std::weak_ptr<Storage> storage;
+  std::weak_ptr<autograd::Node> grad_fn;
+  uint32_t output_nr = 0;
+  uint32_t version = 0;
+  DType dtype = DType::float32;
+  Shape shape;
+  Strides strides;
+  int64_t offset = 0;
+};
+
 struct AutocastState {
   std::array<KindState, kMaxDeviceKinds> kinds{};
   int enabled_kinds = 0;  // how many kinds are enabled
   int open_guards = 0;    // enabled guards alive; the cache lives until the outermost closes
   bool suspended = false;
   std::map<CacheKey, CachedCast> cache;
+  std::map<SharedKey, SharedCast> shared;
+  size_t shared_sweep_at = 64;  // sweep out dead entries when the map reaches this size
+  uint64_t casts_made = 0;
 };
 
 AutocastState& state() {
@@ -51,6 +103,85 @@ AutocastState& state() {
 void drop_casts(AutocastState& s, bool recorded) {
   for (auto it = s.cache.begin(); it != s.cache.end();)
     it = std::get<2>(it->first) == recorded ? s.cache.erase(it) : std::next(it);
+}
+
+void drop_shared_casts(AutocastState& s, bool recorded) {
+  for (auto it = s.shared.begin(); it != s.shared.end();)
+    it = it->second.recorded == recorded ? s.shared.erase(it) : std::next(it);
+}
+
+// Drops the entries whose source or cast is gone; called as the map grows, so
+// a long region (an evaluation, gradient accumulation) does not collect them.
+void sweep_shared_casts(AutocastState& s) {
+  for (auto it = s.shared.begin(); it != s.shared.end();)
+    it = it->second.source_storage.expired() || it->second.storage.expired() ? s.shared.erase(it) : std::next(it);
+  s.shared_sweep_at = std::max<size_t>(64, 2 * s.shared.size());
+}
+
+std::atomic<bool>& shared_casts_flag() {
+  // Unset means on; otherwise the variable is read as a switch (a typo is an error, not "off").
+  static std::atomic<bool> on{env_string("HEARTH_AUTOCAST_SHARED_CASTS").empty() ||
+                              env_flag("HEARTH_AUTOCAST_SHARED_CASTS")};
+  return on;
+}
+
+Tensor counted_cast(AutocastState& s, const Tensor& t, DType dtype) {
+  ++s.casts_made;
+  return cast(t, dtype);
+}
+
+// The cast of activation `t`, shared with earlier readers where it can be.
+Tensor shared_cast(AutocastState& s, const Tensor& t, DType dtype) {
+  const bool grad_mode = grad_enabled();
+  const bool recorded = grad_mode && t.requires_grad();
+  SharedKey key{t.storage().get(), t.offset(), t.dtype(), dtype, grad_mode, recorded, t.shape(), t.strides()};
+  auto it = s.shared.find(key);
+  if (it != s.shared.end()) {
+    const SharedCast& e = it->second;
+    std::shared_ptr<Storage> storage = e.storage.lock();
+    std::shared_ptr<autograd::Node> fn = e.grad_fn.lock();
+    const bool hit = e.source_storage.lock() == t.storage() && e.source_version == t.version() &&
+                     e.recorded == recorded && (!recorded || (e.source.lock() == t.impl() && fn != nullptr)) &&
+                     storage != nullptr && storage->version() == e.version;
+    if (hit) {
+      auto impl = std::make_shared<TensorImpl>();
+      impl->storage = std::move(storage);
+      impl->dtype = e.dtype;
+      impl->shape = e.shape;
+      impl->strides = e.strides;
+      impl->offset = e.offset;
+      if (recorded) {
+        impl->autograd = std::make_shared<autograd::AutogradMeta>();
+        impl->autograd->requires_grad = true;
+        impl->autograd->grad_fn = std::move(fn);
+        impl->autograd->output_nr = e.output_nr;
+      }
+      return Tensor(std::move(impl));
+    }
+  }
+  Tensor c = counted_cast(s, t, dtype);
+  SharedCast e;
+  e.source_storage = t.storage();
+  e.source = t.impl();
+  e.source_version = t.version();
+  e.recorded = recorded;
+  e.storage = c.storage();
+  if (recorded) {
+    e.grad_fn = c.grad_fn();
+    e.output_nr = c.autograd_meta()->output_nr;
+  }
+  e.version = c.version();
+  e.dtype = c.dtype();
+  e.shape = c.shape();
+  e.strides = c.strides();
+  e.offset = c.offset();
+  if (it != s.shared.end()) {
+    it->second = std::move(e);
+  } else {
+    if (s.shared.size() + 1 >= s.shared_sweep_at) sweep_shared_casts(s);
+    s.shared.emplace(std::move(key), std::move(e));
+  }
+  return c;
 }
 
 // Drops the casts whose parameter only the cache still holds (its model is
@@ -115,6 +246,7 @@ AutocastGuard::~AutocastGuard() {
   if (k.enabled && --s.open_guards == 0) {
     drop_casts(s, true);
     drop_orphaned_casts(s);
+    s.shared.clear();  // activations' casts end with the region, with or without a graph
   }
   s.enabled_kinds += static_cast<int>(prev_enabled_) - static_cast<int>(k.enabled);
   k.enabled = prev_enabled_;
@@ -129,24 +261,37 @@ AutocastResume::AutocastResume() : prev_(state().suspended) { state().suspended 
 
 AutocastResume::~AutocastResume() { state().suspended = prev_; }
 
-void clear_autocast_cache() { state().cache.clear(); }
+void clear_autocast_cache() {
+  state().cache.clear();
+  state().shared.clear();
+}
 
-void drop_recorded_autocast_casts() { drop_casts(state(), true); }
+void drop_recorded_autocast_casts() {
+  drop_casts(state(), true);
+  drop_shared_casts(state(), true);
+}
 
 size_t autocast_cache_size() { return state().cache.size(); }
+
+bool autocast_shared_casts_enabled() { return shared_casts_flag().load(std::memory_order_relaxed); }
+
+void set_autocast_shared_casts_enabled(bool on) { shared_casts_flag().store(on, std::memory_order_relaxed); }
+
+uint64_t autocast_casts_made() { return state().casts_made; }
 
 namespace detail {
 
 Tensor autocast_cast(const Tensor& t, DType dtype) {
   if (t.dtype() == dtype) return t;
-  // Parameters only: activations are used once, and caching them would keep them alive.
-  const bool cacheable = t.is_leaf() && t.requires_grad();
-  if (!cacheable) return cast(t, dtype);
   AutocastState& s = state();
+  // Parameters (leaves that require grad) are held by their model: their
+  // casts are cached strongly, for the region or across an evaluation.
+  const bool parameter = t.is_leaf() && t.requires_grad();
+  if (!parameter) return autocast_shared_casts_enabled() ? shared_cast(s, t, dtype) : counted_cast(s, t, dtype);
   const CacheKey key{t.impl().get(), dtype, grad_enabled()};
   auto it = s.cache.find(key);
   if (it != s.cache.end() && it->second.version == t.version()) return it->second.cast;
-  Tensor c = cast(t, dtype);
+  Tensor c = counted_cast(s, t, dtype);
   s.cache[key] = CachedCast{t, t.version(), c};
   return c;
 }

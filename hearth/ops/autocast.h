@@ -28,9 +28,20 @@
 // opens with grad mode on (training resumes). A parameter written in place
 // (its version changes) is cast again.
 //
+// Any other tensor's cast is shared by the ops that read the same tensor while
+// it is alive and unchanged: BERT's float32 hidden state (LayerNorm runs in
+// float32) is cast to bfloat16 once for its query, key and value projections,
+// not once each. Under grad mode the shared cast is one node of the graph, so
+// its gradient is the sum of its consumers' (added in the cast's dtype, where
+// the linears' backward adds into the partial sum), cast back once. See
+// autocast.cpp for what the cache holds (nothing alive by itself).
+//
 // The state is thread-local, like grad mode. Backward passes run with autocast
 // suspended: backward formulas see the dtypes their forward chose.
 #pragma once
+
+#include <cstddef>
+#include <cstdint>
 
 #include "hearth/core/device.h"
 #include "hearth/core/dtype.h"
@@ -90,11 +101,21 @@ class AutocastResume {
   bool prev_;
 };
 
-// Drops this thread's cached parameter casts.
+// Drops this thread's cached casts (parameters' and shared activations').
 void clear_autocast_cache();
 // Drops the casts that carry a graph (a backward pass releases it).
 void drop_recorded_autocast_casts();
 // How many parameter casts are cached (tests check that a weight is cast once).
 size_t autocast_cache_size();
+
+// Whether an activation's cast is shared by the ops that read it (above).
+// Read once from HEARTH_AUTOCAST_SHARED_CASTS (unset is on, 0 turns it off),
+// or the last set_autocast_shared_casts_enabled() (tests compare both paths in
+// one process). Parameters are cached either way.
+bool autocast_shared_casts_enabled();
+void set_autocast_shared_casts_enabled(bool on);
+// How many casts autocast has made on this thread (parameters' and
+// activations', not the reused ones): for tests and measurements.
+uint64_t autocast_casts_made();
 
 }  // namespace hearth

@@ -448,10 +448,13 @@ TEST(FusedGradAccumulation, ResNet50TakesOneSumPerBlock) {
 TEST(FusedGradAccumulation, BertTakesFourSumsPerLayerInFloat32) {
   // Each layer: the hidden state's gradients from the query, key and value
   // projections and the residual (3 sums), and the attention output's from
-  // the intermediate projection and the residual (1). Under bf16 autocast each
-  // projection casts the float32 hidden state (layer norm's output) for
-  // itself, so the sums meet behind the casts' backward, where no producer
-  // adds: none is taken over.
+  // the intermediate projection and the residual (1). Under bf16 autocast the
+  // float32 hidden state (layer norm's output) is cast once for the three
+  // projections, whose gradients meet at that bfloat16 cast: the key's and
+  // the value's (or query's) backward add into it (2 per layer); the sums of
+  // the float32 tensors meet behind the casts' backward, where no producer
+  // adds. With HEARTH_AUTOCAST_SHARED_CASTS=0 each projection casts for
+  // itself and none is taken over.
   nn::models::BertConfig c;
   c.vocab_size = 50;
   c.hidden_size = 16;
@@ -462,8 +465,11 @@ TEST(FusedGradAccumulation, BertTakesFourSumsPerLayerInFloat32) {
   c.hidden_dropout_prob = 0.0;
   c.attention_probs_dropout_prob = 0.0;
   c.num_labels = 3;
-  for (bool autocast : {false, true}) {
-    SCOPED_TRACE(autocast ? "bf16 autocast" : "float32");
+  const bool shared_before = autocast_shared_casts_enabled();
+  for (int mode : {0, 1, 2}) {
+    const bool autocast = mode > 0, shared = mode == 1;
+    SCOPED_TRACE(!autocast ? "float32" : shared ? "bf16 autocast" : "bf16 autocast, a cast per projection");
+    set_autocast_shared_casts_enabled(shared);
     const uint64_t taken =
         expect_same_model_gradients([&] { return std::make_shared<nn::models::BertForSequenceClassification>(c); },
                                     [&](nn::Module& m) {
@@ -475,8 +481,9 @@ TEST(FusedGradAccumulation, BertTakesFourSumsPerLayerInFloat32) {
                                           .forward(ids, Tensor(), Tensor(), labels)
                                           .loss;
                                     });
-    EXPECT_EQ(taken, autocast ? 0u : 4u * c.num_hidden_layers);
+    EXPECT_EQ(taken, (!autocast ? 4u : shared ? 2u : 0u) * c.num_hidden_layers);
   }
+  set_autocast_shared_casts_enabled(shared_before);
 }
 
 // The kernels' contract (schemas/conv2d.h, schemas/matmul.h): the partial may
