@@ -28,11 +28,32 @@ void check_hyper(const char* op, bool ok, const char* what, double value) {
   HEARTH_CHECK(ok, ValueError, "[", op, "] invalid ", what, ": ", value);
 }
 
-// A tensor the kernel may write: itself when dense, else a dense copy that
-// finish() writes back.
+// The kernels update a parameter's tensors as flat arrays, element k of each
+// together. Tensors that share one dense layout (all contiguous, or all with
+// the parameter's strides and dense, as channels_last weights with their
+// channels_last gradients and state are) go to the kernel as they are; any
+// other group is copied to contiguous tensors and written back, which for a
+// channels_last CNN was two to four copies of every weight each step.
+bool dense(const Tensor& t) {
+  return t.is_contiguous() || (t.dim() == 4 && t.is_contiguous(MemoryFormat::channels_last));
+}
+
+bool one_flat_layout(const std::vector<Tensor>& group) {
+  bool all_contiguous = true, same_strides = dense(group[0]);
+  for (const Tensor& t : group) {
+    if (!t.defined()) continue;
+    all_contiguous = all_contiguous && t.is_contiguous();
+    same_strides = same_strides && t.strides() == group[0].strides();
+  }
+  return all_contiguous || same_strides;
+}
+
+// A tensor the kernel may write: itself when dense in the group's layout,
+// else a contiguous copy that finish() writes back.
 struct Writable {
   Tensor user, arg;
-  explicit Writable(const Tensor& t) : user(t), arg(!t.defined() || t.is_contiguous() ? t : contiguous(t.detach())) {}
+  Writable(const Tensor& t, bool as_is)
+      : user(t), arg(as_is || !t.defined() || t.is_contiguous() ? t : contiguous(t.detach())) {}
   void finish() const {
     if (!user.defined()) return;
     if (arg.is_same(user))
@@ -44,11 +65,15 @@ struct Writable {
 
 void run_step(OpHandle op, const std::vector<Tensor>& writable_in, const Tensor& grad, size_t grad_pos,
               const auto& attrs) {
+  std::vector<Tensor> group = writable_in;
+  group.push_back(grad);
+  const bool as_is = one_flat_layout(group);
   std::vector<Writable> w;
-  for (const Tensor& t : writable_in) w.emplace_back(t);
+  for (const Tensor& t : writable_in) w.emplace_back(t, as_is);
   std::vector<Tensor> inputs;
   for (const Writable& x : w) inputs.push_back(x.arg);
-  inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(grad_pos), grad.is_contiguous() ? grad : contiguous(grad));
+  inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(grad_pos),
+                as_is || grad.is_contiguous() ? grad : contiguous(grad));
   if (grad.numel() > 0) detail::run(op, inputs, {}, attrs);
   for (const Writable& x : w) x.finish();
 }
@@ -109,12 +134,13 @@ void run_foreach(OpHandle op, size_t per_group, const std::vector<std::vector<Te
     for (size_t i : members) {
       const std::vector<Tensor>& g = groups[i];
       if (g[1].numel() == 0) continue;
+      const bool as_is = one_flat_layout(g);
       for (size_t k = 0; k < per_group; ++k) {
         if (k == 1) {
-          inputs.push_back(g[1].is_contiguous() ? g[1].detach() : contiguous(g[1].detach()));
+          inputs.push_back(as_is || g[1].is_contiguous() ? g[1].detach() : contiguous(g[1].detach()));
           continue;
         }
-        w.emplace_back(g[k]);
+        w.emplace_back(g[k], as_is);
         inputs.push_back(w.back().arg);
       }
     }

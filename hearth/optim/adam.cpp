@@ -3,6 +3,7 @@
 #include <map>
 #include <vector>
 
+#include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/optim/functional.h"
 
@@ -81,7 +82,10 @@ void Adam::update(ParamGroup& group) {
     ParamState& st = state_for(p);
     auto slot = [&](const char* name) -> Tensor& {
       Tensor& t = st.tensors[name];
-      if (!t.defined()) t = zeros(p.shape(), p.dtype(), p.device());
+      if (!t.defined()) {  // in the parameter's layout, so the update reads them as one flat array
+        t = Tensor::empty(p.shape(), p.dtype(), p.device(), p.suggest_memory_format());
+        zero_(t);
+      }
       return t;
     };
     st.step += 1;

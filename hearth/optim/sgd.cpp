@@ -52,7 +52,8 @@ void SGD::update(ParamGroup& group) {
       ParamState& st = state_for(p);
       Tensor& slot = st.tensors["momentum_buffer"];
       if (!slot.defined()) {
-        slot = empty(p.shape(), p.dtype(), p.device());
+        // In the parameter's layout, so the update reads all three as one flat array.
+        slot = Tensor::empty(p.shape(), p.dtype(), p.device(), p.suggest_memory_format());
         fresh = 1;
       }
       buf = slot;

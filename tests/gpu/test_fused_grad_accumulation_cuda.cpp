@@ -100,9 +100,7 @@ void expect_close_gradients(const LossFn& f, const std::vector<Tensor>& inputs, 
 // sum(y * v) for a fixed random v on y's device, in float32.
 Tensor weighted(const Tensor& y, uint64_t seed) {
   manual_seed(seed);
-  // v in y's layout, so the product's gradient keeps it: a gradient in
-  // another layout than the convolution writes is (rightly) never added into.
-  const Tensor v = contiguous(randn(y.shape(), DType::float32).to(y.device(), y.dtype()), y.suggest_memory_format());
+  const Tensor v = randn(y.shape(), DType::float32).to(y.device(), y.dtype());
   return sum(mul(y, v).to(DType::float32));
 }
 
@@ -126,7 +124,11 @@ class FusedGradAccumulationCuda : public ::testing::TestWithParam<DType> {
 
 TEST_P(FusedGradAccumulationCuda, ConvolutionAndAnotherConsumerInBothOrders) {
   HEARTH_REQUIRE_CUDA();
-  for (Layout layout : {Layout{"NCHW", false}, Layout{"NHWC", true}}) {
+  // NCHW only, as on the CPU: in NHWC the product's gradient comes out of
+  // sum's broadcast backward in NCHW, and a partial in another layout than the
+  // convolution writes is (rightly) added as before. TwoConvolutionsOfOneInput
+  // and the residual blocks below cover NHWC, where every gradient is NHWC.
+  for (Layout layout : {Layout{"NCHW", false}}) {
     for (bool conv_second : {true, false}) {
       SCOPED_TRACE(std::string(layout.name) + (conv_second ? ", convolution second" : ", convolution first"));
       manual_seed(3);
