@@ -79,8 +79,12 @@ TEST_P(StepGraphCuda, ReplayedStepsMatchEagerSteps) {
   const TrainingRun graphed = train_small_cnn(true, bf16, 8);
   ASSERT_TRUE(graphed.replayed);
   ASSERT_EQ(graphed.losses.size(), eager.losses.size());
+  // cuDNN may pick engines that reduce with atomics (split reductions, as
+  // PyTorch allows by default), so two runs of the same float32 step can
+  // differ in the last bits; repeated runs showed up to 1.1e-5 relative by
+  // the eighth step. A replay that computed anything else would be off by far more.
   for (size_t i = 0; i < eager.losses.size(); ++i)
-    EXPECT_NEAR(graphed.losses[i], eager.losses[i], 1e-5 * std::abs(eager.losses[i])) << "step " << i;
+    EXPECT_NEAR(graphed.losses[i], eager.losses[i], 1e-4 * std::abs(eager.losses[i])) << "step " << i;
   EXPECT_LT(eager.losses.back(), 0.5 * eager.losses.front()) << "the model did not train";
   ASSERT_EQ(graphed.weights.size(), eager.weights.size());
   for (size_t i = 0; i < eager.weights.size(); ++i)

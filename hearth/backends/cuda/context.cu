@@ -5,7 +5,6 @@
 
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
-#include "hearth/core/env.h"
 
 namespace hearth::cuda {
 namespace {
@@ -29,16 +28,7 @@ std::unique_ptr<DeviceContext> create(int device) {
   HEARTH_CUDA_CHECK(cudaSetDevice(device));
   HEARTH_CUDA_CHECK(cudaGetDeviceProperties(&c->props, device));
   // A non-blocking stream: no implicit sync with the legacy default stream.
-  // Its priority is one step above the default at which side streams (the
-  // image decoders' decoding and resampling) run, so when both have blocks
-  // waiting the SMs take the training step's first, and a step's kernels are
-  // not slowed by the next batch being made; the collectives' stream stays
-  // above both (nccl_process_group.cpp). HEARTH_CUDA_STREAM_PRIORITY=default
-  // keeps every stream at the default.
-  int least = 0, greatest = 0;
-  HEARTH_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  const bool raise = env_string("HEARTH_CUDA_STREAM_PRIORITY", "high") != "default" && greatest < least;
-  HEARTH_CUDA_CHECK(cudaStreamCreateWithPriority(&c->stream, cudaStreamNonBlocking, raise ? least - 1 : least));
+  HEARTH_CUDA_CHECK(cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
   return c;
 }
 
