@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "hearth/backends/cpu/onednn/onednn.h"
 #include "hearth/backends/cpu/parallel.h"
 
 namespace hearth::cpu {
@@ -41,11 +42,25 @@ void blas(bool ta, bool tb, int64_t m, int64_t n, int64_t k, double alpha, const
               blas_int(std::max<int64_t>(ldc, std::max<int64_t>(n, 1))));
 }
 
+// Float32 goes to oneDNN where it is built (onednn/sgemm.cpp says why),
+// threaded by oneDNN itself when large, else on the calling thread; the
+// reference (HEARTH_CPU_REFERENCE=1, float64, or oneDNN absent) below.
+bool onednn_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                 const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  const bool threaded = num_threads() > 1 && 2.0 * m * n * k >= kParallelFlops;
+  return onednn::sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, threaded);
+}
+bool onednn_gemm(bool, bool, int64_t, int64_t, int64_t, double, const double*, int64_t, const double*, int64_t, double,
+                 double*, int64_t) {
+  return false;
+}
+
 template <typename T>
 void threaded_gemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, T alpha, const T* a, int64_t lda, const T* b,
                    int64_t ldb, T beta, T* c, int64_t ldc) {
   const int threads = num_threads();
   if (m == 0 || n == 0) return;
+  if (onednn_gemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc)) return;
   if (threads <= 1 || in_parallel_region() || 2.0 * m * n * k < kParallelFlops) {
     blas(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
     return;

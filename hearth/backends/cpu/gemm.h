@@ -1,5 +1,8 @@
-// The one door to OpenBLAS for every CPU kernel (matmul, convolution, linear),
-// so the threading policy lives in one place.
+// The one door to the GEMM libraries for every CPU kernel (matmul,
+// convolution, linear), so the threading policy lives in one place. Float32
+// goes to oneDNN's sgemm where hearth is built with oneDNN (it picks its
+// kernels by the CPU's instruction sets; onednn/sgemm.cpp), float64 and the
+// reference (HEARTH_CPU_REFERENCE=1) to OpenBLAS.
 //
 // Threading: hearth keeps OpenBLAS single-threaded and threads GEMMs itself
 // with OpenMP, the pool every other CPU kernel uses. Two pools on the same

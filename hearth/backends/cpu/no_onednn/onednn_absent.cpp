@@ -12,7 +12,7 @@ namespace {
   register_backend_library(kCpu, {"oneDNN", [] {
                                     return std::string(
                                         "not built (install libdnnl-dev and reconfigure): convolutions "
-                                        "through im2col and OpenBLAS");
+                                        "through im2col and OpenBLAS, float32 GEMMs through OpenBLAS");
                                   }});
   return true;
 }();
@@ -22,6 +22,11 @@ namespace {
 bool conv2d_forward(OpCall&) { return false; }
 bool conv2d_backward_input(OpCall&) { return false; }
 bool conv2d_backward_weight(OpCall&) { return false; }
+bool sgemm(bool, bool, int64_t, int64_t, int64_t, float, const float*, int64_t, const float*, int64_t, float, float*,
+           int64_t, bool) {
+  return false;
+}
+uint64_t sgemm_calls() { return 0; }
 uint64_t calls_taken() { return 0; }
 uint64_t weight_reorders() { return 0; }
 uint64_t weight_reorders_saved() { return 0; }

@@ -20,6 +20,15 @@ bool conv2d_forward(OpCall& call);
 bool conv2d_backward_input(OpCall& call);
 bool conv2d_backward_weight(OpCall& call);
 
+// Row-major float32 C[m, n] = alpha * op(A) op(B) + beta * C (cpu/gemm.h's
+// contract), on the calling thread alone unless `threaded` (then over the
+// OpenMP threads, except inside a parallel region). False where oneDNN is not
+// built, the reference is forced or oneDNN refuses the call (nothing written).
+bool sgemm(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+           const float* b, int64_t ldb, float beta, float* c, int64_t ldc, bool threaded);
+// How many GEMMs oneDNN has computed (0 where it is not built).
+uint64_t sgemm_calls();
+
 // How many calls oneDNN has computed in this process (0 where it is not
 // built): lets tests and benchmarks check which path a call took.
 uint64_t calls_taken();
