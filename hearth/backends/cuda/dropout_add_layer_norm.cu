@@ -24,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "hearth/backends/cuda/layer_norm_params.cuh"
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/backends/cuda/philox.cuh"
 #include "hearth/backends/cuda/step_graph.h"
@@ -327,50 +328,6 @@ __global__ void __launch_bounds__(kMaxRowThreads)
   }
 }
 
-// Column sums of g xhat and g over row chunk blockIdx.y (of gridDim.y), 32
-// columns per block: partials [2][chunks][K]. For rows the backward kernel
-// does not keep in registers.
-template <typename TD>
-__global__ void param_partials_kernel(const TD* __restrict__ g, const TD* __restrict__ s,
-                                      const acc_t<TD>* __restrict__ mean, const acc_t<TD>* __restrict__ rstd, int64_t M,
-                                      int64_t K, acc_t<TD>* partials) {
-  using A = acc_t<TD>;
-  __shared__ A smem[256];
-  const int64_t chunks = gridDim.y, chunk = blockIdx.y;
-  const int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  const int64_t r0 = M * chunk / chunks, r1 = M * (chunk + 1) / chunks;
-  A sw = 0, sb = 0;
-  if (j < K) {
-    for (int64_t r = r0 + threadIdx.y; r < r1; r += blockDim.y) {
-      const A gv = to_acc(g[r * K + j]);
-      sw += gv * ((to_acc(s[r * K + j]) - mean[r]) * rstd[r]);
-      sb += gv;
-    }
-  }
-  sw = column_reduce(sw, SumOp{}, smem);
-  sb = column_reduce(sb, SumOp{}, smem);
-  if (threadIdx.y == 0 && j < K) {
-    partials[chunk * K + j] = sw;
-    partials[(chunks + chunk) * K + j] = sb;
-  }
-}
-
-// The partials [2][chunks][K] summed in order, in double.
-template <typename TD>
-__global__ void param_final_kernel(const acc_t<TD>* __restrict__ partials, int64_t chunks, int64_t K, Param<TD> gw,
-                                   Param<TD> gb) {
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < K;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    double sw = 0, sb = 0;
-    for (int64_t k = 0; k < chunks; ++k) {
-      sw += partials[k * K + j];
-      sb += partials[(chunks + k) * K + j];
-    }
-    if (gw.p) gw.set(j, sw);
-    if (gb.p) gb.set(j, sb);
-  }
-}
-
 // For plan_rows: a pointer it finds misaligned when x (of XD, read VEC
 // elements at a time beside rows of TD) cannot take vector loads.
 template <typename XD, typename TD>
@@ -401,8 +358,10 @@ void forward(OpCall& call, int device, cudaStream_t st) {
       kernel<<<p.blocks, p.threads, 0, st>>>(xp, rp, param<TD>(call.in(2)), param<TD>(call.in(3)), yp, sp, mp, rsp, M,
                                              K, static_cast<A>(a.eps), p.tpr, drop);
     };
-    if (a.p > 0.0) go(forward_kernel<XD, TD, V, C, true>);
-    else go(forward_kernel<XD, TD, V, C, false>);
+    if (a.p > 0.0)
+      go(forward_kernel<XD, TD, V, C, true>);
+    else
+      go(forward_kernel<XD, TD, V, C, false>);
   });
   HEARTH_CUDA_CHECK_LAUNCH();
 }
@@ -424,8 +383,8 @@ void backward(OpCall& call, int device, cudaStream_t st) {
   const bool want_params = gw.defined() || gb.defined();
   const DropArgs drop = drop_args(a, device);
   const Device dev = sum.device();
-  RowPlan p =
-      plan_rows(M, K, sizeof(TD), sizeof(A), {gp, sp, grp, x_alignment<XD, TD>(gxp)}, device, true, kBackwardCacheElems);
+  RowPlan p = plan_rows(M, K, sizeof(TD), sizeof(A), {gp, sp, grp, x_alignment<XD, TD>(gxp)}, device, true,
+                        kBackwardCacheElems);
   // With the parameter sums in the kernel, one wave of blocks (each walks
   // its rows), so that each block's row of partials covers many rows.
   const bool fused_params = want_params && p.cached;
@@ -451,14 +410,18 @@ void backward(OpCall& call, int device, cudaStream_t st) {
     };
     if constexpr (C) {
       if (fused_params) {
-        if (a.p > 0.0) go(backward_kernel<XD, TD, V, C, true, true>, true);
-        else go(backward_kernel<XD, TD, V, C, false, true>, true);
+        if (a.p > 0.0)
+          go(backward_kernel<XD, TD, V, C, true, true>, true);
+        else
+          go(backward_kernel<XD, TD, V, C, false, true>, true);
         return;
       }
     }
     if (!gxp && !grp) return;  // only the parameters' gradients, from the column pass below
-    if (a.p > 0.0) go(backward_kernel<XD, TD, V, C, true, false>, false);
-    else go(backward_kernel<XD, TD, V, C, false, false>, false);
+    if (a.p > 0.0)
+      go(backward_kernel<XD, TD, V, C, true, false>, false);
+    else
+      go(backward_kernel<XD, TD, V, C, false, false>, false);
   });
   HEARTH_CUDA_CHECK_LAUNCH();
   if (!want_params) return;
@@ -467,13 +430,13 @@ void backward(OpCall& call, int device, cudaStream_t st) {
     const int64_t target_blocks = static_cast<int64_t>(sm_count(device)) * 8;
     chunks = std::clamp<int64_t>((target_blocks + col_tiles - 1) / col_tiles, 1, std::min<int64_t>(1024, (M + 7) / 8));
     partials = Tensor::empty({2, chunks, K}, DType::float32, dev);
-    param_partials_kernel<TD>
+    layer_norm_param_partials_kernel<TD>
         <<<dim3(static_cast<unsigned>(col_tiles), static_cast<unsigned>(chunks)), dim3(32, 8), 0, st>>>(
             gp, sp, mp, rp, M, K, static_cast<A*>(partials.data_ptr()));
     HEARTH_CUDA_CHECK_LAUNCH();
   }
-  param_final_kernel<TD><<<channel_blocks(K), 256, 0, st>>>(static_cast<const A*>(partials.data_ptr()), chunks, K,
-                                                            param<TD>(gw), param<TD>(gb));
+  layer_norm_param_final_kernel<TD><<<channel_blocks(K), 256, 0, st>>>(static_cast<const A*>(partials.data_ptr()),
+                                                                       chunks, K, param<TD>(gw), param<TD>(gb));
   HEARTH_CUDA_CHECK_LAUNCH();
 }
 
