@@ -7,14 +7,13 @@
 #include "hearth/dispatch/schemas/attention_softmax.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <limits>
 #include <vector>
 
+#include "hearth/backends/cpu/dropout_keep.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
@@ -63,12 +62,10 @@ void attention_softmax_kernel(OpCall& call) {
         for (int64_t c = 0; c < S; ++c) yr[c] = static_cast<T>(e[c] * inv);
         if (!drop) continue;
         T* pr = pp + r * S;
-        std::array<uint32_t, 4> bits{};
-        uint64_t counter = ~uint64_t{0};
+        DropoutKeep keeps(a.seed, a.offset, a.p);
         for (int64_t c = 0; c < S; ++c) {
           const uint64_t i = static_cast<uint64_t>(r * S + c);
-          if (i / 4 != counter) bits = philox4x32(a.offset + (counter = i / 4), 0, a.seed);
-          const bool k = static_cast<double>(uint_to_unit_float(bits[i % 4])) >= a.p;
+          const bool k = keeps(i);
           kp[i] = k;
           pr[c] = k ? static_cast<T>(static_cast<Cm>(yr[c]) * drop_scale) : T(Cm(0));
         }

@@ -3,6 +3,7 @@
 // philox(offset + i/4)) for every dtype, so any backend drops the same elements.
 #include "hearth/dispatch/schemas/dropout.h"
 
+#include "hearth/backends/cpu/dropout_keep.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/generator.h"
@@ -27,7 +28,7 @@ void dropout_kernel(OpCall& call) {
         const auto r = philox4x32(a.offset + c, 0, a.seed);
         for (int64_t k = 0; k < 4 && 4 * c + k < n; ++k) {
           const int64_t i = 4 * c + k;
-          const bool keep = static_cast<double>(uint_to_unit_float(r[k])) >= a.p;
+          const bool keep = dropout_keeps(r[k], a.p);
           mp[i] = keep;
           yp[i] = keep ? static_cast<T>(static_cast<Cm>(xp[i]) * scale) : T(Cm(0));
         }

@@ -6,38 +6,17 @@
 // norm's row loops are layer_norm.cpp's own (layer_norm_rows.h).
 #include "hearth/dispatch/schemas/dropout_add_layer_norm.h"
 
-#include <array>
 #include <type_traits>
 #include <vector>
 
+#include "hearth/backends/cpu/dropout_keep.h"
 #include "hearth/backends/cpu/layer_norm_rows.h"
 #include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/core/generator.h"
 
 namespace hearth::cpu {
 namespace {
-
-// Dropout's keep decision for element i of the flat [M * K] tensor, drawing
-// each Philox counter once for its four consecutive elements.
-class KeepDraw {
- public:
-  explicit KeepDraw(const DropoutAddLayerNormAttrs& a) : seed_(a.seed), offset_(a.offset), p_(a.p) {}
-  bool operator()(uint64_t i) {
-    if (i / 4 != counter_) {
-      counter_ = i / 4;
-      bits_ = philox4x32(offset_ + counter_, 0, seed_);
-    }
-    return static_cast<double>(uint_to_unit_float(bits_[i % 4])) >= p_;
-  }
-
- private:
-  uint64_t seed_, offset_;
-  double p_;
-  uint64_t counter_ = ~uint64_t{0};
-  std::array<uint32_t, 4> bits_{};
-};
 
 // f(TypeTag<X>, TypeTag<T>) for x's dtype X and the residual's T: the same
 // dtype, or a half X beside a float32 T.
@@ -49,8 +28,8 @@ void visit_pair(DType xd, DType td, F&& f) {
     if constexpr (std::is_same_v<X, BFloat16> || std::is_same_v<X, Half>) {
       if (td == DType::float32) return f(xtag, TypeTag<float>{});
     }
-    HEARTH_THROW(TypeError, "[dropout_add_layer_norm] no CPU kernel for x of ", dtype_name(xd), " beside a residual of ",
-                 dtype_name(td));
+    HEARTH_THROW(TypeError, "[dropout_add_layer_norm] no CPU kernel for x of ", dtype_name(xd),
+                 " beside a residual of ", dtype_name(td));
   });
 }
 
@@ -74,7 +53,7 @@ void forward_kernel(OpCall& call) {
     const Cx scale = static_cast<Cx>(1.0 / (1.0 - a.p));  // dropout's
     parallel_for(M, layer_norm_row_grain(K), [&](int64_t rb, int64_t re) {
       std::vector<T> scratch(sp ? 0 : K);
-      KeepDraw keep(a);
+      DropoutKeep keep(a.seed, a.offset, a.p);
       for (int64_t r = rb; r < re; ++r) {
         const X* xr = xp + r * K;
         const T* rr = rp + r * K;
@@ -110,22 +89,21 @@ void backward_kernel(OpCall& call) {
     X* gxp = gx.defined() ? static_cast<X*>(gx.data_ptr()) : nullptr;
     const bool drop = a.p > 0.0;
     const Cx scale = static_cast<Cx>(1.0 / (1.0 - a.p));
-    layer_norm_backward_rows(static_cast<const T*>(g.data_ptr()), static_cast<const T*>(sum.data_ptr()),
-                             static_cast<const Ct*>(call.in(2).data_ptr()),
-                             static_cast<const Ct*>(call.in(3).data_ptr()), w, M, K, gs, want_params, sw, sb,
-                             [&](int64_t r) {
-                               if (!gxp) return;
-                               const T* gr = gs + r * K;
-                               X* out = gxp + r * K;
-                               KeepDraw keep(a);
-                               for (int64_t j = 0; j < K; ++j) {
-                                 const X gv = static_cast<X>(static_cast<Ct>(gr[j]));  // the cast to x's dtype
-                                 out[j] = !drop ? gv
-                                          : keep(static_cast<uint64_t>(r * K + j))
-                                              ? static_cast<X>(static_cast<Cx>(gv) * scale)
-                                              : X(Cx(0));
-                               }
-                             });
+    layer_norm_backward_rows(
+        static_cast<const T*>(g.data_ptr()), static_cast<const T*>(sum.data_ptr()),
+        static_cast<const Ct*>(call.in(2).data_ptr()), static_cast<const Ct*>(call.in(3).data_ptr()), w, M, K, gs,
+        want_params, sw, sb, [&](int64_t r) {
+          if (!gxp) return;
+          const T* gr = gs + r * K;
+          X* out = gxp + r * K;
+          DropoutKeep keep(a.seed, a.offset, a.p);
+          for (int64_t j = 0; j < K; ++j) {
+            const X gv = static_cast<X>(static_cast<Ct>(gr[j]));  // the cast to x's dtype
+            out[j] = !drop                                    ? gv
+                     : keep(static_cast<uint64_t>(r * K + j)) ? static_cast<X>(static_cast<Cx>(gv) * scale)
+                                                              : X(Cx(0));
+          }
+        });
   });
   if (gw.defined()) write_doubles(gw, sw);
   if (gb.defined()) write_doubles(gb, sb);

@@ -14,13 +14,12 @@
 #include "hearth/dispatch/schemas/fused_attention.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 #include <vector>
 
+#include "hearth/backends/cpu/dropout_keep.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
-#include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::cpu {
@@ -40,22 +39,6 @@ struct View4 {
         s3(t.strides()[3]),
         D(t.size(3)) {}
   T* row(int64_t b, int64_t h, int64_t r) const { return data + b * s0 + h * s1 + r * s2; }
-};
-
-// Element i's keep decision: lane i % 4 of philox(offset + i / 4), as dropout draws.
-class DropoutMask {
- public:
-  DropoutMask(uint64_t seed, uint64_t offset, double p) : seed_(seed), offset_(offset), p_(p) {}
-  bool keep(uint64_t i) {
-    if (i / 4 != counter_) bits_ = philox4x32(offset_ + (counter_ = i / 4), 0, seed_);
-    return static_cast<double>(uint_to_unit_float(bits_[i % 4])) >= p_;
-  }
-
- private:
-  uint64_t seed_, offset_;
-  double p_;
-  uint64_t counter_ = ~uint64_t{0};
-  std::array<uint32_t, 4> bits_{};
 };
 
 // Query row l's scores against every key, x[s] = scale * (q[l] . k[s]) + mask[l, s], in Cm.
@@ -107,7 +90,7 @@ void fused_attention_kernel(OpCall& call) {
     const Cm scale = static_cast<Cm>(a.scale), drop_scale = static_cast<Cm>(1.0 / (1.0 - a.p));
     parallel_for(n.B * n.H, 1, [&](int64_t begin, int64_t end) {
       std::vector<Cm> x(static_cast<size_t>(n.S)), acc(static_cast<size_t>(n.Dv));
-      DropoutMask keep(a.seed, a.offset, a.p);
+      DropoutKeep keep(a.seed, a.offset, a.p);
       for (int64_t bh = begin; bh < end; ++bh) {
         const int64_t b = bh / n.H, h = bh % n.H;
         for (int64_t l = 0; l < n.L; ++l) {
@@ -122,7 +105,7 @@ void fused_attention_kernel(OpCall& call) {
           std::fill(acc.begin(), acc.end(), Cm(0));
           for (int64_t s = 0; s < n.S; ++s) {
             Cm w = x[s] * inv;
-            if (drop) w = keep.keep(static_cast<uint64_t>(((b * n.H + h) * n.L + l) * n.S + s)) ? w * drop_scale : 0;
+            if (drop) w = keep(static_cast<uint64_t>(((b * n.H + h) * n.L + l) * n.S + s)) ? w * drop_scale : 0;
             const Cm wt = static_cast<Cm>(static_cast<T>(w));
             const T* vr = vv.row(b, h, s);
             for (int64_t e = 0; e < n.Dv; ++e) acc[e] += wt * static_cast<Cm>(vr[e * vv.s3]);
@@ -155,7 +138,7 @@ void fused_attention_backward_kernel(OpCall& call) {
       std::vector<Cm> x(static_cast<size_t>(n.S)), ds(static_cast<size_t>(n.S));
       std::vector<Cm> dk(static_cast<size_t>(n.S * n.D)), dv(static_cast<size_t>(n.S * n.Dv));
       std::vector<Cm> dq(static_cast<size_t>(n.D));
-      DropoutMask keep(seed, offset, a.p);
+      DropoutKeep keep(seed, offset, a.p);
       for (int64_t bh = begin; bh < end; ++bh) {
         const int64_t b = bh / n.H, h = bh % n.H;
         std::fill(dk.begin(), dk.end(), Cm(0));
@@ -171,7 +154,7 @@ void fused_attention_backward_kernel(OpCall& call) {
             dsum += static_cast<Cm>(gor[e * gov.s3]) * static_cast<Cm>(orow[e * ov.s3]);
           for (int64_t s = 0; s < n.S; ++s) {
             const Cm w = std::exp(x[s] - row_lse);
-            const bool kept = !drop || keep.keep(static_cast<uint64_t>(((b * n.H + h) * n.L + l) * n.S + s));
+            const bool kept = !drop || keep(static_cast<uint64_t>(((b * n.H + h) * n.L + l) * n.S + s));
             const Cm wd = static_cast<Cm>(static_cast<T>(!drop ? w : kept ? w * drop_scale : Cm(0)));
             const T* vr = vv.row(b, h, s);
             Cm dw = 0;
