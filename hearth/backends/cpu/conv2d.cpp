@@ -275,12 +275,7 @@ void backward_input_accumulating(OpCall& call) {
   own.outputs = {
       Tensor::empty({out.numel()}, out.dtype(), out.device()).as_strided_view(out.shape(), out.strides(), 0)};
   kernel(own);
-  visit_floating(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    binary_loop<T, T, T>(out, call.in(2), own.out(0),
-                         [](T a, T b) { return static_cast<T>(static_cast<C>(a) + static_cast<C>(b)); });
-  });
+  add_partial_sum(out, call.in(2), own.out(0));
 }
 
 // conv2d_relu and conv2d_add_relu: the same kernel, which reads the ReLU from

@@ -47,6 +47,19 @@ void run_binary(OpCall& call, F&& make_fn) {
   });
 }
 
+// out = partial + own for the floating dtypes, rounded as the add op rounds:
+// how a kernel with a partial-sum operand (conv2d_backward_input, bmm) adds
+// the product it computed on its own, so its result is the plain path's
+// add(partial, product) bit for bit.
+inline void add_partial_sum(const Tensor& out, const Tensor& partial, const Tensor& own) {
+  visit_floating(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = compute_t<T>;
+    binary_loop<T, T, T>(out, partial, own,
+                         [](T a, T b) { return static_cast<T>(static_cast<C>(a) + static_cast<C>(b)); });
+  });
+}
+
 template <typename T>
 T wrapping_neg(T x) {
   using U = std::make_unsigned_t<T>;

@@ -116,12 +116,7 @@ void bmm_kernel(OpCall& call) {
   own.inputs.resize(3);
   own.outputs = {Tensor::empty(out.shape(), out.dtype(), out.device())};
   product_kernel(own);
-  visit_floating(out.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = compute_t<T>;
-    binary_loop<T, T, T>(out, call.in(3), own.out(0),
-                         [](T a, T b) { return static_cast<T>(static_cast<C>(a) + static_cast<C>(b)); });
-  });
+  add_partial_sum(out, call.in(3), own.out(0));
 }
 
 HEARTH_REGISTER_KERNEL(bmm, kCpu, bmm_kernel, DTypeSet::floating());
