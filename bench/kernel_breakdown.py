@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
 """Where PyTorch's training step spends its device time, by kernel family.
 
-Profiles a few bf16 channels-last training steps (the same workload as
-compare_pytorch.py: ResNet-50 batch 128 or VGG16 batch 64, SGD with momentum,
-synthetic data) in PyTorch eager or under torch.compile, and prints the CUDA
+Profiles a few bf16 training steps (the same workload as compare_pytorch.py:
+ResNet-50 batch 128 or VGG16 batch 64 channels-last with SGD and momentum,
+BERT-base batch 64 x 128 tokens with AdamW; synthetic data) in PyTorch eager or under torch.compile, and prints the CUDA
 kernel time per step grouped by family (convolutions, GEMMs, Triton's fused
 kernels, batch norm, elementwise, optimizer, copies), with the largest kernels.
 It is the reference side of hearth's `HEARTH_PROFILE_OPS=events` table.
 
     python3 bench/kernel_breakdown.py --model resnet50 --mode compile [--steps 5] [--top 12]
+    python3 bench/kernel_breakdown.py --model bert-base --mode compile
 """
 import argparse
 import collections
@@ -17,14 +18,16 @@ import torch
 import torch.nn as nn
 import torchvision
 
-BATCH = {"resnet50": 128, "vgg16": 64}
+BATCH = {"resnet50": 128, "vgg16": 64, "bert-base": 64}
 
 # First match wins; names are lower-cased kernel names.
 FAMILIES = [
     ("convolution", ("conv", "xmma", "implicit", "dgrad", "wgrad", "fprop", "cudnn")),
     ("triton fused", ("triton",)),
     ("batch norm", ("batch_norm", "batchnorm", "welford", "bn_")),
-    ("gemm", ("gemm", "cutlass", "cublas", "sm90_")),
+    ("layer norm", ("layer_norm", "layernorm")),
+    ("attention", ("flash", "fmha", "attention", "sdpa")),
+    ("gemm", ("gemm", "cutlass", "cublas", "sm90_", "nvjet")),
     ("optimizer", ("multi_tensor", "foreach", "sgd", "adam")),
     ("copy / cast", ("copy", "cast", "fill")),
     ("reduction", ("reduce", "softmax", "nll", "cross_entropy", "log_softmax")),
@@ -51,16 +54,24 @@ def main():
 
     torch.manual_seed(0)
     bs = BATCH[args.model]
-    model = getattr(torchvision.models, args.model)(num_classes=1000).cuda().to(memory_format=torch.channels_last)
-    x = torch.randn(bs, 3, 224, 224, device="cuda").contiguous(memory_format=torch.channels_last)
-    y = torch.randint(0, 1000, (bs,), device="cuda")
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    if args.model == "bert-base":
+        from transformers import BertConfig, BertForSequenceClassification
+        model = BertForSequenceClassification(BertConfig(num_labels=2)).cuda()
+        x = torch.randint(0, 28996, (bs, 128), device="cuda")
+        y = torch.randint(0, 2, (bs,), device="cuda")
+        opt = torch.optim.AdamW(model.parameters(), lr=2e-5)
+    else:
+        model = getattr(torchvision.models, args.model)(num_classes=1000).cuda().to(memory_format=torch.channels_last)
+        x = torch.randn(bs, 3, 224, 224, device="cuda").contiguous(memory_format=torch.channels_last)
+        y = torch.randint(0, 1000, (bs,), device="cuda")
+        opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     forward = torch.compile(model) if args.mode == "compile" else model
     loss_fn = nn.CrossEntropyLoss()
 
     def step():
         with torch.autocast("cuda", dtype=torch.bfloat16):
-            loss = loss_fn(forward(x).float(), y)
+            out = forward(x)
+            loss = loss_fn((out.logits if hasattr(out, "logits") else out).float(), y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
