@@ -152,9 +152,9 @@
   X(adaptive_avg_pool2d,          pooling,           NoAttrs,               (),           0, false, (adaptive_avg_pool2d_backward)) \
   X(adaptive_avg_pool2d_backward, pooling,           NoAttrs,               (),           0, false, ())           \
   /* batch_norm; _relu: max(y, 0); _add_relu: max(y + residual, 0), the residual a sixth input */               \
-  X(batch_norm,                   batch_norm,        BatchNormAttrs,        (1, 2),       0, false, (batch_norm_backward)) \
-  X(batch_norm_relu,              batch_norm,        BatchNormAttrs,        (1, 2),       0, false, (batch_norm_backward)) \
-  X(batch_norm_add_relu,          batch_norm,        BatchNormAttrs,        (1, 2),       0, false, (batch_norm_backward)) \
+  X(batch_norm,                   batch_norm,        BatchNormAttrs,        (1, 2, 6),    0, false, (batch_norm_backward)) \
+  X(batch_norm_relu,              batch_norm,        BatchNormAttrs,        (1, 2, 6),    0, false, (batch_norm_backward)) \
+  X(batch_norm_add_relu,          batch_norm,        BatchNormAttrs,        (1, 2, 6),    0, false, (batch_norm_backward)) \
   X(batch_norm_backward,          batch_norm,        BatchNormAttrs,        (),           0, false, ())           \
   /* layer_norm */                                                                                               \
   X(layer_norm,                   layer_norm,        LayerNormAttrs,        (),           0, false, (layer_norm_backward)) \

@@ -61,11 +61,17 @@ Tensor BatchNorm::normalize(const Tensor& x, bool relu, const Tensor& residual) 
   HEARTH_CHECK(x.size(1) == num_features, ShapeError, "[", type_name(), "] expected ", num_features,
                " channels (dim 1), got input of shape ", x.shape_string());
   double factor = momentum.value_or(0.0);
+  // With a momentum the batch norm's kernels count the batch themselves; the
+  // cumulative average (momentum None) needs the new count on the host first.
+  Tensor counter;
   if (is_training() && track_running_stats) {
-    NoGradGuard no_grad;
-    copy_(num_batches_tracked, add(num_batches_tracked, 1));
-    // The cumulative average needs the count on the host.
-    if (!momentum) factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
+    if (momentum && num_batches_tracked.device() == x.device()) {
+      counter = num_batches_tracked;
+    } else {
+      NoGradGuard no_grad;
+      copy_(num_batches_tracked, add(num_batches_tracked, 1));
+      if (!momentum) factor = 1.0 / static_cast<double>(num_batches_tracked.item<int64_t>());
+    }
   }
   // Batch statistics while training, and also in eval mode when no running
   // statistics are kept (PyTorch's rule).
@@ -73,9 +79,10 @@ Tensor BatchNorm::normalize(const Tensor& x, bool relu, const Tensor& residual) 
   const bool update = is_training() && track_running_stats;
   const Tensor rm = update || !use_batch_stats ? running_mean : Tensor();
   const Tensor rv = update || !use_batch_stats ? running_var : Tensor();
-  if (residual.defined()) return batch_norm_add_relu(x, residual, rm, rv, weight, bias, use_batch_stats, factor, eps);
-  if (relu) return batch_norm_relu(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
-  return batch_norm(x, rm, rv, weight, bias, use_batch_stats, factor, eps);
+  if (residual.defined())
+    return batch_norm_add_relu(x, residual, rm, rv, weight, bias, use_batch_stats, factor, eps, counter);
+  if (relu) return batch_norm_relu(x, rm, rv, weight, bias, use_batch_stats, factor, eps, counter);
+  return batch_norm(x, rm, rv, weight, bias, use_batch_stats, factor, eps, counter);
 }
 
 std::string BatchNorm::extra_repr() const {

@@ -73,10 +73,22 @@ Tensor residual_operand(const char* name, const Tensor& residual, const Tensor& 
   return residual.dtype() == x.dtype() ? residual : cast(residual, x.dtype());
 }
 
+// The step counter a training call increments in its own kernel: one int64
+// element on x's device.
+void check_step_counter(const char* name, const Tensor& counter, const Tensor& x) {
+  if (!counter.defined()) return;
+  HEARTH_CHECK(counter.dtype() == DType::int64 && counter.numel() == 1, TypeError, "[", name,
+               "] num_batches_tracked must be a one-element int64 tensor, got ", dtype_name(counter.dtype()), " of shape ",
+               counter.shape_string());
+  HEARTH_CHECK(counter.device() == x.device(), DeviceError, "[", name, "] expected num_batches_tracked on ",
+               x.device().str(), " with the input, got ", counter.device().str());
+  detail::check_inplace_allowed(name, counter);
+}
+
 // residual (only with relu): y = relu(batch_norm(x) + residual).
 Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                        const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps, bool relu,
-                       const Tensor& residual = Tensor()) {
+                       const Tensor& residual, const Tensor& num_batches_tracked) {
   // The fused forms are ops of their own (one kernel each backend registers
   // for all three, reading the ReLU from the attributes).
   static OpHandle plain_op = detail::op_handle(OpId::batch_norm);
@@ -101,6 +113,7 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
   if (training) {
     if (running_mean.defined()) detail::check_inplace_allowed(name, running_mean);
     if (running_var.defined()) detail::check_inplace_allowed(name, running_var);
+    check_step_counter(name, num_batches_tracked, x);
   }
 
   const Tensor res = residual_operand(name, residual, x);
@@ -116,16 +129,20 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
   // may recompute the mask from it and x instead of reading the output).
   const bool keep_affine = relu && !res.defined() && autograd::any_requires_grad({x, weight, bias});
   Tensor affine = keep_affine ? Tensor::empty({2, C}, acc, dev) : Tensor();
-  RunningStat rm(running_mean), rv(running_var);
+  RunningStat rm(running_mean), rv(running_var), counter(training ? num_batches_tracked : Tensor());
   const BatchNormAttrs attrs{training, momentum, eps, relu};
   if (C > 0) {
     detail::run(op,
                 {x3, rm.arg, rv.arg, detail::dense_detached(weight), detail::dense_detached(bias),
-                 res.defined() ? layout.matrix(res) : Tensor()},
+                 res.defined() ? layout.matrix(res) : Tensor(), counter.arg},
                 {layout.matrix_of_empty(y), mean, invstd, affine}, attrs);
+  } else if (counter.arg.defined()) {
+    NoGradGuard no_grad;
+    copy_(counter.arg, add(counter.arg, 1));  // no kernel ran to count the batch
   }
   rm.finish(training && C > 0);
   rv.finish(training && C > 0);
+  counter.finish(training);
 
   if (autograd::any_requires_grad({x, weight, bias, res})) {
     // The fused ReLU's mask comes from the output, saved as the kernels' matrix.
@@ -165,21 +182,24 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
 }  // namespace
 
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps) {
-  return batch_norm_impl("batch_norm", x, running_mean, running_var, weight, bias, training, momentum, eps, false);
+                  const Tensor& bias, bool training, double momentum, double eps, const Tensor& num_batches_tracked) {
+  return batch_norm_impl("batch_norm", x, running_mean, running_var, weight, bias, training, momentum, eps, false,
+                         Tensor(), num_batches_tracked);
 }
 
 Tensor batch_norm_relu(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                       const Tensor& bias, bool training, double momentum, double eps) {
-  return batch_norm_impl("batch_norm_relu", x, running_mean, running_var, weight, bias, training, momentum, eps, true);
+                       const Tensor& bias, bool training, double momentum, double eps,
+                       const Tensor& num_batches_tracked) {
+  return batch_norm_impl("batch_norm_relu", x, running_mean, running_var, weight, bias, training, momentum, eps, true,
+                         Tensor(), num_batches_tracked);
 }
 
 Tensor batch_norm_add_relu(const Tensor& x, const Tensor& residual, const Tensor& running_mean,
                            const Tensor& running_var, const Tensor& weight, const Tensor& bias, bool training,
-                           double momentum, double eps) {
+                           double momentum, double eps, const Tensor& num_batches_tracked) {
   detail::check_defined("batch_norm_add_relu", residual, "residual");
   return batch_norm_impl("batch_norm_add_relu", x, running_mean, running_var, weight, bias, training, momentum, eps,
-                         true, residual);
+                         true, residual, num_batches_tracked);
 }
 
 }  // namespace hearth

@@ -33,13 +33,17 @@ Tensor adaptive_avg_pool2d(const Tensor& x, Pair output_size);
 // training: normalise with batch statistics and update running_mean/var in place
 // (momentum as PyTorch: running = (1 - m) * running + m * batch, unbiased var).
 // Otherwise normalise with the running statistics. weight/bias optional.
+// num_batches_tracked (optional, training only): a one-element int64 counter on
+// x's device that the call increments in place, inside its own kernels.
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+                  const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5,
+                  const Tensor& num_batches_tracked = Tensor());
 // relu(batch_norm(...)) in the batch norm's own kernels: no separate pass over
 // the output forward, and the ReLU's mask (from the saved output) applied
 // inside the batch norm's backward.
 Tensor batch_norm_relu(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                       const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5);
+                       const Tensor& bias, bool training, double momentum = 0.1, double eps = 1e-5,
+                       const Tensor& num_batches_tracked = Tensor());
 // relu(batch_norm(...) + residual), ResNet's block tail, in the batch norm's own
 // kernels: the add and the ReLU cost no pass of their own forward, and the
 // backward writes the residual's gradient (grad_y masked by the ReLU) from a
@@ -47,7 +51,7 @@ Tensor batch_norm_relu(const Tensor& x, const Tensor& running_mean, const Tensor
 // it is converted to x's); gradients flow to x, residual, weight and bias.
 Tensor batch_norm_add_relu(const Tensor& x, const Tensor& residual, const Tensor& running_mean,
                            const Tensor& running_var, const Tensor& weight, const Tensor& bias, bool training,
-                           double momentum = 0.1, double eps = 1e-5);
+                           double momentum = 0.1, double eps = 1e-5, const Tensor& num_batches_tracked = Tensor());
 // Normalises over the trailing dims given by normalized_shape.
 Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& weight = Tensor(),
                   const Tensor& bias = Tensor(), double eps = 1e-5);

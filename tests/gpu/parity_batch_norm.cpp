@@ -172,6 +172,25 @@ const ParityRegistrar batch_norm_add_relu_case(
        Tensor e2 = batch_norm_add_relu(nhwc(in[0]), nhwc(in[5]), erm, erv, Tensor(), Tensor(), false);
        return std::vector<Tensor>{y0, rm, rv, y1, y2, y3, y4, e0, e1, e2};
      }});
+// The step counter each training call increments in its finalize kernel:
+// every fused form, NCS and NHWC, counted once per call and never in eval.
+const ParityRegistrar batch_norm_step_counter(
+    {"batch_norm counts the batch in its kernels (num_batches_tracked)",
+     {"batch_norm", "batch_norm_relu", "batch_norm_add_relu"},
+     {DType::float32, DType::bfloat16},
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({4, 16, 6, 5}, dt), random_input({4, 16, 6, 5}, dt),
+                                  random_input({16}, dt), positive({16}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device d) {
+       Tensor counter = full({}, 7, DType::int64, d);
+       Tensor y0 = batch_norm(in[0], Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, counter);
+       Tensor y1 = batch_norm_relu(nhwc(in[0]), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, counter);
+       Tensor y2 = batch_norm_add_relu(nhwc(in[0]), nhwc(in[1]), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1,
+                                       1e-5, counter);
+       Tensor e0 = batch_norm(in[0], in[2].detach(), in[3].detach(), Tensor(), Tensor(), false, 0.1, 1e-5, counter);
+       return std::vector<Tensor>{y0, y1, y2, e0, cast(counter, DType::float64)};
+     }});
 const ParityRegistrar batch_norm_add_relu_mixed(
     {"batch_norm_add_relu NHWC half input, float32 parameters, float32 residual",
      {"batch_norm_add_relu", "batch_norm_backward"},

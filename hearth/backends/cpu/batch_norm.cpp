@@ -113,6 +113,7 @@ void batch_norm_kernel(OpCall& call) {
     for (int64_t c = 0; c < C; ++c) rv[c] = (1.0 - a.momentum) * rv[c] + a.momentum * unbiased[c];
     write_doubles(running_var, rv);
   }
+  if (a.training && call.in(6).defined()) ++*static_cast<int64_t*>(call.in(6).data_ptr());
 }
 
 void batch_norm_backward_kernel(OpCall& call) {

@@ -60,8 +60,9 @@ struct BnFinalizeArgs {
 template <typename D>
 __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x, BnFinalizeArgs a,
                                            Param<D> rm, Param<D> rv, Param<D> w, Param<D> b, acc_t<D>* mean_out,
-                                           acc_t<D>* invstd_out, acc_t<D>* affine) {
+                                           acc_t<D>* invstd_out, acc_t<D>* affine, int64_t* num_batches_tracked) {
   __shared__ double smem[kFinalizeLanes][2][32];
+  if (num_batches_tracked && blockIdx.x == 0 && threadIdx.x == 0 && threadIdx.y == 0) ++*num_batches_tracked;
   for (int64_t c0 = static_cast<int64_t>(blockIdx.x) * kFinalizeChannels; c0 < a.C;
        c0 += static_cast<int64_t>(gridDim.x) * kFinalizeChannels) {
     const int64_t c = c0 + threadIdx.x;
@@ -312,7 +313,8 @@ void batch_norm_forward(OpCall& call) {
     batch_norm_finalize_kernel<D><<<finalize_blocks(C), finalize_block(), 0, s>>>(
         partials.view<A>(C), xp, args, param<D>(call.in(1)), param<D>(call.in(2)), param<D>(call.in(3)),
         param<D>(call.in(4)), static_cast<A*>(mean.data_ptr()), static_cast<A*>(invstd.data_ptr()),
-        static_cast<A*>(affine.data_ptr()));
+        static_cast<A*>(affine.data_ptr()),
+        at.training && call.in(6).defined() ? static_cast<int64_t*>(call.in(6).data_ptr()) : nullptr);
     HEARTH_CUDA_CHECK_LAUNCH();
     if (x.numel() == 0) return;
     D* yp = static_cast<D*>(y.data_ptr());

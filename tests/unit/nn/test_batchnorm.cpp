@@ -117,6 +117,48 @@ TEST(NnBatchNorm, ForwardAddReluIsReluOfForwardPlusResidual) {
   EXPECT_THROW(fused.forward_add_relu(randn({4, 3, 3, 2}), randn({4, 3, 2, 3})), ShapeError);
 }
 
+// With a momentum the batch norm's own kernel counts the batch; without one
+// (the cumulative average) the count is made on the host first. Either way
+// every training forward, fused or not, counts once and evaluation does not.
+TEST(NnBatchNorm, CountsTrainingBatchesInEveryForm) {
+  for (const bool cumulative : {false, true}) {
+    BatchNorm2d bn(3, 1e-5, cumulative ? std::nullopt : std::optional<double>(0.1));
+    const Tensor x = randn({2, 3, 4, 4}), r = randn({2, 3, 4, 4});
+    bn.forward(x);
+    bn.forward_relu(x);
+    bn.forward_add_relu(x, r);
+    EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 3) << cumulative;
+    bn.eval();
+    bn.forward(x);
+    EXPECT_EQ(bn.num_batches_tracked.item<int64_t>(), 3) << cumulative;
+  }
+}
+
+TEST(NnBatchNorm, FunctionalStepCounter) {
+  const Tensor x = randn({4, 2, 3});
+  Tensor counter = full({}, 41, DType::int64);
+  const uint32_t v = counter.version();
+  const Tensor y = batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, counter);
+  EXPECT_EQ(counter.item<int64_t>(), 42);
+  EXPECT_GT(counter.version(), v);
+  // The counter changes nothing else.
+  expect_close(y, batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true), 0.0);
+  // Evaluation leaves it.
+  batch_norm(x, zeros({2}), ones({2}), Tensor(), Tensor(), false, 0.1, 1e-5, counter);
+  EXPECT_EQ(counter.item<int64_t>(), 42);
+  // No channels: nothing to normalise, still one batch.
+  batch_norm(zeros({4, 0, 3}), Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, counter);
+  EXPECT_EQ(counter.item<int64_t>(), 43);
+  try {
+    batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, full({}, 1.0, DType::float32));
+    FAIL() << "expected TypeError";
+  } catch (const TypeError& e) {
+    EXPECT_TRUE(testing::contains(e.what(), "num_batches_tracked")) << e.what();
+  }
+  EXPECT_THROW(batch_norm(x, Tensor(), Tensor(), Tensor(), Tensor(), true, 0.1, 1e-5, zeros({2}, DType::int64)),
+               TypeError);
+}
+
 TEST(NnBatchNorm, BadInputs) {
   BatchNorm2d bn2(3);
   try {
