@@ -4,8 +4,12 @@
 #include "hearth/dispatch/schemas/matmul.h"
 
 #include <algorithm>
+#include <atomic>
+#include <tuple>
+#include <utility>
 
 #include "hearth/autograd/function.h"
+#include "hearth/core/env.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -85,6 +89,36 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const Tensor& accumulat
                      });
   }
   return out;
+}
+
+std::atomic<bool>& fused_bias_grad_flag() {
+  // Unset means on; otherwise the variable is read as a switch (a typo is an error, not "off").
+  static std::atomic<bool> on{env_string("HEARTH_FUSED_BIAS_GRAD").empty() || env_flag("HEARTH_FUSED_BIAS_GRAD")};
+  return on;
+}
+
+std::atomic<uint64_t> g_fused_bias_grads{0};
+
+// linear's weight and bias gradients from one product, g [rows, n] and x
+// [rows, k] (detached, inside a backward formula): gw = g^T x, whose GEMM
+// reduces over the rows, and gb = the sums of g over its rows, which are the
+// sums of the product's first operand g^T over that same reduction (bmm's
+// a_sums): on CUDA cuBLASLt's epilogue adds them up while the GEMM reads g,
+// so g is read once instead of twice and no row of ones is made. Undefined
+// tensors where the switch is off or the backend takes no such call (CUDA:
+// float64, or no cuBLASLt algorithm with the epilogue for the shape).
+std::pair<Tensor, Tensor> weight_and_bias_grad(const Tensor& g, const Tensor& x) {
+  if (!fused_bias_grad_enabled()) return {};
+  static OpHandle op = detail::op_handle(OpId::bmm);
+  const int64_t n = g.size(1), k = x.size(1);
+  const Tensor a = blas_operand(unsqueeze(transpose(g, 0, 1), 0));
+  const Tensor b = blas_operand(unsqueeze(x, 0));
+  Tensor gw = Tensor::empty({1, n, k}, g.dtype(), g.device());
+  Tensor gb = Tensor::empty({n}, g.dtype(), g.device());
+  if (!detail::accepts(op, {a, b}, {gw, gb})) return {};
+  detail::run(op, {a, b}, {gw, gb});
+  g_fused_bias_grads.fetch_add(1, std::memory_order_relaxed);
+  return {squeeze(gw, 0), gb};
 }
 
 void check_operands(const char* op, const Tensor& a, const Tensor& b) {
@@ -200,10 +234,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
               gx = reshape(matmul(g, sw.unpack(c.name())), sx.unpack(c.name()).shape());
             }
           }
-          if (c.needs(1)) gw = matmul(transpose(g, 0, 1), reshape(sx.unpack(c.name()), {rows, k}));
-          // The bias gradient sums g's rows: a product with a row of ones
-          // reads g once in its own layout, with no transposing copy.
-          if (c.needs(2)) gb = reshape(matmul(ones({1, rows}, g.dtype(), g.device()), g), {n});
+          if (c.needs(1)) {
+            const Tensor x2 = reshape(sx.unpack(c.name()), {rows, k});
+            // With the bias gradient in the weight gradient's product, where it can.
+            if (c.needs(2)) std::tie(gw, gb) = weight_and_bias_grad(g, x2);
+            if (!gw.defined()) gw = matmul(transpose(g, 0, 1), x2);
+          }
+          // Otherwise the bias gradient sums g's rows as a product with a row
+          // of ones, which reads g once in its own layout: sum over dim 0
+          // would first copy g transposed (reductions see dense rows).
+          if (c.needs(2) && !gb.defined()) gb = reshape(matmul(ones({1, rows}, g.dtype(), g.device()), g), {n});
           return std::vector<Tensor>{gx, gw, gb};
         },
         // x's gradient can be added into a partial sum of it (BERT's hidden
@@ -212,6 +252,10 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   }
   return out;
 }
+
+bool fused_bias_grad_enabled() { return fused_bias_grad_flag().load(std::memory_order_relaxed); }
+void set_fused_bias_grad_enabled(bool on) { fused_bias_grad_flag().store(on, std::memory_order_relaxed); }
+uint64_t fused_bias_grad_count() { return g_fused_bias_grads.load(std::memory_order_relaxed); }
 
 Tensor Tensor::matmul(const Tensor& other) const { return hearth::matmul(*this, other); }
 

@@ -11,6 +11,13 @@ void run(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
   dispatch(op, call);
 }
 
+bool accepts(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs) {
+  OpCall call;
+  call.inputs = std::move(inputs);
+  call.outputs = std::move(outputs);
+  return hearth::accepts(op, common_device(op->def.name.c_str(), call.inputs).kind, call);
+}
+
 Tensor empty_like_inputs(const Shape& shape, DType dtype, Device device, const std::vector<Tensor>& inputs) {
   for (const Tensor& t : inputs) {
     if (!t.defined() || t.shape() != shape) continue;

@@ -37,6 +37,9 @@ bool accepts(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> output
   return hearth::accepts(op, common_device(op->def.name.c_str(), call.inputs).kind, call);
 }
 
+// accepts() for an op without attributes.
+bool accepts(OpHandle op, std::vector<Tensor> inputs, std::vector<Tensor> outputs);
+
 // An elementwise output of `shape`, laid out like its inputs as PyTorch does:
 // channels_last when the first input of exactly that shape is channels_last
 // (so NHWC activations stay NHWC through relu, add, ...), else contiguous.

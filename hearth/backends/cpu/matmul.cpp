@@ -3,6 +3,7 @@
 // a detour through float.
 #include "hearth/dispatch/schemas/matmul.h"
 
+#include <type_traits>
 #include <vector>
 
 #include "hearth/backends/cpu/elementwise_util.h"
@@ -74,6 +75,38 @@ void add_bias_rows(T* out, const B* bias, int64_t rows, int64_t n) {
   });
 }
 
+// sums[i] = sum over k of a[0, i, k] for a [1, M, K] in any BLAS layout: the
+// bias gradient of linear when a is g^T (schemas/matmul.h). Accumulated in
+// Acc (float for the 16-bit types and float32, double for float64) and
+// rounded once, as a GEMM with a row of ones would. Each thread takes a block
+// of i and walks k, so a column-major a (g^T: unit stride along i) is read in
+// order.
+template <typename T, typename Acc>
+void sums_over_k(const T* a, int64_t m, int64_t k, int64_t sm, int64_t sk, T* sums) {
+  parallel_for(m, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(k, 1)), [&](int64_t i0, int64_t i1) {
+    std::vector<Acc> acc(static_cast<size_t>(i1 - i0), Acc(0));
+    if (sk == 1 && sm != 1) {  // row-major: each sum runs along a row
+      for (int64_t i = i0; i < i1; ++i)
+        for (int64_t q = 0; q < k; ++q) acc[i - i0] += static_cast<Acc>(a[i * sm + q]);
+    } else {
+      for (int64_t q = 0; q < k; ++q)
+        for (int64_t i = i0; i < i1; ++i) acc[i - i0] += static_cast<Acc>(a[i * sm + q * sk]);
+    }
+    for (int64_t i = i0; i < i1; ++i) sums[i] = static_cast<T>(acc[i - i0]);
+  });
+}
+
+void sums_of_a(const Tensor& a, const Tensor& sums) {
+  const int64_t m = a.size(1), k = a.size(2), sm = a.stride(1), sk = a.stride(2);
+  visit_dtype(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
+      using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+      sums_over_k<T, Acc>(static_cast<const T*>(a.data_ptr()), m, k, sm, sk, static_cast<T*>(sums.data_ptr()));
+    }
+  });
+}
+
 void product_kernel(OpCall& call) {
   const Tensor& a = call.in(0);
   const Tensor& b = call.in(1);
@@ -81,6 +114,7 @@ void product_kernel(OpCall& call) {
   const Tensor bias = call.inputs.size() > 2 ? call.in(2) : Tensor();
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
   Operand oa = operand_of(a), ob = operand_of(b);
+  if (call.outputs.size() > 1 && call.out(1).defined()) sums_of_a(a, call.out(1));
   switch (out.dtype()) {
     case DType::float32:
       run_batched(a.data<float>(), oa, b.data<float>(), ob, out.data<float>(), batch, m, n, k);

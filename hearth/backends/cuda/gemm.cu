@@ -4,6 +4,7 @@
 // C = A B is computed as C^T = B^T A^T with each operand's transpose flag
 // chosen from its strides: no copies. Descriptors and the heuristic's algorithm
 // are cached per problem, since a training step repeats the same shapes.
+#include <cstdint>
 #include <mutex>
 #include <tuple>
 #include <unordered_map>
@@ -52,13 +53,14 @@ struct Key {
   int device;
   DType dtype;
   bool tf32;
-  bool bias;  // the bias epilogue (linear): D = A B + bias, broadcast over D's rows
+  bool bias;   // the bias epilogue (linear): D = A B + bias, broadcast over D's rows
+  bool bgrad;  // the BGRADB epilogue (linear's backward): also the sums of B over K
   int64_t batch;
   Operand p, q;
   uint64_t m, n;
   bool operator==(const Key& o) const {
     auto tie = [](const Key& k) {
-      return std::make_tuple(k.device, k.dtype, k.tf32, k.bias, k.batch, k.p.rows, k.p.cols, k.p.ld, k.p.trans,
+      return std::make_tuple(k.device, k.dtype, k.tf32, k.bias, k.bgrad, k.batch, k.p.rows, k.p.cols, k.p.ld, k.p.trans,
                              k.p.batch_stride, k.q.rows, k.q.cols, k.q.ld, k.q.trans, k.q.batch_stride, k.m, k.n);
     };
     return tie(*this) == tie(o);
@@ -68,7 +70,7 @@ struct Key {
 struct KeyHash {
   size_t operator()(const Key& k) const {
     size_t h = std::hash<int64_t>()(k.batch) ^ (static_cast<size_t>(k.dtype) << 1) ^ (k.tf32 ? 0x9e37 : 0) ^
-               (k.bias ? 0x5bd1 : 0);
+               (k.bias ? 0x5bd1 : 0) ^ (k.bgrad ? 0x2f6b : 0);
     for (int64_t v : {int64_t(k.p.rows), int64_t(k.p.cols), k.p.ld, int64_t(k.p.trans), k.p.batch_stride,
                       int64_t(k.q.rows), int64_t(k.q.cols), k.q.ld, int64_t(k.q.trans), k.q.batch_stride, int64_t(k.m),
                       int64_t(k.n), int64_t(k.device)})
@@ -82,7 +84,8 @@ struct Plan {
   cublasLtMatrixLayout_t lp = nullptr, lq = nullptr, ld = nullptr;
   cublasLtMatmulAlgo_t algo{};
   bool has_algo = false;
-  bool fused_bias = false;  // cuBLASLt adds the bias; else a kernel adds it afterwards
+  bool fused_bias = false;   // cuBLASLt adds the bias; else a kernel adds it afterwards
+  bool fused_bgrad = false;  // cuBLASLt sums B over K; else a kernel sums it afterwards
 };
 
 cudaDataType_t data_type(DType t) {
@@ -159,6 +162,17 @@ Plan& plan_for(const Key& k, DeviceContext& ctx) {
     HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
     p.fused_bias = true;
   }
+  // The bias-gradient epilogue: the weight gradient g^T x of linear is, swapped,
+  // D = x^T g (cuBLASLt's A = our b = x, its B = our a = g^T, K = the rows of
+  // g), so the sums of g over its rows are those of cuBLASLt's B over K, one
+  // per column of D: BGRADB (BGRADA would sum x). The vector is in D's type
+  // (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE's default for a bias gradient),
+  // accumulated in the compute type. Not for float64, as the bias above.
+  if (k.bgrad && k.dtype != DType::float64) {
+    const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BGRADB;
+    HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
+    p.fused_bgrad = true;
+  }
   p.lp = make_layout(dt, k.p.rows, k.p.cols, k.p.ld, k.batch, k.p.batch_stride);
   p.lq = make_layout(dt, k.q.rows, k.q.cols, k.q.ld, k.batch, k.q.batch_stride);
   p.ld = make_layout(dt, k.n, k.m, static_cast<int64_t>(k.n), k.batch, static_cast<int64_t>(k.m * k.n));
@@ -175,10 +189,12 @@ Plan& plan_for(const Key& k, DeviceContext& ctx) {
   if (st == CUBLAS_STATUS_SUCCESS && found > 0) {
     p.algo = result.algo;
     p.has_algo = true;
-  } else if (p.fused_bias) {  // no algorithm with the epilogue: plain product, then the bias kernel
+  } else if (p.fused_bias || p.fused_bgrad) {
+    // No algorithm with the epilogue: the plain product, then the bias or sums
+    // kernel (and the plan remembers it, so the heuristic is asked once).
     const cublasLtEpilogue_t none = CUBLASLT_EPILOGUE_DEFAULT;
     HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &none, sizeof(none)));
-    p.fused_bias = false;
+    p.fused_bias = p.fused_bgrad = false;
   }
   return cache.emplace(k, p).first->second;
 }
@@ -210,12 +226,61 @@ void add_bias_rows(const Tensor& out, const Tensor& bias, int64_t n, cudaStream_
   HEARTH_CUDA_CHECK_LAUNCH();
 }
 
+// sums[i] = sum over k of a[0, i, k] (a [1, M, K] strided), one thread per i:
+// the bias gradient when cuBLASLt has no epilogue for it (float64, or no
+// algorithm). Consecutive threads read consecutive elements of g^T's columns.
+template <typename D>
+__global__ void sums_over_k_kernel(const D* a, D* sums, int64_t m, int64_t k, int64_t sm, int64_t sk) {
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < m;
+       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    acc_t<D> s = acc_t<D>(0);
+    for (int64_t q = 0; q < k; ++q) s += to_acc(a[i * sm + q * sk]);
+    sums[i] = from_acc<D>(s);
+  }
+}
+
+void sums_over_k(const Tensor& a, const Tensor& sums, cudaStream_t s) {
+  const int64_t m = a.shape()[1], k = a.shape()[2];
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((m + 255) / 256, 65535));
+  HEARTH_CUDA_DISPATCH_FLOATING(a.dtype(), "bmm sums", [&] {
+    sums_over_k_kernel<scalar_t><<<blocks, 256, 0, s>>>(static_cast<const scalar_t*>(a.data_ptr()),
+                                                        static_cast<scalar_t*>(sums.data_ptr()), m, k,
+                                                        a.strides()[1], a.strides()[2]);
+  });
+  HEARTH_CUDA_CHECK_LAUNCH();
+}
+
+Key key_of(const Tensor& a, const Tensor& b, const Tensor& out, bool bias, bool bgrad) {
+  return Key{out.device().index,
+             out.dtype(),
+             tf32_allowed(),
+             bias,
+             bgrad,
+             out.shape()[0],
+             describe(b),
+             describe(a),
+             static_cast<uint64_t>(out.shape()[1]),
+             static_cast<uint64_t>(out.shape()[2])};
+}
+
 }  // namespace
 
-void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, const Tensor& partial) {
+bool gemm_fuses_a_sums(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& a_sums) {
+  // The plans assume the alignment a null pointer implies (the heuristic ran
+  // without one); a fresh a_sums has it, a view at an odd offset might not.
+  if (out.shape()[0] != 1 || out.numel() == 0 || a.shape()[2] == 0 ||
+      reinterpret_cast<uintptr_t>(a_sums.data_ptr()) % 16 != 0)
+    return false;
+  DeviceContext& ctx = ensure_handles(out.device().index);
+  std::lock_guard<std::mutex> lock(state().mu);
+  return plan_for(key_of(a, b, out, false, true), ctx).fused_bgrad;
+}
+
+void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, const Tensor& partial,
+                  const Tensor& a_sums) {
   const int device = out.device().index;
   DeviceContext& ctx = ensure_handles(device);
-  const int64_t batch = out.shape()[0], m = out.shape()[1], n = out.shape()[2];
+  const int64_t n = out.shape()[2];
   if (out.numel() == 0) return;
   if (a.shape()[2] == 0) {  // empty inner dimension: the product is zeros (plus the bias and partial)
     if (!partial.defined())
@@ -224,14 +289,14 @@ void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Ten
       HEARTH_CUDA_CHECK(
           cudaMemcpyAsync(out.data_ptr(), partial.data_ptr(), out.nbytes(), cudaMemcpyDeviceToDevice, ctx.stream));
     if (bias.defined()) add_bias_rows(out, bias, n, ctx.stream);
+    if (a_sums.defined()) HEARTH_CUDA_CHECK(cudaMemsetAsync(a_sums.data_ptr(), 0, a_sums.nbytes(), ctx.stream));
     return;
   }
-  Key k{device,      out.dtype(), tf32_allowed(),           bias.defined(),          batch,
-        describe(b), describe(a), static_cast<uint64_t>(m), static_cast<uint64_t>(n)};
   std::lock_guard<std::mutex> lock(state().mu);
-  Plan& p = plan_for(k, ctx);
-  if (p.fused_bias) {
-    const void* ptr = bias.data_ptr();
+  Plan& p = plan_for(key_of(a, b, out, bias.defined(), a_sums.defined()), ctx);
+  if (p.fused_bias || p.fused_bgrad) {
+    // One pointer attribute for both: the bias read, or the bias gradient written.
+    const void* ptr = p.fused_bias ? bias.data_ptr() : a_sums.data_ptr();
     HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &ptr, sizeof(ptr)));
   }
   // alpha and beta in the scale type (float, double for float64). With a
@@ -247,6 +312,7 @@ void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Ten
                                      out.data_ptr(), p.ld, p.has_algo ? &p.algo : nullptr, ctx.workspace,
                                      ctx.workspace_bytes, ctx.stream));
   if (bias.defined() && !p.fused_bias) add_bias_rows(out, bias, n, ctx.stream);
+  if (a_sums.defined() && !p.fused_bgrad) sums_over_k(a, a_sums, ctx.stream);
 }
 
 }  // namespace hearth::cuda

@@ -9,9 +9,17 @@ namespace hearth::cuda {
 // when defined) for a [B, M, K], b [B, K, N], out and partial [B, M, N]
 // contiguous, bias [N]; operand layouts as in hearth/dispatch/schemas/matmul.h.
 // The bias rides cuBLASLt's epilogue, the partial its C operand (beta = 1;
-// partial may be out itself).
+// partial may be out itself). a_sums [M] (B = 1, without bias and partial):
+// also a's sums over K, linear's bias gradient beside its weight gradient, in
+// cuBLASLt's BGRADB epilogue where it has one (gemm_fuses_a_sums), else by a
+// small kernel after the product.
 void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias = Tensor(),
-                  const Tensor& partial = Tensor());
+                  const Tensor& partial = Tensor(), const Tensor& a_sums = Tensor());
+
+// Whether gemm_batched(a, b, out, {}, {}, a_sums) computes a_sums in the GEMM's
+// epilogue: cuBLASLt's heuristic found an algorithm with it for this problem
+// (planned now and cached, so the call that follows reuses the plan).
+bool gemm_fuses_a_sums(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& a_sums);
 
 // TF32 tensor cores for float32 products: on unless HEARTH_ALLOW_TF32=0
 // (cuDNN's convolutions use TF32 by default too).

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/autograd/gradcheck.h"
+#include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
@@ -191,8 +192,20 @@ TEST(Matmul, GradcheckNonContiguous) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+// Sets the bias-gradient switch for a scope.
+class FusedBiasGrad {
+ public:
+  explicit FusedBiasGrad(bool on) : before_(fused_bias_grad_enabled()) { set_fused_bias_grad_enabled(on); }
+  ~FusedBiasGrad() { set_fused_bias_grad_enabled(before_); }
+
+ private:
+  bool before_;
+};
+
 TEST(Matmul, GradcheckLinear) {
   const DType f64 = DType::float64;
+  FusedBiasGrad fused(true);
+  const uint64_t before = fused_bias_grad_count();
   auto r = check_grad([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
                       {randn({2, 3, 4}, f64), randn({5, 4}, f64), randn({5}, f64)});
   EXPECT_TRUE(r.ok) << r.message;
@@ -206,6 +219,93 @@ TEST(Matmul, GradcheckLinear) {
   r = check_grad([](const std::vector<Tensor>& in) { return linear(in[0], in[1], in[2]); },
                  {randn({4}, f64), randn({5, 4}, f64), randn({5}, f64)});
   EXPECT_TRUE(r.ok) << r.message;
+  // The bias gradients above came from the weight gradient's product.
+  EXPECT_GT(fused_bias_grad_count(), before);
+}
+
+// The weight and bias gradients of linear from one product (the bias gradient
+// as the product's a_sums) against the two products they replace, and against
+// a float64 reference: every floating dtype, a row, odd sizes, a 3-D input.
+TEST(Matmul, LinearBiasGradientInTheWeightGradientProduct) {
+  for (DType dt : {DType::float32, DType::float64, DType::bfloat16, DType::float16}) {
+    for (Shape xs : {Shape{1, 5}, Shape{7, 5}, Shape{3, 11, 64}}) {
+      for (int64_t n : {1, 33}) {
+        const int64_t k = xs.back(), rows = numel_of(xs) / k;
+        const Tensor x = cast(randn(xs), dt), w0 = cast(randn({n, k}), dt), b0 = cast(randn({n}), dt);
+        Shape ys = xs;
+        ys.back() = n;
+        const Tensor g = cast(randn(ys), dt);
+        auto grads = [&](bool fused) {
+          FusedBiasGrad mode(fused);
+          Tensor w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+          linear(x, w, b).backward(g);
+          return std::pair<Tensor, Tensor>{w.grad(), b.grad()};
+        };
+        const uint64_t before = fused_bias_grad_count();
+        const auto [gw, gb] = grads(true);
+        EXPECT_EQ(fused_bias_grad_count(), before + 1) << dtype_name(dt);
+        const auto [gw_old, gb_old] = grads(false);
+        EXPECT_EQ(fused_bias_grad_count(), before + 1);
+        ASSERT_EQ(gb.dtype(), dt);
+        ASSERT_EQ(gb.shape(), (Shape{n}));
+        ASSERT_EQ(gw.shape(), (Shape{n, k}));
+        EXPECT_TRUE(gw.is_contiguous());
+        // Both paths accumulate in float (double for float64) and round once.
+        const double tol = dt == DType::float64 ? 1e-12 : dt == DType::float32 ? 1e-5 : 1e-2;
+        expect_close(gw, values(gw_old), tol);
+        expect_close(gb, values(gb_old), tol);
+        // The float64 reference of the inputs as given (rounded to dt).
+        std::vector<double> gv = values(g), ref(static_cast<size_t>(n), 0.0);
+        for (int64_t r = 0; r < rows; ++r)
+          for (int64_t j = 0; j < n; ++j) ref[j] += gv[r * n + j];
+        expect_close(gb, ref, dt == DType::float64 ? 1e-12 : dt == DType::float32 ? 1e-5 : 1e-2);
+        Shape s;
+        expect_close(gw, ref_matmul(reshape(g, {rows, n}).t(), reshape(x, {rows, k}), &s),
+                     dt == DType::float64 ? 1e-12 : dt == DType::float32 ? 1e-5 : 1e-2);
+      }
+    }
+  }
+}
+
+// Only the bias needs a gradient (a frozen weight): no weight product to ride,
+// so the bias gradient is a product of its own, and still the sum of g's rows.
+TEST(Matmul, LinearBiasGradientWithoutWeightGradient) {
+  FusedBiasGrad fused(true);
+  const Tensor x = randn({6, 4}, DType::float64), w = randn({3, 4}, DType::float64);
+  Tensor b = randn({3}, DType::float64).requires_grad_();
+  const Tensor g = randn({6, 3}, DType::float64);
+  const uint64_t before = fused_bias_grad_count();
+  linear(x, w, b).backward(g);
+  EXPECT_EQ(fused_bias_grad_count(), before);
+  expect_close(b.grad(), values(sum(g, {0})), 1e-12);
+}
+
+// Under autocast the bias is cast to bfloat16 for the product: its gradient
+// comes out of the product in bfloat16 and reaches the float32 leaf through
+// the cast's backward, as with the bias gradient as a product of its own.
+TEST(Matmul, LinearBiasGradientUnderAutocast) {
+  const Tensor x = randn({9, 16}), g = randn({9, 8});
+  const Tensor w0 = randn({8, 16}), b0 = randn({8});
+  auto grads = [&](bool fused) {
+    FusedBiasGrad mode(fused);
+    Tensor w = w0.clone().requires_grad_(), b = b0.clone().requires_grad_();
+    Tensor y;
+    {
+      AutocastGuard autocast(kCpu, DType::bfloat16);
+      y = linear(x, w, b);
+    }
+    EXPECT_EQ(y.dtype(), DType::bfloat16);
+    y.backward(cast(g, DType::bfloat16));
+    return std::pair<Tensor, Tensor>{w.grad(), b.grad()};
+  };
+  const uint64_t before = fused_bias_grad_count();
+  const auto [gw, gb] = grads(true);
+  EXPECT_EQ(fused_bias_grad_count(), before + 1);
+  const auto [gw_old, gb_old] = grads(false);
+  EXPECT_EQ(gb.dtype(), DType::float32);
+  EXPECT_EQ(gw.dtype(), DType::float32);
+  expect_close(gb, values(gb_old), 1e-2);
+  expect_close(gw, values(gw_old), 1e-2);
 }
 
 TEST(Matmul, LinearBiasIsAddedOnceInHalfTypes) {
