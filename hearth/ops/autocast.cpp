@@ -19,7 +19,9 @@
 #include "hearth/core/tensor.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/ops/autocast_policy.h"
+#include "hearth/ops/cast_from_values.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/param_half_copies.h"
 
 namespace hearth {
 namespace {
@@ -128,6 +130,17 @@ std::atomic<bool>& shared_casts_flag() {
 Tensor counted_cast(AutocastState& s, const Tensor& t, DType dtype) {
   ++s.casts_made;
   return cast(t, dtype);
+}
+
+// The cast of parameter `t` in a training forward: the copy the last
+// optimizer step wrote, when it still matches the parameter (recorded as the
+// cast, so the gradient reaches the parameter as it would through the cast);
+// else a cast, and the optimizer is asked to write the copy from now on.
+Tensor training_param_cast(AutocastState& s, const Tensor& t, DType dtype) {
+  const Tensor copy = valid_param_half_copy(t, dtype);
+  if (copy.defined()) return detail::cast_from_values(t, copy);
+  want_param_half_copy(t, dtype);
+  return counted_cast(s, t, dtype);
 }
 
 // The cast of activation `t`, shared with earlier readers where it can be.
@@ -288,10 +301,11 @@ Tensor autocast_cast(const Tensor& t, DType dtype) {
   // casts are cached strongly, for the region or across an evaluation.
   const bool parameter = t.is_leaf() && t.requires_grad();
   if (!parameter) return autocast_shared_casts_enabled() ? shared_cast(s, t, dtype) : counted_cast(s, t, dtype);
-  const CacheKey key{t.impl().get(), dtype, grad_enabled()};
+  const bool grad_mode = grad_enabled();
+  const CacheKey key{t.impl().get(), dtype, grad_mode};
   auto it = s.cache.find(key);
   if (it != s.cache.end() && it->second.version == t.version()) return it->second.cast;
-  Tensor c = counted_cast(s, t, dtype);
+  Tensor c = grad_mode ? training_param_cast(s, t, dtype) : counted_cast(s, t, dtype);
   s.cache[key] = CachedCast{t, t.version(), c};
   return c;
 }

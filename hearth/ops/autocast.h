@@ -26,7 +26,9 @@
 // releases the casts' graph). Casts made under no-grad (evaluation) are kept
 // across regions, so every batch of an evaluation reuses them, until a region
 // opens with grad mode on (training resumes). A parameter written in place
-// (its version changes) is cast again.
+// (its version changes) is cast again. In training the optimizer's update
+// writes the cast of each parameter autocast cast (param_half_copies.h), and
+// the next forward uses it instead of casting.
 //
 // Any other tensor's cast is shared by the ops that read the same tensor while
 // it is alive and unchanged: BERT's float32 hidden state (LayerNorm runs in

@@ -3,6 +3,7 @@
 #include "hearth/dispatch/schemas/copy.h"
 
 #include "hearth/autograd/function.h"
+#include "hearth/ops/cast_from_values.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/view.h"
@@ -31,21 +32,43 @@ const Tensor& fill_(const Tensor& t, const Scalar& value) {
   return t;
 }
 
+namespace {
+
+// Records `out` (holding a's values in out's dtype) as a's cast.
+void record_cast(const Tensor& a, const Tensor& out) {
+  if (!is_floating(out.dtype()) || !is_floating(a.dtype())) return;
+  autograd::record("CastBackward", {a}, {out}, [from = a.dtype()](const autograd::BackwardContext& c) {
+    // A leaf's AccumulateGrad casts while it writes .grad: the cast here
+    // would be a pass of its own (autocast's weight casts, every step).
+    if (c.next_casts_gradient(0)) return std::vector<Tensor>{c.grad(0)};
+    return std::vector<Tensor>{cast(c.grad(0), from)};
+  });
+}
+
+}  // namespace
+
 Tensor cast(const Tensor& a, DType dtype) {
   detail::check_defined("cast", a, "input");
   if (a.dtype() == dtype) return a;
   Tensor out = detail::empty_like_inputs(a.shape(), dtype, a.device(), {a});
   if (out.numel() > 0) copy_into(out, a);
-  if (is_floating(dtype) && is_floating(a.dtype())) {
-    autograd::record("CastBackward", {a}, {out}, [from = a.dtype()](const autograd::BackwardContext& c) {
-      // A leaf's AccumulateGrad casts while it writes .grad: the cast here
-      // would be a pass of its own (autocast's weight casts, every step).
-      if (c.next_casts_gradient(0)) return std::vector<Tensor>{c.grad(0)};
-      return std::vector<Tensor>{cast(c.grad(0), from)};
-    });
-  }
+  record_cast(a, out);
   return out;
 }
+
+namespace detail {
+
+Tensor cast_from_values(const Tensor& a, const Tensor& values) {
+  check_defined("cast", a, "input");
+  HEARTH_CHECK(values.shape() == a.shape() && values.device() == a.device(), ShapeError,
+               "[cast] the values of shape ", values.shape_string(), " on ", values.device().str(),
+               " cannot stand for the cast of a tensor of shape ", a.shape_string(), " on ", a.device().str());
+  Tensor out = values.detach();  // a tensor of its own: the graph node goes on it, not on `values`
+  record_cast(a, out);
+  return out;
+}
+
+}  // namespace detail
 
 Tensor contiguous(const Tensor& a) { return contiguous(a, MemoryFormat::contiguous); }
 

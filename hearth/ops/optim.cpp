@@ -1,5 +1,7 @@
 // The optimizer steps (hearth/optim/functional.h): checks, then one dispatched
 // sgd_step/adam_step per parameter, or one foreach call per device and dtype.
+// A parameter with a low-precision copy (param_half_copies.h) gets it written
+// by the same call.
 #include <map>
 #include <string>
 #include <utility>
@@ -8,6 +10,7 @@
 #include "hearth/dispatch/registry.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
+#include "hearth/ops/param_half_copies.h"
 #include "hearth/ops/view.h"
 #include "hearth/optim/functional.h"
 
@@ -63,6 +66,15 @@ struct Writable {
   }
 };
 
+// The low-precision copy (param_half_copies.h) the update of `param` writes
+// as well: only where the kernel writes the parameter itself, so the copy's
+// flat order is the parameter's; a parameter updated through a contiguous
+// copy has its weight cast by autocast as before.
+Tensor copy_to_write(const Writable& param) {
+  if (!param.arg.is_same(param.user)) return Tensor();
+  return param_half_copy_to_write(param.user);
+}
+
 void run_step(OpHandle op, const std::vector<Tensor>& writable_in, const Tensor& grad, size_t grad_pos,
               const auto& attrs) {
   std::vector<Tensor> group = writable_in;
@@ -74,8 +86,10 @@ void run_step(OpHandle op, const std::vector<Tensor>& writable_in, const Tensor&
   for (const Writable& x : w) inputs.push_back(x.arg);
   inputs.insert(inputs.begin() + static_cast<std::ptrdiff_t>(grad_pos),
                 as_is || grad.is_contiguous() ? grad : contiguous(grad));
-  if (grad.numel() > 0) detail::run(op, inputs, {}, attrs);
+  const Tensor copy = grad.numel() > 0 ? copy_to_write(w[0]) : Tensor();
+  if (grad.numel() > 0) detail::run(op, inputs, copy.defined() ? std::vector<Tensor>{copy} : std::vector<Tensor>{}, attrs);
   for (const Writable& x : w) x.finish();
+  if (copy.defined()) mark_param_half_copy_written(w[0].user, copy);
 }
 
 void check_sgd(const Tensor& param, const Tensor& grad, const Tensor& momentum_buffer, const SgdStepAttrs& a) {
@@ -130,6 +144,9 @@ void run_foreach(OpHandle op, size_t per_group, const std::vector<std::vector<Te
     }
     std::vector<Writable> w;
     std::vector<Tensor> inputs;
+    // One output per group passed (the parameter's copy, or undefined);
+    // none at all where no parameter has a copy.
+    std::vector<Tensor> copies, copied_params;
     w.reserve(members.size() * per_group);
     for (size_t i : members) {
       const std::vector<Tensor>& g = groups[i];
@@ -142,10 +159,18 @@ void run_foreach(OpHandle op, size_t per_group, const std::vector<std::vector<Te
         }
         w.emplace_back(g[k], as_is);
         inputs.push_back(w.back().arg);
+        if (k == 0) {
+          copies.push_back(copy_to_write(w.back()));
+          if (copies.back().defined()) copied_params.push_back(g[0]);
+        }
       }
     }
-    if (!inputs.empty()) detail::run(op, inputs, {}, attrs);
+    if (copied_params.empty()) copies.clear();
+    if (!inputs.empty()) detail::run(op, inputs, copies, attrs);
     for (const Writable& x : w) x.finish();
+    size_t next = 0;
+    for (const Tensor& c : copies)
+      if (c.defined()) mark_param_half_copy_written(copied_params[next++], c);
   }
 }
 

@@ -7,7 +7,9 @@
 //
 // param may be any floating tensor, grad and the state tensors must match its
 // shape, dtype and device. Tensors that are not contiguous are updated through
-// dense copies written back afterwards. Run them under NoGradGuard (the
+// dense copies written back afterwards. A parameter with a low-precision copy
+// for autocast (hearth/ops/param_half_copies.h) gets it written in the same
+// call. Run them under NoGradGuard (the
 // optimizers do): parameters are leaves that require grad.
 #pragma once
 

@@ -5,6 +5,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/io/json_integer.h"
+#include "hearth/ops/param_half_copies.h"
 
 namespace hearth::optim {
 
@@ -60,6 +61,12 @@ void Optimizer::step() {
   deferred_.clear();
   try {
     for (ParamGroup& g : groups_) update(g);
+    // The low-precision copies the writes fill (param_half_copies.h) are
+    // allocated now, with the state, so that running out of memory leaves
+    // the step undone rather than half made.
+    for (const ParamGroup& g : groups_)
+      for (const Tensor& p : g.params)
+        if (p.grad().defined()) param_half_copy_to_write(p);
   } catch (...) {
     state_ = std::move(saved);
     deferred_.clear();

@@ -3,6 +3,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/param_half_copies.h"
 
 namespace hearth::train {
 
@@ -109,6 +110,10 @@ Tensor GraphedTrainingStep::operator()(const data::Batch& batch, bool may_record
     // read the inputs by the time this copy overwrites them.
     for (const auto& [name, t] : batch) copy_(inputs_.at(name), t);
   }
+  // The recorded forward reads the parameters' low-precision copies without
+  // autocast's check that they still match: rewrite those a write outside
+  // the optimizer (a loaded state dict) left stale.
+  if (step_->replaying()) refresh_param_half_copies(params_);
   (*step_)();
   if (step_->replaying()) {
     if (recorded_addresses_.empty()) recorded_addresses_ = addresses();

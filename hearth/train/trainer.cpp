@@ -207,6 +207,9 @@ void Trainer::copy_model_from_main_process(bool parameters_too) {
   std::vector<Tensor> tensors = parameters_too ? model_->parameters() : std::vector<Tensor>{};
   for (const Tensor& b : model_->buffers()) tensors.push_back(b);
   for (const std::vector<Tensor>& same_dtype : by_dtype(tensors)) group_->broadcast(same_dtype, 0)->wait();
+  // Written in place: their versions say so (autocast's copies of the
+  // parameters, param_half_copies.h, follow the version).
+  for (const Tensor& t : tensors) t.bump_version();
 }
 
 int Trainer::agreed_stop_signal() {

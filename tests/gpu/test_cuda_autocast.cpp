@@ -2,6 +2,9 @@
 // kernels (cuBLASLt, cuDNN) with results close to the CPU's, gradients reach
 // float32 weights, the loss scaler skips an overflowing step with one host
 // read, and the Trainer trains in bf16-mixed and fp16-mixed close to fp32.
+// The optimizer's update writes the weights' bf16/fp16 copies autocast then
+// uses instead of casting (hearth/ops/param_half_copies.h): training is bit
+// for bit the same as with HEARTH_OPTIMIZER_HALF_COPIES=0.
 #include <cmath>
 #include <limits>
 #include <string>
@@ -16,9 +19,13 @@
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
+#include "hearth/nn/nn.h"
 #include "hearth/ops/nn_functional.h"
+#include "hearth/ops/param_half_copies.h"
 #include "hearth/ops/reduction.h"
 #include "hearth/ops/view.h"
+#include "hearth/optim/adam.h"
+#include "hearth/optim/functional.h"
 #include "hearth/optim/grad_scaler.h"
 #include "hearth/optim/sgd.h"
 #include "hearth/train/trainer.h"
@@ -138,6 +145,123 @@ TEST(CudaAutocast, TrainerMixedPrecisionTrainsCloseToFp32) {
     auto [loss, acc] = run(precision);
     EXPECT_NEAR(loss, fp32_loss, 0.05 * fp32_loss);
     EXPECT_NEAR(acc, fp32_acc, 0.05);
+  }
+}
+
+// ---- the optimizer writes the weights' half copies ----
+
+class HalfCopies {
+ public:
+  explicit HalfCopies(bool on) : before_(optimizer_half_copies_enabled()) { set_optimizer_half_copies_enabled(on); }
+  ~HalfCopies() { set_optimizer_half_copies_enabled(before_); }
+
+ private:
+  bool before_;
+};
+
+struct CopiesRun {
+  std::vector<float> losses;
+  std::vector<Tensor> params;  // on the CPU, after the last step
+  std::vector<uint64_t> forward_casts;
+};
+
+// A few mixed-precision steps of a small CNN whose linear weight spans two
+// of the update's chunks (64K elements) and whose bias ends off a multiple of
+// four (the scalar tail). The input is in `dt` already: the forward's only
+// casts are the parameters'.
+CopiesRun train_with_copies(bool copies, bool adamw, DType dt, bool channels_last) {
+  HalfCopies mode(copies);
+  const Device d = cuda0();
+  manual_seed(31);
+  auto model = std::make_shared<nn::Sequential>(std::make_shared<nn::Conv2d>(3, 8, 3, 1, 1),
+                                                std::make_shared<nn::ReLU>(), std::make_shared<nn::Flatten>(),
+                                                std::make_shared<nn::Linear>(8 * 16 * 16, 37));
+  model->to(d);
+  if (channels_last) model->to(MemoryFormat::channels_last);
+  Tensor x = randn({4, 3, 16, 16}, DType::float32, d).to(dt);
+  if (channels_last) x = x.contiguous(MemoryFormat::channels_last);
+  Tensor y = randint(0, 37, {4}, DType::int64, d);
+  std::unique_ptr<optim::Optimizer> opt;
+  if (adamw)
+    opt = std::make_unique<optim::AdamW>(model->parameters(), optim::AdamWOptions{.lr = 1e-3});
+  else
+    opt = std::make_unique<optim::SGD>(model->parameters(),
+                                       optim::SGDOptions{.lr = 0.05, .momentum = 0.9, .weight_decay = 1e-4});
+  CopiesRun r;
+  for (int s = 0; s < 4; ++s) {
+    opt->zero_grad();
+    Tensor loss;
+    {
+      AutocastGuard autocast(d.kind, dt);
+      const uint64_t before = autocast_casts_made();
+      Tensor logits = model->forward(x);
+      r.forward_casts.push_back(autocast_casts_made() - before);
+      loss = cross_entropy(logits, y);
+    }
+    loss.backward();
+    opt->step();
+    r.losses.push_back(loss.item<float>());
+  }
+  const Tensor w = model->parameters().front();
+  if (copies) {
+    const Tensor copy = valid_param_half_copy(w, dt);
+    EXPECT_TRUE(copy.defined());
+    if (copy.defined()) {
+      EXPECT_EQ(copy.strides(), cast(w.detach(), dt).strides()) << "the copy is laid out as the cast";
+      EXPECT_EQ(max_abs_diff(copy.to(DType::float32), cast(w.detach(), dt).to(DType::float32)), 0.0);
+    }
+  }
+  for (const Tensor& p : model->parameters()) r.params.push_back(p.cpu());
+  return r;
+}
+
+TEST(CudaAutocast, OptimizerHalfCopiesTrainBitIdentically) {
+  HEARTH_REQUIRE_CUDA();
+  for (bool adamw : {false, true})
+    for (DType dt : {DType::bfloat16, DType::float16})
+      for (bool channels_last : {false, true}) {
+        SCOPED_TRACE(std::string(adamw ? "AdamW " : "SGD ") + dtype_name(dt) +
+                     (channels_last ? " channels_last" : " contiguous"));
+        const CopiesRun off = train_with_copies(false, adamw, dt, channels_last);
+        const CopiesRun on = train_with_copies(true, adamw, dt, channels_last);
+        EXPECT_EQ(on.losses, off.losses);
+        ASSERT_EQ(on.params.size(), off.params.size());
+        for (size_t i = 0; i < on.params.size(); ++i)
+          EXPECT_EQ(max_abs_diff(on.params[i], off.params[i]), 0.0) << "parameter " << i;
+        for (size_t s = 1; s < on.forward_casts.size(); ++s) {
+          EXPECT_EQ(off.forward_casts[s], 4u) << "step " << s;
+          EXPECT_EQ(on.forward_casts[s], 0u) << "step " << s;
+        }
+      }
+}
+
+// A parameter longer than one launch's 320 chunks: its copy's address goes on
+// into the next launch with the rest of its slot.
+TEST(CudaAutocast, OptimizerHalfCopiesOfAParameterSpanningLaunches) {
+  HEARTH_REQUIRE_CUDA();
+  HalfCopies on(true);
+  const Device d = cuda0();
+  manual_seed(32);
+  const int64_t n = 320 * 65536 + 1003;
+  for (DType dt : {DType::bfloat16, DType::float16}) {
+    SCOPED_TRACE(dtype_name(dt));
+    Tensor p = randn({n}, DType::float32, d);
+    p.requires_grad_();
+    Tensor small = randn({7}, DType::float32, d);
+    small.requires_grad_();
+    want_param_half_copy(p, dt);
+    want_param_half_copy(small, dt);
+    NoGradGuard no_grad;
+    AdamStepAttrs a;
+    a.lr = 1e-2;
+    optim::adam_step_foreach_({small, p}, {randn({7}, DType::float32, d), randn({n}, DType::float32, d)},
+                              {zeros({7}, DType::float32, d), zeros({n}, DType::float32, d)},
+                              {zeros({7}, DType::float32, d), zeros({n}, DType::float32, d)}, {}, a);
+    for (const Tensor& t : {small, p}) {
+      const Tensor copy = valid_param_half_copy(t, dt);
+      ASSERT_TRUE(copy.defined());
+      EXPECT_EQ(max_abs_diff(copy.to(DType::float32), cast(t.detach(), dt).to(DType::float32)), 0.0);
+    }
   }
 }
 

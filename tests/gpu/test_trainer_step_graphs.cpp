@@ -16,6 +16,7 @@
 #include "hearth/data/dataset.h"
 #include "hearth/nn/nn.h"
 #include "hearth/ops/factory.h"
+#include "hearth/ops/param_half_copies.h"
 #include "hearth/train/callbacks.h"
 #include "hearth/train/trainer.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -118,6 +119,29 @@ TEST_P(TrainerStepGraphs, ReplayedTrainingEqualsEagerTraining) {
 
 INSTANTIATE_TEST_SUITE_P(Precision, TrainerStepGraphs, ::testing::Values("fp32", "bf16-mixed"),
                          [](const auto& info) { return info.param == "fp32" ? "fp32" : "bf16_mixed"; });
+
+// The recorded bf16-mixed forward reads the weights' bf16 copies, which the
+// eager optimizer step writes in place after each replay
+// (hearth/ops/param_half_copies.h): the same training as with the copies off,
+// where the recorded forward casts the weights itself.
+TEST(TrainerStepGraphsHalfCopies, ReplayedForwardReadsTheCopiesTheOptimizerWrites) {
+  HEARTH_REQUIRE_CUDA();
+  hearth::testing::TempDir dir;
+  const bool before = optimizer_half_copies_enabled();
+  set_optimizer_half_copies_enabled(false);
+  const TrainingRun off = train_on_cuda(dir.file("off"), true, "bf16-mixed");
+  set_optimizer_half_copies_enabled(true);
+  const TrainingRun on = train_on_cuda(dir.file("on"), true, "bf16-mixed");
+  set_optimizer_half_copies_enabled(before);
+  EXPECT_EQ(on.report.eager_reason, "");
+  EXPECT_EQ(on.report.replayed_steps, 10);
+  ASSERT_EQ(on.step_losses.size(), off.step_losses.size());
+  for (size_t i = 0; i < on.step_losses.size(); ++i)
+    EXPECT_NEAR(on.step_losses[i], off.step_losses[i], 1e-5 * std::abs(off.step_losses[i])) << "step " << i;
+  ASSERT_EQ(on.weights.size(), off.weights.size());
+  for (size_t i = 0; i < on.weights.size(); ++i)
+    EXPECT_LT(relative_error(on.weights[i], off.weights[i]), 1e-4) << "parameter or buffer " << i;
+}
 
 TEST(TrainerStepGraphsFallback, Fp16MixedTrainsEagerlyAndSaysWhy) {
   HEARTH_REQUIRE_CUDA();

@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "hearth/backends/cpu/level_kernel_registrar.h"
+#include "hearth/core/half.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
 
@@ -15,6 +17,28 @@ namespace {
 template <typename T>
 T* ptr_or_null(const Tensor& t) {
   return t.defined() ? static_cast<T*>(t.data_ptr()) : nullptr;
+}
+
+// The parameter's low-precision copy (the op's optional output): calls
+// body(write) with write(i, v) storing the new float32 value v of element i
+// into it, rounded as cast() rounds, or doing nothing where there is no copy,
+// so the loop without one compiles as before.
+template <typename T, typename Body>
+void with_copy_writer(const OpCall& call, Body&& body) {
+  const Tensor copy = call.outputs.empty() ? Tensor() : call.out(0);
+  if constexpr (std::is_same_v<T, float>) {
+    if (copy.defined() && copy.dtype() == DType::bfloat16) {
+      BFloat16* c = static_cast<BFloat16*>(copy.data_ptr());
+      return body([c](int64_t i, float v) { c[i] = BFloat16(v); });
+    }
+    if (copy.defined() && copy.dtype() == DType::float16) {
+      Half* c = static_cast<Half*>(copy.data_ptr());
+      return body([c](int64_t i, float v) { c[i] = Half(v); });
+    }
+  }
+  HEARTH_CHECK(!copy.defined(), TypeError, "[optim] a ", dtype_name(copy.dtype()),
+               " copy of a parameter of another dtype than float32");
+  body([](int64_t, T) {});
 }
 
 void sgd_step_kernel(OpCall& call) {
@@ -30,19 +54,22 @@ void sgd_step_kernel(OpCall& call) {
     const C lr = static_cast<C>(a.lr), wd = static_cast<C>(a.weight_decay), mom = static_cast<C>(a.momentum);
     const C keep = static_cast<C>(1.0 - a.dampening), sign = a.maximize ? C(-1) : C(1);
     const bool use_buf = a.momentum != 0.0, init = a.init_buffer, nesterov = a.nesterov;
-    parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const C pv = static_cast<C>(p[i]);
-        C d = sign * static_cast<C>(g[i]) + wd * pv;
-        if (use_buf) {
-          const C bv = init ? d : mom * static_cast<C>(buf[i]) + keep * d;
-          buf[i] = static_cast<T>(bv);
-          // Later steps read the buffer as stored, so use the rounded value.
-          const C stored = static_cast<C>(buf[i]);
-          d = nesterov ? d + mom * stored : stored;
+    with_copy_writer<T>(call, [&](auto write_copy) {
+      parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const C pv = static_cast<C>(p[i]);
+          C d = sign * static_cast<C>(g[i]) + wd * pv;
+          if (use_buf) {
+            const C bv = init ? d : mom * static_cast<C>(buf[i]) + keep * d;
+            buf[i] = static_cast<T>(bv);
+            // Later steps read the buffer as stored, so use the rounded value.
+            const C stored = static_cast<C>(buf[i]);
+            d = nesterov ? d + mom * stored : stored;
+          }
+          p[i] = static_cast<T>(pv - lr * d);
+          write_copy(i, p[i]);
         }
-        p[i] = static_cast<T>(pv - lr * d);
-      }
+      });
     });
   });
 }
@@ -70,28 +97,32 @@ void adam_step_kernel(OpCall& call) {
     const C l2 = a.decoupled_weight_decay ? C(0) : static_cast<C>(a.weight_decay);
     const C decay = static_cast<C>(a.decoupled_weight_decay ? 1.0 - a.lr * a.weight_decay : 1.0);
     const bool amsgrad = a.amsgrad;
-    parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) {
-        const C pv = static_cast<C>(p[i]) * decay;
-        const C gv = sign * static_cast<C>(g[i]) + l2 * pv;
-        const C mv = beta1 * static_cast<C>(m[i]) + one_minus_beta1 * gv;
-        const C vv = beta2 * static_cast<C>(v[i]) + one_minus_beta2 * gv * gv;
-        m[i] = static_cast<T>(mv);
-        v[i] = static_cast<T>(vv);
-        C vd = static_cast<C>(v[i]);
-        if (amsgrad) {
-          vmax[i] = static_cast<T>(std::max(static_cast<C>(vmax[i]), vd));
-          vd = static_cast<C>(vmax[i]);
+    with_copy_writer<T>(call, [&](auto write_copy) {
+      parallel_for(n, kGrainElementwise, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          const C pv = static_cast<C>(p[i]) * decay;
+          const C gv = sign * static_cast<C>(g[i]) + l2 * pv;
+          const C mv = beta1 * static_cast<C>(m[i]) + one_minus_beta1 * gv;
+          const C vv = beta2 * static_cast<C>(v[i]) + one_minus_beta2 * gv * gv;
+          m[i] = static_cast<T>(mv);
+          v[i] = static_cast<T>(vv);
+          C vd = static_cast<C>(v[i]);
+          if (amsgrad) {
+            vmax[i] = static_cast<T>(std::max(static_cast<C>(vmax[i]), vd));
+            vd = static_cast<C>(vmax[i]);
+          }
+          const C denom = std::sqrt(vd) / bc2_sqrt + eps;
+          p[i] = static_cast<T>(pv - step_size * (static_cast<C>(m[i]) / denom));
+          write_copy(i, p[i]);
         }
-        const C denom = std::sqrt(vd) / bc2_sqrt + eps;
-        p[i] = static_cast<T>(pv - step_size * (static_cast<C>(m[i]) / denom));
-      }
+      });
     });
   });
 }
 
-// The foreach ops run the single-tensor kernel on each group: on the CPU the
-// per-call cost is small next to the pass over memory.
+// The foreach ops run the single-tensor kernel on each group (with the
+// group's copy, where the call has them): on the CPU the per-call cost is
+// small next to the pass over memory.
 template <void (*Single)(OpCall&), size_t kGroup>
 void foreach_kernel(OpCall& call) {
   OpCall one;
@@ -100,6 +131,8 @@ void foreach_kernel(OpCall& call) {
   for (size_t base = 0; base + kGroup <= call.inputs.size(); base += kGroup) {
     one.inputs.assign(call.inputs.begin() + static_cast<std::ptrdiff_t>(base),
                       call.inputs.begin() + static_cast<std::ptrdiff_t>(base + kGroup));
+    one.outputs.clear();
+    if (!call.outputs.empty()) one.outputs.push_back(call.outputs.at(base / kGroup));
     if (one.inputs[0].numel() > 0) Single(one);
   }
 }

@@ -4,9 +4,11 @@
 // block per chunk, with the tensors' addresses passed in the kernel's
 // arguments. A step of ResNet-50 (161 parameters) is then 5 launches instead
 // of 161, and each element is read and written once. The single-tensor ops are
-// the same launch with one tensor.
+// the same launch with one tensor. A parameter's low-precision copy (autocast's
+// cast of it, hearth/ops/param_half_copies.h) is written in the same loop.
 #include <cmath>
 #include <cstdint>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -21,12 +23,17 @@ inline constexpr int kMaxTensors = 36;    // keeps the argument block under the 
 inline constexpr int kMaxBlocks = 320;    // chunks per launch
 inline constexpr int64_t kChunk = 65536;  // elements per block
 
+// The dtype of a parameter's low-precision copy (the ops' optional output).
+enum CopyKind : unsigned char { kNoCopy = 0, kBf16Copy = 1, kFp16Copy = 2 };
+
 // Depth: tensors per parameter (param, grad, state...). Unused slots are null.
 template <int Depth>
 struct TensorLists {
   void* ptr[Depth][kMaxTensors];
+  void* copy[kMaxTensors];  // the parameter's low-precision copy, or null
   int64_t numel[kMaxTensors];
   bool aligned[kMaxTensors];  // every tensor of the slot starts on a 16-byte boundary
+  unsigned char copy_kind[kMaxTensors];
   unsigned char block_tensor[kMaxBlocks];
   int block_chunk[kMaxBlocks];
 };
@@ -36,12 +43,39 @@ struct alignas(sizeof(D) * 4) Quad {
   D v[4];
 };
 
+// Stores the parameter's new values (4 from element i on when `quad`) into
+// its copy, rounded as the cast kernel rounds (from_acc). Copies exist only
+// for float32 parameters; other instantiations store nothing.
+template <typename D, typename H, bool kQuad>
+__device__ __forceinline__ void store_copy_as(void* copy, int64_t i, const D* v) {
+  if constexpr (kQuad) {
+    Quad<H> q;
+#pragma unroll
+    for (int l = 0; l < 4; ++l) q.v[l] = from_acc<H>(v[l]);
+    *reinterpret_cast<Quad<H>*>(static_cast<H*>(copy) + i) = q;
+  } else {
+    static_cast<H*>(copy)[i] = from_acc<H>(v[0]);
+  }
+}
+
+template <typename D, bool kQuad>
+__device__ __forceinline__ void store_copy(void* copy, unsigned char kind, int64_t i, const D* v) {
+  if constexpr (std::is_same_v<D, float>) {
+    if (kind == kBf16Copy)
+      store_copy_as<D, __nv_bfloat16, kQuad>(copy, i, v);
+    else if (kind == kFp16Copy)
+      store_copy_as<D, __half, kQuad>(copy, i, v);
+  }
+}
+
 // Runs update(values...) on every element of this block's chunk, one
 // reference per tensor of the slot (a null tensor gets a dummy). When the
 // slot's tensors are aligned, each thread moves four elements per access, so
 // four times the bytes are in flight per thread: the steps are bound by
 // memory bandwidth, and one element per access left them at about half of it.
 // `writes` says which tensors the update changes; only those are stored.
+// Tensor 0 is the parameter: where the slot has a copy of it, its new value
+// is stored there too, from the registers it was just written from.
 template <typename D, int Depth, typename Update>
 __device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bool (&writes)[Depth], Update&& update) {
   const int t = tl.block_tensor[blockIdx.x];
@@ -50,6 +84,8 @@ __device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bo
   D* ptr[Depth];
 #pragma unroll
   for (int k = 0; k < Depth; ++k) ptr[k] = static_cast<D*>(tl.ptr[k][t]);
+  void* const copy = tl.copy[t];
+  const unsigned char copy_kind = tl.copy_kind[t];
   int64_t scalar_from = begin;
   if (tl.aligned[t]) {
     // Chunks start at multiples of kChunk (a multiple of 4), so quads stay aligned.
@@ -68,13 +104,16 @@ __device__ __forceinline__ void for_chunk(const TensorLists<Depth>& tl, const bo
 #pragma unroll
       for (int k = 0; k < Depth; ++k)
         if (writes[k] && ptr[k]) *reinterpret_cast<Quad<D>*>(ptr[k] + i) = r[k];
+      if (copy) store_copy<D, true>(copy, copy_kind, i, r[0].v);
     }
     scalar_from = begin + 4 * quads;
   }
   D dummy[Depth] = {};
-  for (int64_t i = scalar_from + threadIdx.x; i < end; i += blockDim.x)
+  for (int64_t i = scalar_from + threadIdx.x; i < end; i += blockDim.x) {
     [&]<int... K>(std::integer_sequence<int, K...>) { update((ptr[K] ? ptr[K][i] : dummy[K])...); }
-  (std::make_integer_sequence<int, Depth>{});
+    (std::make_integer_sequence<int, Depth>{});
+    if (copy) store_copy<D, false>(copy, copy_kind, i, ptr[0] + i);
+  }
 }
 
 template <typename D>
@@ -121,6 +160,18 @@ __global__ void adam_kernel(TensorLists<5> tl, AdamStepAttrs a, double step_size
   });
 }
 
+// The kernels' arguments must stay under the 4 KiB every GPU accepts.
+static_assert(sizeof(TensorLists<5>) + sizeof(AdamStepAttrs) + 2 * sizeof(double) <= 4096);
+static_assert(sizeof(TensorLists<3>) + sizeof(SgdStepAttrs) <= 4096);
+
+CopyKind copy_kind(const Tensor& copy) {
+  if (!copy.defined()) return kNoCopy;
+  if (copy.dtype() == DType::bfloat16) return kBf16Copy;
+  HEARTH_CHECK(copy.dtype() == DType::float16, TypeError, "[optim] a parameter's copy in ", dtype_name(copy.dtype()),
+               "; expected bfloat16 or float16");
+  return kFp16Copy;
+}
+
 // Packs the groups of `call` (Depth inputs each) into launches of `launch`.
 template <int Depth, typename Launch>
 void for_each_launch(const OpCall& call, Launch&& launch) {
@@ -141,6 +192,14 @@ void for_each_launch(const OpCall& call, Launch&& launch) {
       tl.ptr[k][tensors] = t.defined() ? t.data_ptr() : nullptr;
       if (t.defined()) aligned = aligned && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
     }
+    // One output per group where the call has any (hearth/dispatch/schemas/optim.h).
+    const Tensor copy = call.outputs.empty() ? Tensor() : call.outputs.at(base / Depth);
+    const CopyKind kind = copy_kind(copy);
+    HEARTH_CHECK(kind == kNoCopy || call.in(base).dtype() == DType::float32, TypeError,
+                 "[optim] a parameter's low-precision copy needs a float32 parameter");
+    tl.copy[tensors] = kind == kNoCopy ? nullptr : copy.data_ptr();
+    tl.copy_kind[tensors] = kind;
+    if (kind != kNoCopy) aligned = aligned && reinterpret_cast<uintptr_t>(copy.data_ptr()) % 16 == 0;
     tl.numel[tensors] = n;
     tl.aligned[tensors] = aligned;
     const int64_t chunks = (n + kChunk - 1) / kChunk;
@@ -150,10 +209,13 @@ void for_each_launch(const OpCall& call, Launch&& launch) {
         const int slot = tensors;
         void* ptrs[Depth];
         for (int k = 0; k < Depth; ++k) ptrs[k] = tl.ptr[k][slot];
+        void* const copy_ptr = tl.copy[slot];
         launch(tl, blocks);
         tl = TensorLists<Depth>{};
         tensors = blocks = 0;
         for (int k = 0; k < Depth; ++k) tl.ptr[k][0] = ptrs[k];
+        tl.copy[0] = copy_ptr;
+        tl.copy_kind[0] = kind;
         tl.numel[0] = n;
         tl.aligned[0] = aligned;
       }

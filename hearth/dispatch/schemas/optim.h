@@ -6,7 +6,7 @@
 // dtype T (floating), on one device. Arithmetic is in compute_t<T>; the
 // scalar coefficients are computed in double and rounded once.
 //
-//   sgd_step   inputs {param, grad, momentum_buffer?}   outputs {}       SgdStepAttrs
+//   sgd_step   inputs {param, grad, momentum_buffer?}   outputs {copy?}  SgdStepAttrs
 //              mutates inputs 0 and 2. With g = maximize ? -grad : grad:
 //                d = g + weight_decay * param
 //                if momentum != 0:
@@ -15,7 +15,7 @@
 //                param -= lr * d
 //              (torch.optim.SGD). momentum_buffer is present iff momentum != 0.
 //
-//   adam_step  inputs {param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq?}  outputs {}  AdamStepAttrs
+//   adam_step  inputs {param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq?}  outputs {copy?}  AdamStepAttrs
 //              mutates inputs 0, 2, 3 and 4. With g = maximize ? -grad : grad and
 //              `step` already counting this update (1 on the first):
 //                if decoupled_weight_decay: param *= 1 - lr * weight_decay      (AdamW)
@@ -38,6 +38,16 @@
 //              one device; sizes differ between groups. The optimizers use these
 //              where the backend has them, so a backend launches a few kernels
 //              per step instead of one per parameter.
+//
+//   copy (every op): the parameter's low-precision copy (autocast's cast of
+//              it, hearth/ops/param_half_copies.h), written with the new
+//              parameter: copy = cast(param, copy.dtype) after the update,
+//              rounded to nearest even from the stored float32 value, as
+//              cast() rounds. Outputs are either none, or one per group in
+//              input order (the foreach ops), undefined where a parameter has
+//              no copy. A copy is present only for a float32 param, in
+//              bfloat16 or float16, dense in the param's layout (its element
+//              k in memory is the param's element k).
 #pragma once
 
 #include <cstdint>
