@@ -98,5 +98,30 @@ const ParityRegistrar max_pool_windows_nhwc({"max_pool2d NHWC C=16,12,5: overlap
                                                return outs;
                                              }});
 
+// Windows that tile the input (kernel == stride, sizes divisible): the backward
+// writes each window's cells from one thread per output. Random values and
+// ties (small integers), NCHW and NHWC with C = 16 (vector kernels), 12 and 5.
+std::vector<Tensor> tiling_max_pools(const Tensor& x) {
+  return {max_pool2d(x, {2, 2}), max_pool2d(x, {3, 3}, {3, 3}), max_pool2d(x, {2, 3}, {2, 3}),
+          max_pool2d(x, {1, 1}, {1, 1})};
+}
+const ParityRegistrar max_pool_tiling({"max_pool2d windows tiling the input, NCHW and NHWC C=16,12,5, ties",
+                                       {"max_pool2d", "max_pool2d_backward"},
+                                       kFloat,
+                                       [](DType dt) {
+                                         return std::vector<Tensor>{
+                                             random_input({2, 16, 12, 18}, dt), random_input({3, 12, 6, 6}, dt),
+                                             random_input({2, 5, 6, 12}, dt),
+                                             cast(randint(0, 3, {2, 16, 6, 12}, DType::int64), dt)};
+                                       },
+                                       [](const std::vector<Tensor>& in, Device) {
+                                         std::vector<Tensor> outs;
+                                         for (const Tensor& x : in) {
+                                           for (Tensor& y : tiling_max_pools(x)) outs.push_back(y);
+                                           for (Tensor& y : tiling_max_pools(nhwc(x))) outs.push_back(y);
+                                         }
+                                         return outs;
+                                       }});
+
 }  // namespace
 }  // namespace hearth::gpu_testing
