@@ -79,17 +79,21 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
   Tensor out = Tensor::empty(shape, in.x.dtype(), in.x.device(), in.fmt);
   const Tensor xd = contiguous(in.x.detach(), in.fmt);
   // Where windows do not overlap (VGG's 2x2 stride 2), backward finds each
-  // window's argmax again in the input rather than keeping 8-byte indices per
+  // window's argmax again in the input rather than keeping indices per
   // output: the input is usually kept anyway (the output of the convolution,
   // batch norm or ReLU before, saved by them), so the pooling keeps no memory
   // of its own. Overlapping windows (ResNet's 3x3 stride 2) would make every
-  // input cell scan up to four windows again: they keep the indices.
+  // input cell scan up to four windows again: they keep the argmax's place in
+  // its window, one byte per output (windows of more than 256 cells find it
+  // again too). Nothing is kept when no gradient is wanted (evaluation).
   bool overlapping = false;
   for (int d = 0; d < 2; ++d) overlapping |= (attrs.kernel[d] - 1) * attrs.dilation[d] + 1 > attrs.stride[d];
-  Tensor indices = overlapping ? Tensor::empty(shape, DType::int64, in.x.device(), in.fmt) : Tensor();
+  const bool keep_indices = overlapping && attrs.kernel[0] * attrs.kernel[1] <= 256 &&
+                            autograd::any_requires_grad({in.x});
+  Tensor indices = keep_indices ? Tensor::empty(shape, DType::uint8, in.x.device(), in.fmt) : Tensor();
   if (out.numel() > 0) detail::run(op, {xd}, {out, indices}, attrs);
   autograd::record("MaxPool2dBackward", {in.x}, {out},
-                   [sx = SavedTensor(overlapping ? Tensor() : xd), si = SavedTensor(indices), attrs,
+                   [sx = SavedTensor(keep_indices ? Tensor() : xd), si = SavedTensor(indices), attrs,
                     x_shape = xd.shape(), fmt = in.fmt](const BackwardContext& c) {
                      static OpHandle bop = detail::op_handle(OpId::max_pool2d_backward);
                      Tensor gx = Tensor::empty(x_shape, c.grad(0).dtype(), c.grad(0).device(), fmt);

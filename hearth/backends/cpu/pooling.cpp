@@ -61,6 +61,18 @@ int64_t window_argmax(const T* in, const Planes& p, const Pool2dAttrs& a, int64_
   return arg;
 }
 
+// The saved index of an argmax at iy * W + ix: its place ky * kw + kx in the
+// window of output (oy, ox) (schemas/pooling.h); and back.
+uint8_t window_slot(const Planes& p, const Pool2dAttrs& a, int64_t oy, int64_t ox, int64_t flat) {
+  const int64_t ky = (flat / p.w - (oy * a.stride[0] - a.padding[0])) / a.dilation[0];
+  const int64_t kx = (flat % p.w - (ox * a.stride[1] - a.padding[1])) / a.dilation[1];
+  return static_cast<uint8_t>(ky * a.kernel[1] + kx);
+}
+int64_t slot_cell(const Planes& p, const Pool2dAttrs& a, int64_t oy, int64_t ox, uint8_t slot) {
+  const int64_t ky = slot / a.kernel[1], kx = slot % a.kernel[1];
+  return (oy * a.stride[0] - a.padding[0] + ky * a.dilation[0]) * p.w + (ox * a.stride[1] - a.padding[1] + kx * a.dilation[1]);
+}
+
 void max_pool2d_kernel(OpCall& call) {
   const Tensor &x = call.in(0), &y = call.out(0);
   const Tensor idx = call.outputs.size() > 1 ? call.out(1) : Tensor();  // wanted for overlapping windows
@@ -71,7 +83,7 @@ void max_pool2d_kernel(OpCall& call) {
     using C = compute_t<T>;
     const T* xs = x.data<T>();
     T* ys = y.data<T>();
-    int64_t* is = idx.defined() ? idx.data<int64_t>() : nullptr;
+    uint8_t* is = idx.defined() ? idx.data<uint8_t>() : nullptr;
     over_planes(p, p.oh * p.ow * a.kernel[0] * a.kernel[1], [&](int64_t b, int64_t e) {
       for (int64_t pl = b; pl < e; ++pl) {
         const T* in = xs + pl * p.h * p.w;
@@ -81,7 +93,7 @@ void max_pool2d_kernel(OpCall& call) {
             const int64_t arg = window_argmax(in, p, a, oy, ox, best);
             const int64_t o = (pl * p.oh + oy) * p.ow + ox;
             ys[o] = static_cast<T>(best);
-            if (is) is[o] = arg;
+            if (is) is[o] = window_slot(p, a, oy, ox, arg);
           }
       }
     });
@@ -100,7 +112,7 @@ void max_pool2d_backward_kernel(OpCall& call) {
     using C = compute_t<T>;
     const T* g = gy.data<T>();
     const T* xs = x.defined() ? x.data<T>() : nullptr;
-    const int64_t* is = idx.defined() ? idx.data<int64_t>() : nullptr;
+    const uint8_t* is = idx.defined() ? idx.data<uint8_t>() : nullptr;
     T* out = gx.data<T>();
     over_planes(p, p.h * p.w + p.oh * p.ow * a.kernel[0] * a.kernel[1], [&](int64_t b, int64_t e) {
       std::vector<C> acc;
@@ -113,7 +125,7 @@ void max_pool2d_backward_kernel(OpCall& call) {
           for (int64_t ox = 0; ox < p.ow; ++ox) {
             const int64_t o = (pl * p.oh + oy) * p.ow + ox;
             C best;
-            acc[is ? is[o] : window_argmax(in, p, a, oy, ox, best)] += static_cast<C>(g[o]);
+            acc[is ? slot_cell(p, a, oy, ox, is[o]) : window_argmax(in, p, a, oy, ox, best)] += static_cast<C>(g[o]);
           }
         for (int64_t i = 0; i < p.h * p.w; ++i) plane[i] = static_cast<T>(acc[i]);
       }

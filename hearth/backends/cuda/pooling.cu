@@ -8,8 +8,8 @@
 // gradient of each candidate output whose saved index is this cell.
 // NHWC (channels_last) calls run the same kernels: thread i takes the i-th
 // element in memory order (channel fastest, so a warp reads adjacent channels)
-// and addresses the other tensor through Geometry's layout; max-pool indices
-// stay the logical h * W + w within the (n, c) plane in either layout. Max
+// and addresses the other tensor through Geometry's layout; a max-pool index
+// is the argmax's place in its output's window in either layout. Max
 // pooling on NHWC with 16-byte-aligned rows of C channels has vector kernels: a
 // thread takes 16 bytes of channels of one pixel.
 // Index arithmetic is 32-bit when every offset fits: 64-bit division is a long
@@ -154,16 +154,30 @@ __device__ inline I window_argmax(const D* x, const Geom<I>& g, I plane, I oy, I
   return best_i < 0 ? I(0) : best_i;
 }
 
+// The saved index of an argmax: its place ky * kw + kx in the window of output
+// (oy, ox) (schemas/pooling.h), from its position y * W + x in the plane; and
+// back.
+template <typename I>
+__device__ inline uint8_t window_slot(const Geom<I>& g, I oy, I ox, I flat) {
+  const I ky = (flat / g.w - (oy * g.sh - g.ph)) / g.dh, kx = (flat % g.w - (ox * g.sw - g.pw)) / g.dw;
+  return static_cast<uint8_t>(ky * g.kw + kx);
+}
+template <typename I>
+__device__ inline I slot_cell(const Geom<I>& g, I oy, I ox, uint8_t slot) {
+  const I ky = slot / g.kw, kx = slot % g.kw;
+  return (oy * g.sh - g.ph + ky * g.dh) * g.w + (ox * g.sw - g.pw + kx * g.dw);
+}
+
 // kIndices: also each output's argmax, for a backward that reads them.
 template <typename D, typename I, bool kIndices>
-__global__ void max_pool_fwd(const D* x, D* out, int64_t* idx, Geom<I> g, I total) {
+__global__ void max_pool_fwd(const D* x, D* out, uint8_t* idx, Geom<I> g, I total) {
   const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
   const Pos<I> o = position(g, i, g.oh, g.ow);
   acc_t<D> best;
   const I arg = window_argmax(x, g, o.plane, o.y, o.x, best);
   out[i] = from_acc<D>(best);
-  if constexpr (kIndices) idx[i] = arg;
+  if constexpr (kIndices) idx[i] = window_slot(g, o.y, o.x, arg);
 }
 
 // NHWC, C a multiple of VEC: window_argmax for channels [c, c + VEC) of image
@@ -204,7 +218,7 @@ __device__ inline void window_argmax_vec(const D* __restrict__ x, const Geom<I>&
 // NHWC, C a multiple of VEC: thread t takes channels [c, c + VEC) of one output
 // pixel, t = pixel * C / VEC + c / VEC, so its outputs start at element t * VEC.
 template <typename D, int VEC, typename I, bool kIndices>
-__global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ out, int64_t* __restrict__ idx,
+__global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ out, uint8_t* __restrict__ idx,
                                       Geom<I> g, I total) {
   const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= total) return;
@@ -219,10 +233,10 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
   for (int e = 0; e < VEC; ++e) o.v[e] = from_acc<D>(best[e]);
   reinterpret_cast<nn::Pack<D, VEC>*>(out)[t] = o;
   if constexpr (kIndices) {
-    // Indices are 8 bytes each: VEC of them take VEC / 2 16-byte stores.
-    nn::Pack<int64_t, 2>* ip = reinterpret_cast<nn::Pack<int64_t, 2>*>(idx + static_cast<int64_t>(t) * VEC);
+    nn::Pack<uint8_t, VEC> slots;
 #pragma unroll
-    for (int e = 0; e < VEC; e += 2) ip[e / 2] = nn::Pack<int64_t, 2>{{best_i[e], best_i[e + 1]}};
+    for (int e = 0; e < VEC; ++e) slots.v[e] = window_slot(g, oy, ox, best_i[e]);
+    reinterpret_cast<nn::Pack<uint8_t, VEC>*>(idx)[t] = slots;
   }
 }
 
@@ -232,7 +246,7 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
 // forward's saved index (overlapping windows); otherwise it is found again in
 // x with the forward's own function.
 template <typename D, typename I, bool kSaved>
-__global__ void max_pool_bwd(const D* __restrict__ gy, const int64_t* __restrict__ idx, const D* __restrict__ x,
+__global__ void max_pool_bwd(const D* __restrict__ gy, const uint8_t* __restrict__ idx, const D* __restrict__ x,
                              D* __restrict__ gx, Geom<I> g, I total) {
   const I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= total) return;
@@ -246,7 +260,7 @@ __global__ void max_pool_bwd(const D* __restrict__ gy, const int64_t* __restrict
       const I o = offset(g, at.plane, oy, ox, g.oh, g.ow);
       I arg;
       if constexpr (kSaved) {
-        arg = static_cast<I>(idx[o]);
+        arg = slot_cell(g, oy, ox, idx[o]);
       } else {
         acc_t<D> best;
         arg = window_argmax(x, g, at.plane, oy, ox, best);
@@ -258,10 +272,10 @@ __global__ void max_pool_bwd(const D* __restrict__ gy, const int64_t* __restrict
 
 // NHWC, C a multiple of VEC: thread t takes channels [c, c + VEC) of one input
 // pixel and, per candidate output, VEC gradients and VEC argmaxes: saved
-// indices (two per 16-byte load), or found again in x (the window's cells are
+// one-byte window places (VEC in one load), or found again in x (the window's cells are
 // mostly in cache: the neighbouring threads read them too).
 template <typename D, int VEC, typename I, bool kSaved>
-__global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const int64_t* __restrict__ idx,
+__global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const uint8_t* __restrict__ idx,
                                       const D* __restrict__ x, D* __restrict__ gx, Geom<I> g, I total) {
   using A = acc_t<D>;
   const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -280,13 +294,9 @@ __global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const int64_t* _
       const I o = ((n * g.oh + oy) * g.ow + ox) * g.channels + c;
       I arg[VEC];
       if constexpr (kSaved) {
-        const nn::Pack<int64_t, 2>* ip = reinterpret_cast<const nn::Pack<int64_t, 2>*>(idx + o);
+        const nn::Pack<uint8_t, VEC> slots = *reinterpret_cast<const nn::Pack<uint8_t, VEC>*>(idx + o);
 #pragma unroll
-        for (int e = 0; e < VEC; e += 2) {
-          const nn::Pack<int64_t, 2> pi = ip[e / 2];
-          arg[e] = static_cast<I>(pi.v[0]);
-          arg[e + 1] = static_cast<I>(pi.v[1]);
-        }
+        for (int e = 0; e < VEC; ++e) arg[e] = slot_cell(g, oy, ox, slots.v[e]);
       } else {
         A best[VEC];
         window_argmax_vec<D, VEC, I>(x, g, n, c, oy, ox, best, arg);
@@ -474,7 +484,7 @@ void max_pool2d(OpCall& call) {
     using D = scalar_t;
     const D* xp = static_cast<const D*>(x.data_ptr());
     D* op = static_cast<D*>(out.data_ptr());
-    int64_t* ip = idx.defined() ? static_cast<int64_t*>(idx.data_ptr()) : nullptr;
+    uint8_t* ip = idx.defined() ? static_cast<uint8_t*>(idx.data_ptr()) : nullptr;
     const int vec = nhwc_vector<D>(g, {xp, op, ip});
     with_index_type(g, [&](auto gi) {
       using I = decltype(gi.h);
@@ -506,7 +516,7 @@ void max_pool2d_backward(OpCall& call) {
     using D = scalar_t;
     const D* gp = static_cast<const D*>(gy.data_ptr());
     const D* xp = x.defined() ? static_cast<const D*>(x.data_ptr()) : nullptr;
-    const int64_t* ip = idx.defined() ? static_cast<const int64_t*>(idx.data_ptr()) : nullptr;
+    const uint8_t* ip = idx.defined() ? static_cast<const uint8_t*>(idx.data_ptr()) : nullptr;
     D* op = static_cast<D*>(gx.data_ptr());
     const int vec = nhwc_vector<D>(g, {gp, xp, ip, op});
     with_index_type(g, [&](auto gi) {

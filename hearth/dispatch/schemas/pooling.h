@@ -5,9 +5,13 @@
 // calls). Shapes are logical [N, C, H, W]; outputs are fully overwritten.
 // Kernels are only called with non-empty outputs.
 // Each (n, c) plane is pooled independently.
-//   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], int64 indices [N, C, OH, OW]?}
-//                                 Pool2dAttrs; indices, when wanted, are the argmax's flat position h * W + w
-//                                 inside the input plane. Windows clipped by padding ignore the padded
+//   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], uint8 indices [N, C, OH, OW]?}
+//                                 Pool2dAttrs; indices, when wanted (only for windows of at most 256 cells),
+//                                 are the argmax's place ky * kw + kx in its output's window: the cell
+//                                 (o_y s_h - p_h + ky d_h, o_x s_w - p_w + kx d_w). One byte per output where
+//                                 the input plane's h * W + w took eight (ResNet-50 keeps them from its
+//                                 stem's forward to its backward: 26 MB at batch 128, not 205 MB).
+//                                 Windows clipped by padding ignore the padded
 //                                 cells; NaN wins (as in PyTorch), and among equal maxima the first in
 //                                 window order (row by row).
 //   max_pool2d_backward           inputs {grad_out [N, C, OH, OW], indices?, x [N, C, H, W]?}
