@@ -12,7 +12,6 @@
 #include <algorithm>
 #include <cstring>
 #include <mutex>
-#include <string>
 #include <vector>
 
 #include "hearth/backends/cuda/cuda_check.h"
@@ -22,30 +21,12 @@
 #include "hearth/backends/cuda/image/nvjpeg_decoder.h"
 #include "hearth/core/device_image_decoder.h"
 #include "hearth/core/device_runtime.h"
-#include "hearth/core/env.h"
 #include "hearth/core/memory_format.h"
 
 namespace hearth::cuda {
 namespace {
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }
-
-// The decoding streams' priority. With step graphs the training stream keeps
-// every SM busy back to back, and a batch's small decoding kernels (nvJPEG's,
-// the resampling kernel) queued at the same priority wait behind whole
-// graphs of convolutions: the next batch was late and the device idled ~10%
-// of each epoch waiting for it. At the greatest priority the block scheduler
-// starts them as soon as SMs free up, so they slip between the step's blocks.
-// HEARTH_IMAGE_DECODE_PRIORITY=default keeps them at the training stream's.
-int decode_stream_priority() {
-  const std::string v = env_string("HEARTH_IMAGE_DECODE_PRIORITY", "high");
-  HEARTH_CHECK(v == "high" || v == "default", ValueError,
-               "[cuda] HEARTH_IMAGE_DECODE_PRIORITY must be high or default, got \"", v, "\"");
-  if (v == "default") return 0;
-  int least = 0, greatest = 0;
-  HEARTH_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
-  return greatest;
-}
 
 // A buffer that grows to the largest request and keeps its memory
 // (block_cache.h: no cudaFree while training runs).
@@ -139,8 +120,7 @@ class CudaImageDecoder final : public DeviceImageDecoder {
     }
     auto s = std::make_unique<CallState>();
     s->session = nvjpeg_->new_session();
-    static const int priority = decode_stream_priority();
-    HEARTH_CUDA_CHECK(cudaStreamCreateWithPriority(&s->stream, cudaStreamNonBlocking, priority));
+    HEARTH_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
     HEARTH_CUDA_CHECK(cudaEventCreateWithFlags(&s->finished, cudaEventBlockingSync | cudaEventDisableTiming));
     return s;
   }
