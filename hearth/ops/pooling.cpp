@@ -84,11 +84,11 @@ Tensor max_pool2d(const Tensor& input, Pair kernel, Pair stride, Pair padding, P
   // batch norm or ReLU before, saved by them), so the pooling keeps no memory
   // of its own. Overlapping windows (ResNet's 3x3 stride 2) would make every
   // input cell scan up to four windows again: they keep the argmax's place in
-  // its window, one byte per output (windows of more than 256 cells find it
+  // its window, one byte per output (windows of more than 255 cells find it
   // again too). Nothing is kept when no gradient is wanted (evaluation).
   bool overlapping = false;
   for (int d = 0; d < 2; ++d) overlapping |= (attrs.kernel[d] - 1) * attrs.dilation[d] + 1 > attrs.stride[d];
-  const bool keep_indices = overlapping && attrs.kernel[0] * attrs.kernel[1] <= 256 &&
+  const bool keep_indices = overlapping && attrs.kernel[0] * attrs.kernel[1] <= 255 &&
                             autograd::any_requires_grad({in.x});
   Tensor indices = keep_indices ? Tensor::empty(shape, DType::uint8, in.x.device(), in.fmt) : Tensor();
   if (out.numel() > 0) detail::run(op, {xd}, {out, indices}, attrs);

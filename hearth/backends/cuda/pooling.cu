@@ -131,11 +131,14 @@ __device__ inline Span<I> windows_holding(I in, I k, I s, I p, I d, I out) {
 // The maximum of output (oy, ox)'s window in plane `plane` and its position
 // y * W + x: the first maximum in window order wins, a NaN stops the scan. The
 // forward and the backward (which finds the argmax again instead of saving
-// 8-byte indices) share it, so both pick the same cell.
+// indices) share it, so both pick the same cell. `slot`, when given, gets
+// the argmax's place ky * kw + kx in the window: the saved index.
 template <typename D, typename I>
-__device__ inline I window_argmax(const D* x, const Geom<I>& g, I plane, I oy, I ox, acc_t<D>& best) {
+__device__ inline I window_argmax(const D* x, const Geom<I>& g, I plane, I oy, I ox, acc_t<D>& best,
+                                  uint8_t* slot = nullptr) {
   best = 0;
   I best_i = -1;
+  if (slot) *slot = 0;
   for (I ky = 0; ky < g.kh; ++ky) {
     const I y = oy * g.sh - g.ph + ky * g.dh;
     if (y < 0 || y >= g.h) continue;
@@ -146,6 +149,7 @@ __device__ inline I window_argmax(const D* x, const Geom<I>& g, I plane, I oy, I
       if (best_i < 0 || v > best || v != v) {
         best = v;
         best_i = y * g.w + xx;
+        if (slot) *slot = static_cast<uint8_t>(ky * g.kw + kx);
         if (v != v) break;
       }
     }
@@ -154,18 +158,22 @@ __device__ inline I window_argmax(const D* x, const Geom<I>& g, I plane, I oy, I
   return best_i < 0 ? I(0) : best_i;
 }
 
-// The saved index of an argmax: its place ky * kw + kx in the window of output
-// (oy, ox) (schemas/pooling.h), from its position y * W + x in the plane; and
-// back.
+// The place of input cell (y, x) in the window of output (oy, ox), as the
+// forward saved it, or kNoSlot where the cell is not one of the window's
+// (dilation skips it). Saved places are below 255 (schemas/pooling.h).
+constexpr uint8_t kNoSlot = 255;
 template <typename I>
-__device__ inline uint8_t window_slot(const Geom<I>& g, I oy, I ox, I flat) {
-  const I ky = (flat / g.w - (oy * g.sh - g.ph)) / g.dh, kx = (flat % g.w - (ox * g.sw - g.pw)) / g.dw;
+__device__ inline uint8_t slot_of_cell(const Geom<I>& g, I oy, I ox, I y, I x) {
+  I ky = y - (oy * g.sh - g.ph), kx = x - (ox * g.sw - g.pw);
+  if (g.dh != 1) {
+    if (ky % g.dh != 0) return kNoSlot;
+    ky /= g.dh;
+  }
+  if (g.dw != 1) {
+    if (kx % g.dw != 0) return kNoSlot;
+    kx /= g.dw;
+  }
   return static_cast<uint8_t>(ky * g.kw + kx);
-}
-template <typename I>
-__device__ inline I slot_cell(const Geom<I>& g, I oy, I ox, uint8_t slot) {
-  const I ky = slot / g.kw, kx = slot % g.kw;
-  return (oy * g.sh - g.ph + ky * g.dh) * g.w + (ox * g.sw - g.pw + kx * g.dw);
 }
 
 // kIndices: also each output's argmax, for a backward that reads them.
@@ -175,9 +183,10 @@ __global__ void max_pool_fwd(const D* x, D* out, uint8_t* idx, Geom<I> g, I tota
   if (i >= total) return;
   const Pos<I> o = position(g, i, g.oh, g.ow);
   acc_t<D> best;
-  const I arg = window_argmax(x, g, o.plane, o.y, o.x, best);
+  uint8_t slot;
+  window_argmax(x, g, o.plane, o.y, o.x, best, kIndices ? &slot : nullptr);
   out[i] = from_acc<D>(best);
-  if constexpr (kIndices) idx[i] = window_slot(g, o.y, o.x, arg);
+  if constexpr (kIndices) idx[i] = slot;
 }
 
 // NHWC, C a multiple of VEC: window_argmax for channels [c, c + VEC) of image
@@ -185,12 +194,13 @@ __global__ void max_pool_fwd(const D* x, D* out, uint8_t* idx, Geom<I> g, I tota
 // a NaN is kept).
 template <typename D, int VEC, typename I>
 __device__ inline void window_argmax_vec(const D* __restrict__ x, const Geom<I>& g, I n, I c, I oy, I ox,
-                                         acc_t<D> (&best)[VEC], I (&best_i)[VEC]) {
+                                         acc_t<D> (&best)[VEC], I (&best_i)[VEC], uint8_t* slots = nullptr) {
   using A = acc_t<D>;
 #pragma unroll
   for (int e = 0; e < VEC; ++e) {
     best[e] = 0;
     best_i[e] = -1;
+    if (slots) slots[e] = 0;
   }
   for (I ky = 0; ky < g.kh; ++ky) {
     const I y = oy * g.sh - g.ph + ky * g.dh;
@@ -206,6 +216,7 @@ __device__ inline void window_argmax_vec(const D* __restrict__ x, const Geom<I>&
         if (best_i[e] < 0 || (best[e] == best[e] && (v > best[e] || v != v))) {
           best[e] = v;
           best_i[e] = y * g.w + xx;
+          if (slots) slots[e] = static_cast<uint8_t>(ky * g.kw + kx);
         }
       }
     }
@@ -227,17 +238,13 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
   const I ox = pix % g.ow, oy = (pix / g.ow) % g.oh, n = pix / (g.ow * g.oh);
   acc_t<D> best[VEC];
   I best_i[VEC];
-  window_argmax_vec<D, VEC, I>(x, g, n, c, oy, ox, best, best_i);
+  nn::Pack<uint8_t, VEC> slots;
+  window_argmax_vec<D, VEC, I>(x, g, n, c, oy, ox, best, best_i, kIndices ? slots.v : nullptr);
   nn::Pack<D, VEC> o;
 #pragma unroll
   for (int e = 0; e < VEC; ++e) o.v[e] = from_acc<D>(best[e]);
   reinterpret_cast<nn::Pack<D, VEC>*>(out)[t] = o;
-  if constexpr (kIndices) {
-    nn::Pack<uint8_t, VEC> slots;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) slots.v[e] = window_slot(g, oy, ox, best_i[e]);
-    reinterpret_cast<nn::Pack<uint8_t, VEC>*>(idx)[t] = slots;
-  }
+  if constexpr (kIndices) reinterpret_cast<nn::Pack<uint8_t, VEC>*>(idx)[t] = slots;
 }
 
 // One thread per input element: the sum of grad_out over the candidate outputs
@@ -258,14 +265,14 @@ __global__ void max_pool_bwd(const D* __restrict__ gy, const uint8_t* __restrict
   for (I oy = ys.first; oy <= ys.last; ++oy)
     for (I ox = xs.first; ox <= xs.last; ++ox) {
       const I o = offset(g, at.plane, oy, ox, g.oh, g.ow);
-      I arg;
+      bool mine;
       if constexpr (kSaved) {
-        arg = slot_cell(g, oy, ox, idx[o]);
+        mine = idx[o] == slot_of_cell(g, oy, ox, at.y, at.x);
       } else {
         acc_t<D> best;
-        arg = window_argmax(x, g, at.plane, oy, ox, best);
+        mine = window_argmax(x, g, at.plane, oy, ox, best) == me;
       }
-      if (arg == me) s += to_acc(gy[o]);
+      if (mine) s += to_acc(gy[o]);
     }
   gx[i] = from_acc<D>(s);
 }
@@ -292,19 +299,24 @@ __global__ void max_pool_bwd_nhwc_vec(const D* __restrict__ gy, const uint8_t* _
   for (I oy = ys.first; oy <= ys.last; ++oy)
     for (I ox = xs.first; ox <= xs.last; ++ox) {
       const I o = ((n * g.oh + oy) * g.ow + ox) * g.channels + c;
-      I arg[VEC];
+      bool mine[VEC];
       if constexpr (kSaved) {
+        // One place of this cell per window, compared with VEC saved bytes.
+        const uint8_t here = slot_of_cell(g, oy, ox, y, xx);
         const nn::Pack<uint8_t, VEC> slots = *reinterpret_cast<const nn::Pack<uint8_t, VEC>*>(idx + o);
 #pragma unroll
-        for (int e = 0; e < VEC; ++e) arg[e] = slot_cell(g, oy, ox, slots.v[e]);
+        for (int e = 0; e < VEC; ++e) mine[e] = slots.v[e] == here;
       } else {
         A best[VEC];
+        I arg[VEC];
         window_argmax_vec<D, VEC, I>(x, g, n, c, oy, ox, best, arg);
+#pragma unroll
+        for (int e = 0; e < VEC; ++e) mine[e] = arg[e] == me;
       }
       const nn::Pack<D, VEC> gp = *reinterpret_cast<const nn::Pack<D, VEC>*>(gy + o);
 #pragma unroll
       for (int e = 0; e < VEC; ++e)
-        if (arg[e] == me) s[e] += to_acc(gp.v[e]);
+        if (mine[e]) s[e] += to_acc(gp.v[e]);
     }
   nn::Pack<D, VEC> out;
 #pragma unroll

@@ -6,7 +6,7 @@
 // Kernels are only called with non-empty outputs.
 // Each (n, c) plane is pooled independently.
 //   max_pool2d                    inputs {x [N, C, H, W]} outputs {out [N, C, OH, OW], uint8 indices [N, C, OH, OW]?}
-//                                 Pool2dAttrs; indices, when wanted (only for windows of at most 256 cells),
+//                                 Pool2dAttrs; indices, when wanted (only for windows of at most 255 cells),
 //                                 are the argmax's place ky * kw + kx in its output's window: the cell
 //                                 (o_y s_h - p_h + ky d_h, o_x s_w - p_w + kx d_w). One byte per output where
 //                                 the input plane's h * W + w took eight (ResNet-50 keeps them from its
