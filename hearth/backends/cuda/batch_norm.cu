@@ -34,10 +34,15 @@
 // ReLU then cost three passes over the tensor (the residual's read forward,
 // the output's read and the residual gradient's write backward), against
 // eight as separate kernels (add and relu forward, relu_backward).
+// Channels-fastest tensors small enough to stay in L2 run each way as one
+// cooperative kernel instead (batch_norm_single_kernel.cu: the same partial
+// sums, a grid-wide sync, the merge, a second sync, the apply), which saves
+// the kernel boundaries and tails that dominate small batch norms.
 #include <type_traits>
 
 #include "hearth/backends/cuda/batch_norm_maps.cuh"
 #include "hearth/backends/cuda/batch_norm_partials.cuh"
+#include "hearth/backends/cuda/batch_norm_single_kernel.h"
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/batch_norm.h"
@@ -216,6 +221,7 @@ void batch_norm_forward(OpCall& call) {
   const cudaStream_t s = stream(dev.index);
   const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
   if (C == 0) return;
+  if (batch_norm_forward_single_kernel(call)) return;
   HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "batch_norm", [&] {
     using D = scalar_t;
     using A = acc_t<D>;
@@ -278,6 +284,7 @@ void batch_norm_backward(OpCall& call) {
   const cudaStream_t s = stream(dev.index);
   const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
   if (C == 0) return;
+  if (batch_norm_backward_single_kernel(call)) return;
   HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "batch_norm_backward", [&] {
     using D = scalar_t;
     using A = acc_t<D>;
