@@ -223,5 +223,100 @@ const ParityRegistrar batch_norm_add_relu_many_rows({"batch_norm_add_relu NHWC 1
                                                                                Tensor(), in[1], in[2], true)};
                                                      }});
 
+// Channels-fastest shapes small enough for the single-kernel path
+// (hearth/backends/cuda/batch_norm_single_kernel.cu: one cooperative kernel
+// forward and one backward): NHWC [6272, 64], [6272, 256], [98, 2048] and
+// [N, C] with 2 rows, running statistics updated, weight and bias present and
+// absent; C = 24 takes the path too (48 bytes of bfloat16), C = 13 the three
+// kernels, so both paths meet in one call sequence.
+const std::vector<DType> kSingleKernel = {DType::float32, DType::bfloat16, DType::float16};
+const ParityRegistrar batch_norm_single_kernel_case(
+    {"batch_norm single kernel: NHWC C=64,256,2048,24,13, [2,64]",
+     {"batch_norm", "batch_norm_backward"},
+     kSingleKernel,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({8, 64, 28, 28}, dt), random_input({64}, dt),
+                                  positive({64}, dt),                  random_input({64}, dt),
+                                  random_input({64}, dt),              random_input({8, 256, 28, 28}, dt),
+                                  random_input({2, 2048, 7, 7}, dt),   random_input({2048}, dt),
+                                  random_input({2, 64}, dt),           random_input({8, 24, 28, 28}, dt),
+                                  random_input({8, 13, 28, 28}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device d) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor rm1 = in[1].detach().clone(), rv1 = in[2].detach().clone();
+       Tensor rm2 = zeros({256}, in[0].dtype(), d), rv2 = ones({256}, in[0].dtype(), d);
+       Tensor y0 = batch_norm(nhwc(in[0]), rm, rv, in[3], in[4], true, 0.3);
+       Tensor y1 = batch_norm(nhwc(add(in[5], 2.0)), rm2, rv2, Tensor(), Tensor(), true);
+       Tensor y2 = batch_norm(nhwc(in[6]), Tensor(), Tensor(), in[7], Tensor(), true);
+       Tensor y3 = batch_norm(in[8], rm1, rv1, in[3], in[4], true);
+       Tensor y4 = batch_norm(nhwc(in[9]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y5 = batch_norm(nhwc(in[10]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       return std::vector<Tensor>{y0, rm, rv, y1, rm2, rv2, y2, y3, rm1, rv1, y4, y5};
+     }});
+// The fused ReLU on the single-kernel path: with weight and bias the backward
+// recomputes the mask from x and the forward's affine output; [6272, 512] and
+// [2, 64] too.
+const ParityRegistrar batch_norm_relu_single_kernel_case(
+    {"batch_norm single kernel relu: NHWC C=256,512, [2,64]",
+     {"batch_norm_relu", "batch_norm_backward"},
+     kSingleKernel,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({8, 256, 28, 28}, dt), random_input({256}, dt), positive({256}, dt),
+                                  random_input({256}, dt),             random_input({256}, dt),
+                                  random_input({2, 512, 56, 56}, dt),  random_input({2, 64}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor y0 = batch_norm_relu(nhwc(in[0]), rm, rv, in[3], in[4], true, 0.3);
+       Tensor y1 = batch_norm_relu(nhwc(in[0]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y2 = batch_norm_relu(nhwc(in[5]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y3 = batch_norm_relu(in[6], Tensor(), Tensor(), Tensor(), Tensor(), true);
+       return std::vector<Tensor>{y0, rm, rv, y1, y2, y3};
+     }});
+// The residual on the single-kernel path: the backward writes the residual's
+// gradient in its first phase and reads it back in its last; [25088, 64]
+// with running statistics, [6272, 256], [98, 2048] and [2, 64].
+const ParityRegistrar batch_norm_add_relu_single_kernel_case(
+    {"batch_norm single kernel add_relu: NHWC C=64,256,2048, [2,64]",
+     {"batch_norm_add_relu", "batch_norm_backward"},
+     kSingleKernel,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({32, 64, 28, 28}, dt),  random_input({32, 64, 28, 28}, dt),
+                                  random_input({64}, dt),              positive({64}, dt),
+                                  random_input({64}, dt),              random_input({64}, dt),
+                                  random_input({8, 256, 28, 28}, dt),  random_input({8, 256, 28, 28}, dt),
+                                  random_input({2, 2048, 7, 7}, dt),   random_input({2, 2048, 7, 7}, dt),
+                                  random_input({2, 64}, dt),           random_input({2, 64}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor rm = in[2].detach().clone(), rv = in[3].detach().clone();
+       Tensor y0 = batch_norm_add_relu(nhwc(in[0]), nhwc(in[1]), rm, rv, in[4], in[5], true, 0.3);
+       Tensor y1 = batch_norm_add_relu(nhwc(in[6]), nhwc(in[7]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y2 = batch_norm_add_relu(nhwc(in[8]), nhwc(in[9]), Tensor(), Tensor(), Tensor(), Tensor(), true);
+       Tensor y3 = batch_norm_add_relu(in[10], in[11], Tensor(), Tensor(), in[4], in[5], true);
+       return std::vector<Tensor>{y0, rm, rv, y1, y2, y3};
+     }});
+// Half inputs beside float32 parameters and running statistics, and the step
+// counter, on the single-kernel path.
+const ParityRegistrar batch_norm_single_kernel_mixed(
+    {"batch_norm single kernel: half input, float32 parameters, step counter",
+     {"batch_norm", "batch_norm_relu", "batch_norm_add_relu", "batch_norm_backward"},
+     kHalf,
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({8, 256, 28, 28}, dt), random_input({256}, DType::float32),
+                                  positive({256}, DType::float32),     random_input({256}, DType::float32),
+                                  random_input({256}, DType::float32), random_input({8, 256, 28, 28}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device d) {
+       Tensor counter = full({}, 7, DType::int64, d);
+       Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
+       Tensor x = nhwc(in[0]);
+       Tensor y0 = batch_norm(x, rm, rv, in[3], in[4], true, 0.1, 1e-5, counter);
+       Tensor y1 = batch_norm_relu(x, rm, rv, in[3], in[4], true, 0.1, 1e-5, counter);
+       Tensor y2 = batch_norm_add_relu(x, nhwc(in[5]), rm, rv, in[3], in[4], true, 0.1, 1e-5, counter);
+       return std::vector<Tensor>{y0, y1, y2, rm, rv, cast(counter, DType::float64)};
+     }});
+
 }  // namespace
 }  // namespace hearth::gpu_testing

@@ -34,9 +34,15 @@
 // ReLU then cost three passes over the tensor (the residual's read forward,
 // the output's read and the residual gradient's write backward), against
 // eight as separate kernels (add and relu forward, relu_backward).
+// Channels-fastest tensors small enough to stay in L2 run each way as one
+// cooperative kernel instead (batch_norm_single_kernel.cu: the same partial
+// sums, a grid-wide sync, the merge, a second sync, the apply), which saves
+// the kernel boundaries and tails that dominate small batch norms.
 #include <type_traits>
 
+#include "hearth/backends/cuda/batch_norm_maps.cuh"
 #include "hearth/backends/cuda/batch_norm_partials.cuh"
+#include "hearth/backends/cuda/batch_norm_single_kernel.h"
 #include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/batch_norm.h"
@@ -49,14 +55,8 @@ using namespace batch_norm_detail;
 
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 
-struct BnFinalizeArgs {
-  int64_t C, S;
-  double count, momentum, eps;
-  bool training;
-};
-
 // Per channel: batch (or running) statistics, running-statistic update, and the
-// affine map y = x * scale + shift, all in double.
+// affine map y = x * scale + shift, all in double (finalize_channel).
 template <typename D>
 __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const D* __restrict__ x, BnFinalizeArgs a,
                                            Param<D> rm, Param<D> rv, Param<D> w, Param<D> b, acc_t<D>* mean_out,
@@ -69,42 +69,8 @@ __global__ void batch_norm_finalize_kernel(PartialSums<acc_t<D>> partials, const
     double s0 = 0, s1 = 0;
     if (a.training) partials.block_sum(c, c < a.C, s0, s1, smem);
     if (threadIdx.y != 0 || c >= a.C) continue;
-    double mean, invstd;
-    if (a.training) {
-      const double shift = s0 / a.count;
-      const double var = fmax(s1 / a.count - shift * shift, 0.0);
-      mean = static_cast<double>(to_acc(x[c * a.S])) + shift;
-      invstd = 1.0 / sqrt(var + a.eps);
-      if (rm.p) rm.set(c, (1.0 - a.momentum) * static_cast<double>(rm.get(c, 0)) + a.momentum * mean);
-      if (rv.p)
-        rv.set(c, (1.0 - a.momentum) * static_cast<double>(rv.get(c, 0)) + a.momentum * var * a.count / (a.count - 1));
-    } else {
-      mean = static_cast<double>(rm.get(c, 0));
-      invstd = 1.0 / sqrt(static_cast<double>(rv.get(c, 0)) + a.eps);
-    }
-    mean_out[c] = static_cast<acc_t<D>>(mean);
-    invstd_out[c] = static_cast<acc_t<D>>(invstd);
-    const double scale = invstd * static_cast<double>(w.get(c, 1));
-    affine[c] = static_cast<acc_t<D>>(scale);
-    affine[a.C + c] = static_cast<acc_t<D>>(static_cast<double>(b.get(c, 0)) - mean * scale);
+    finalize_channel<D>(c, s0, s1, x, a, rm, rv, w, b, mean_out, invstd_out, affine);
   }
-}
-
-// The output in D's precision; with the fused ReLU, negative (and NaN) values
-// become 0 after rounding, as relu(batch_norm(x)) would.
-template <typename D>
-__device__ __forceinline__ acc_t<D> bn_out(acc_t<D> v, bool relu) {
-  if (!relu) return v;
-  const acc_t<D> rounded = to_acc(from_acc<D>(v));
-  return rounded > acc_t<D>(0) ? rounded : acc_t<D>(0);
-}
-
-// The batch norm's value v plus a residual, v rounded to D first as
-// add(batch_norm(x), residual) sees it (the add's own rounding is bn_out's or
-// the store's).
-template <typename D>
-__device__ __forceinline__ acc_t<D> plus_residual(acc_t<D> v, acc_t<D> residual) {
-  return to_acc(from_acc<D>(v)) + residual;
 }
 
 // y = x * affine[c] + affine[C + c] over rows (n, c) of S elements (plus the
@@ -131,7 +97,7 @@ __global__ void __launch_bounds__(kMaxRowThreads)
 }
 
 // Per channel: grad_weight, grad_bias and the map grad_x = k g + b (x - mean) + d,
-// stored as coef[0..3][C] = k, b, mean, d.
+// stored as coef[0..3][C] = k, b, mean, d (grad_finalize_channel).
 template <typename D>
 __global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, int64_t C, double count, bool training,
                                                 const acc_t<D>* __restrict__ mean, const acc_t<D>* __restrict__ invstd,
@@ -143,17 +109,7 @@ __global__ void batch_norm_grad_finalize_kernel(PartialSums<acc_t<D>> partials, 
     double sg = 0, sgx = 0;
     if (partials.p) partials.block_sum(c, c < C, sg, sgx, smem);
     if (threadIdx.y != 0 || c >= C) continue;
-    const double is = static_cast<double>(invstd[c]);
-    const double sum_gxhat = sgx * is;
-    if (gw.p) gw.set(c, sum_gxhat);
-    if (gb.p) gb.set(c, sg);
-    if (!coef) continue;
-    const double k = is * static_cast<double>(w.get(c, 1));
-    const double mg = training ? sg / count : 0.0, mgx = training ? sum_gxhat / count : 0.0;
-    coef[c] = static_cast<acc_t<D>>(k);
-    coef[C + c] = static_cast<acc_t<D>>(-k * is * mgx);
-    coef[2 * C + c] = mean[c];
-    coef[3 * C + c] = static_cast<acc_t<D>>(-k * mg);
+    grad_finalize_channel<D>(c, sg, sgx, C, count, training, mean, invstd, w, gw, gb, coef);
   }
 }
 
@@ -191,26 +147,12 @@ template <typename D, int VEC, bool kResidual>
 __global__ void __launch_bounds__(256)
     batch_norm_apply_rows_kernel(const D* __restrict__ x, const D* __restrict__ res, D* __restrict__ y,
                                  const acc_t<D>* __restrict__ affine, int64_t R, int64_t C, bool relu) {
-  using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
   const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
   if (c0 >= C) return;
-  A scale[VEC], shift[VEC];
-#pragma unroll
-  for (int e = 0; e < VEC; ++e) {
-    scale[e] = affine[c0 + e];
-    shift[e] = affine[C + c0 + e];
-  }
-  auto apply = [&](const P& in, const P& rin) {
-    P out;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      const A bn = bn_value(to_acc(in.v[e]), scale[e], shift[e]);
-      out.v[e] = from_acc<D>(bn_out<D>(kResidual ? plus_residual<D>(bn, to_acc(rin.v[e])) : bn, relu));
-    }
-    return out;
-  };
+  const AffinePack<D, VEC> map(affine, C, c0);
+  auto apply = [&](const P& in, const P& rin) { return map.template apply<kResidual>(in, rin, relu); };
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
   for (; r + (kInFlight - 1) * step < R; r += kInFlight * step) {
@@ -239,30 +181,12 @@ template <typename D, int VEC, MaskKind M>
 __global__ void __launch_bounds__(256)
     batch_norm_grad_apply_rows_kernel(const D* __restrict__ g, const D* __restrict__ x, ReluMask<D> mask,
                                       D* __restrict__ gx, const acc_t<D>* __restrict__ coef, int64_t R, int64_t C) {
-  using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
   const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
   if (c0 >= C) return;
-  A k[VEC], b[VEC], m[VEC], d[VEC], mscale[VEC], mshift[VEC];
-#pragma unroll
-  for (int e = 0; e < VEC; ++e) {
-    k[e] = coef[c0 + e];
-    b[e] = coef[C + c0 + e];
-    m[e] = coef[2 * C + c0 + e];
-    d[e] = coef[3 * C + c0 + e];
-    mscale[e] = M == MaskKind::from_x ? mask.affine[c0 + e] : A(0);
-    mshift[e] = M == MaskKind::from_x ? mask.affine[C + c0 + e] : A(0);
-  }
-  auto apply = [&](const P& gv, const P& xv, const P& mv) {
-    P out;
-#pragma unroll
-    for (int e = 0; e < VEC; ++e) {
-      const A gm = relu_grad<D, M>(to_acc(gv.v[e]), to_acc(mv.v[e]), to_acc(xv.v[e]), mscale[e], mshift[e]);
-      out.v[e] = from_acc<D>(bn_grad_value(k[e], gm, b[e], to_acc(xv.v[e]) - m[e], d[e]));
-    }
-    return out;
-  };
+  const GradPack<D, VEC, M> map(coef, mask, C, c0);
+  auto apply = [&](const P& gv, const P& xv, const P& mv) { return map.apply(gv, xv, mv); };
   const int64_t step = static_cast<int64_t>(gridDim.y) * blockDim.y;
   int64_t r = static_cast<int64_t>(blockIdx.y) * blockDim.y + threadIdx.y;
   for (; r + (kInFlight - 1) * step < R; r += kInFlight * step) {
@@ -297,6 +221,7 @@ void batch_norm_forward(OpCall& call) {
   const cudaStream_t s = stream(dev.index);
   const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
   if (C == 0) return;
+  if (batch_norm_forward_single_kernel(call)) return;
   HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "batch_norm", [&] {
     using D = scalar_t;
     using A = acc_t<D>;
@@ -359,6 +284,7 @@ void batch_norm_backward(OpCall& call) {
   const cudaStream_t s = stream(dev.index);
   const int64_t N = x.shape()[0], C = x.shape()[1], S = x.shape()[2];
   if (C == 0) return;
+  if (batch_norm_backward_single_kernel(call)) return;
   HEARTH_CUDA_DISPATCH_FLOATING(x.dtype(), "batch_norm_backward", [&] {
     using D = scalar_t;
     using A = acc_t<D>;
@@ -371,23 +297,8 @@ void batch_norm_backward(OpCall& call) {
     // The fused ReLU's mask: recomputed from x and the forward's map, or, with
     // a residual (the output depends on it too), read off the saved output.
     ReluMask<D> mask;
-    MaskKind kind = MaskKind::none;
-    if (relu && call.in(6).defined() && !rp) {
-      kind = MaskKind::from_x;
-      mask.affine = static_cast<const A*>(call.in(6).data_ptr());
-    } else if (relu) {
-      kind = MaskKind::saved;
-      mask.y = static_cast<const D*>(call.in(5).data_ptr());
-    }
-    // Calls launch(MaskKindTag) for the mask kind of this call.
-    auto with_mask = [&](auto&& launch) {
-      if (kind == MaskKind::from_x)
-        launch(std::integral_constant<MaskKind, MaskKind::from_x>{});
-      else if (kind == MaskKind::saved)
-        launch(std::integral_constant<MaskKind, MaskKind::saved>{});
-      else
-        launch(std::integral_constant<MaskKind, MaskKind::none>{});
-    };
+    MaskKind kind = backward_relu_mask<D>(call, relu, rp != nullptr, mask);
+    auto with_mask = [&](auto&& launch) { with_mask_kind(kind, launch); };
     Partials partials;
     if (N * S > 0 && (gw.defined() || gb.defined() || (gx.defined() && training) || rp))
       with_mask([&](auto m) {

@@ -153,16 +153,18 @@ __global__ void channel_partials_kernel(const D* __restrict__ a, const D* __rest
 // blockIdx.y takes the rows [R k / splits, R (k + 1) / splits), its threads
 // every blockDim.y-th of them, four in flight. Partials are [2][splits][C].
 // masked_out as channel_partials_kernel's.
+// The work of one block, also run as the first phase of the single-kernel
+// path (batch_norm_single_kernel.cu): split `split` of `splits`, channel tile
+// `col_tile`; `smem` holds blockDim.x * blockDim.y values.
 template <typename D, int VEC, typename Terms, MaskKind M>
-__global__ void __launch_bounds__(256)
-    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, ReluMask<D> mask,
-                        D* __restrict__ masked_out, int64_t R, int64_t C, Terms terms, acc_t<D>* partials) {
+__device__ __forceinline__ void row_partials_block(const D* __restrict__ a, const D* __restrict__ b,
+                                                   ReluMask<D> mask, D* __restrict__ masked_out, int64_t R, int64_t C,
+                                                   Terms terms, acc_t<D>* partials, int64_t split, int64_t splits,
+                                                   int64_t col_tile, acc_t<D>* smem) {
   using A = acc_t<D>;
   using P = Pack<D, VEC>;
   constexpr int kInFlight = 4;
-  __shared__ A smem[256];
-  const int64_t splits = gridDim.y, split = blockIdx.y;
-  const int64_t c0 = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) * VEC;
+  const int64_t c0 = (col_tile * blockDim.x + threadIdx.x) * VEC;
   const bool active = c0 < C;
   A ctr[VEC], s0[VEC], s1[VEC], mscale[VEC], mshift[VEC];
 #pragma unroll
@@ -228,6 +230,15 @@ __global__ void __launch_bounds__(256)
   }
 }
 
+template <typename D, int VEC, typename Terms, MaskKind M>
+__global__ void __launch_bounds__(256)
+    row_partials_kernel(const D* __restrict__ a, const D* __restrict__ b, ReluMask<D> mask,
+                        D* __restrict__ masked_out, int64_t R, int64_t C, Terms terms, acc_t<D>* partials) {
+  __shared__ acc_t<D> smem[256];
+  row_partials_block<D, VEC, Terms, M>(a, b, mask, masked_out, R, C, terms, partials, blockIdx.y, gridDim.y,
+                                       blockIdx.x, smem);
+}
+
 // How rows of C channels are tiled: blockDim.x threads of VEC channels across
 // (the whole row when it has at most 256 vectors), blockDim.y rows down (a
 // power of two, 256 threads at most), about `blocks_per_sm` blocks per SM.
@@ -284,6 +295,10 @@ struct PartialSums {
   // run four blocks per SM) was a chain of dependent L2 round trips, ~0.1 ms
   // per call whatever the tensor's size.
   __device__ void block_sum(int64_t c, bool active, double& s0, double& s1, double (*smem)[2][32]) const;
+  // Channel c's two sums by one whole warp (the single-kernel path's merge):
+  // lane l adds splits l, l + 32, ... in order, then a butterfly of shuffles
+  // combines the lanes, a fixed order too. Every lane gets the sums.
+  __device__ void warp_sum(int64_t c, int lane, double& s0, double& s1) const;
 };
 
 inline constexpr int kFinalizeChannels = 32;
@@ -314,6 +329,20 @@ __device__ void PartialSums<A>::block_sum(int64_t c, bool active, double& s0, do
       s1 += smem[l][1][threadIdx.x];
     }
   }
+}
+
+template <typename A>
+__device__ void PartialSums<A>::warp_sum(int64_t c, int lane, double& s0, double& s1) const {
+  const int64_t cs = split_major ? 1 : splits, ks = split_major ? C : 1;
+  double v[2] = {0, 0};
+#pragma unroll 4
+  for (int64_t k = lane; k < splits; k += 32) {
+    v[0] += p[c * cs + k * ks];
+    v[1] += p[C * splits + c * cs + k * ks];
+  }
+  warp_reduce<2>(v, SumOp{}, 32);
+  s0 = v[0];
+  s1 = v[1];
 }
 
 struct Partials {
