@@ -231,8 +231,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             if (dw.defined()) {
               std::tie(gw, gb) = detail::linear_grads_into(g, x2, dw, db, c.needs(2));
             } else {
-              // With the bias gradient in the weight gradient's product, where it can.
-              if (c.needs(2)) std::tie(gw, gb) = weight_and_bias_grad(g, x2);
+              // With the bias gradient in the weight gradient's product, where
+              // it can (unless the bias has a destination of its own, below).
+              if (c.needs(2) && !db.defined()) std::tie(gw, gb) = weight_and_bias_grad(g, x2);
               if (!gw.defined()) gw = matmul(transpose(g, 0, 1), x2);
             }
           }
