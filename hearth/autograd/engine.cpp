@@ -102,11 +102,61 @@ bool hand_over_partial_sums(Node& n, Buffers& buffers) {
   return any;
 }
 
+std::atomic<uint64_t> g_destinations_written{0};
+
+using Dependencies = std::unordered_map<Node*, int>;
+
+// Whether no gradient but the one from the node about to run will reach
+// `next`: nothing is waiting in its buffer and that node's edge is the last
+// one pointing at it (so it has no other producer, now or later).
+bool sole_gradient(Node* next, const Buffers& buffers, const Dependencies& dependencies) {
+  auto d = dependencies.find(next);
+  if (d == dependencies.end() || d->second != 1) return false;
+  auto b = buffers.find(next);
+  if (b == buffers.end()) return true;
+  for (const Tensor& t : b->second)
+    if (t.defined()) return false;
+  return true;
+}
+
+// A parameter autocast casts (a float32 weight read as bfloat16) gets its
+// gradient from the op that read the cast, through the cast's backward, which
+// hands it on uncast to the leaf's AccumulateGrad, which widens it into .grad:
+// a copy kernel per parameter per step. Where that op's formula can write the
+// gradient in .grad's dtype itself (a GEMM with a float32 output,
+// Node::can_write_input_grad_into) and the leaf offers a destination
+// (Node::gradient_destination: .grad, or memory that becomes it), the engine
+// hands that destination to the formula, and the gradient travels on to the
+// leaf already written. Only where the gradient is the only one each node on
+// the way gets, so no other contribution is missed: a parameter read by
+// several ops, or a cast read twice, keeps the plain path. Returns whether
+// anything was handed over.
+bool offer_gradient_destinations(Node& n, const Buffers& buffers, const Dependencies& dependencies) {
+  bool any = false;
+  for (size_t i = 0; i < n.next_edges.size(); ++i) {
+    const Edge& e = n.next_edges[i];
+    if (!e.valid() || (!n.accumulate_into.empty() && n.accumulate_into[i].defined())) continue;
+    Node* cast = e.fn.get();
+    if (!cast->forwards_gradient() || cast->outputs.size() != 1 || cast->next_edges.size() != 1 ||
+        !cast->next_edges[0].valid() || !sole_gradient(cast, buffers, dependencies))
+      continue;
+    Node* leaf = cast->next_edges[0].fn.get();
+    if (!leaf->casts_incoming_gradients() || !sole_gradient(leaf, buffers, dependencies)) continue;
+    GradDestination d = leaf->gradient_destination(cast->next_edges[0].input_nr);
+    if (!d.defined() || !n.can_write_input_grad_into(i, d.tensor)) continue;
+    if (n.destinations.empty()) n.destinations.resize(n.next_edges.size());
+    n.destinations[i] = std::move(d);
+    any = true;
+  }
+  return any;
+}
+
 }  // namespace
 
 bool fused_grad_accumulation_enabled() { return fused_accumulation_flag().load(std::memory_order_relaxed); }
 void set_fused_grad_accumulation_enabled(bool on) { fused_accumulation_flag().store(on, std::memory_order_relaxed); }
 uint64_t fused_grad_accumulation_count() { return g_fused_accumulations.load(std::memory_order_relaxed); }
+uint64_t gradient_destinations_written() { return g_destinations_written.load(std::memory_order_relaxed); }
 
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grad_roots, bool retain_graph) {
   NoGradGuard no_grad;  // backward formulas are not themselves recorded
@@ -115,7 +165,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
   AutocastSuspend no_autocast;
   drop_recorded_autocast_casts();
   // Count, for every node reachable from the roots, how many edges point at it.
-  std::unordered_map<Node*, int> dependencies;
+  Dependencies dependencies;
   std::unordered_map<Node*, std::shared_ptr<Node>> keep_alive;
   std::vector<Node*> stack;
   std::vector<Edge> root_edges;
@@ -143,6 +193,10 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
     if (b.empty()) b.resize(std::max<size_t>(n->outputs.size(), 1));
     return b;
   };
+  // Destinations written (offer_gradient_destinations), on their way through
+  // a forwarding cast to their leaf: they pass in the leaf's dtype, not cast
+  // to the cast's output dtype as any other gradient is.
+  std::unordered_set<const TensorImpl*> written;
   std::priority_queue<Node*, std::vector<Node*>, ByLatest> ready;
   std::unordered_set<Node*> queued;
   for (size_t i = 0; i < root_edges.size(); ++i) {
@@ -160,6 +214,8 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       if (!grads[i].defined()) {
         const OutputMeta& m = n->outputs[i];
         grads[i] = zeros(m.shape, m.dtype, m.device);
+      } else if (!written.empty() && written.erase(grads[i].impl().get()) > 0) {
+        // A destination written: it stays in its leaf's dtype.
       } else if (grads[i].dtype() != n->outputs[i].dtype && is_floating(n->outputs[i].dtype) &&
                  !n->casts_incoming_gradients()) {
         grads[i] = cast(grads[i], n->outputs[i].dtype);  // mixed precision: gradients keep their output's dtype
@@ -171,11 +227,16 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
       Node* node;
       ~ClearHanded() {
         if (!node->accumulate_into.empty()) node->accumulate_into.clear();
+        if (!node->destinations.empty()) node->destinations.clear();
       }
     } clear_handed{n};
     std::vector<bool> handed;
     if (hand_over_partial_sums(*n, buffers))
       for (const Tensor& t : n->accumulate_into) handed.push_back(t.defined());
+    // Destinations offered, by identity: the gradient returned must be the tensor itself.
+    std::vector<std::shared_ptr<TensorImpl>> offered;
+    if (offer_gradient_destinations(*n, buffers, dependencies))
+      for (const GradDestination& d : n->destinations) offered.push_back(d.defined() ? d.tensor.impl() : nullptr);
     std::vector<Tensor> input_grads;
     if (anomaly_detection_enabled()) {
       // Ops inside the formula are checked by dispatch (naming this node);
@@ -198,6 +259,15 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
         g_fused_accumulations.fetch_add(1, std::memory_order_relaxed);
       }
     }
+    for (size_t i = 0; i < offered.size(); ++i) {
+      // One not taken is dropped: the leaf then finds a gradient of its own.
+      if (!offered[i] || n->destinations[i].defined()) continue;
+      HEARTH_CHECK(i < input_grads.size() && input_grads[i].impl() == offered[i], AutogradError, "[autograd] ",
+                   n->name(), " took the destination of input ", i, "'s gradient but returned another tensor");
+      written.insert(offered[i].get());
+      g_destinations_written.fetch_add(1, std::memory_order_relaxed);
+    }
+    offered.clear();  // the leaf must see no other holder of .grad
     if (!retain_graph) n->release_saved();
     for (size_t i = 0; i < n->next_edges.size() && i < input_grads.size(); ++i) {
       const Edge& e = n->next_edges[i];

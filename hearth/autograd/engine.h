@@ -25,4 +25,11 @@ void set_fused_grad_accumulation_enabled(bool on);
 // (for tests and measurements: whether the fused path ran at all).
 uint64_t fused_grad_accumulation_count();
 
+// How many gradients formulas have written straight into a destination a
+// leaf offered through a cast since the process started (Node::
+// gradient_destination: linear's weight and bias gradients computed in
+// float32 into a float32 parameter's .grad under autocast, instead of in the
+// half type and widened by a copy). For tests and measurements.
+uint64_t gradient_destinations_written();
+
 }  // namespace hearth::autograd

@@ -11,8 +11,9 @@ namespace {
 // releasing the graph is dropping the closure.
 class LambdaNode final : public Node {
  public:
-  LambdaNode(std::string name, BackwardFn fn, std::vector<AccumulatingInput> accumulating)
-      : Node(std::move(name)), fn_(std::move(fn)), accumulating_(std::move(accumulating)) {}
+  LambdaNode(std::string name, BackwardFn fn, std::vector<AccumulatingInput> accumulating,
+             std::vector<WritingInput> writing)
+      : Node(std::move(name)), fn_(std::move(fn)), accumulating_(std::move(accumulating)), writing_(std::move(writing)) {}
 
   bool can_accumulate_input_grad(size_t input, const Tensor& partial) const override {
     if (fn_ == nullptr) return false;  // released: apply() is about to say so
@@ -21,11 +22,16 @@ class LambdaNode final : public Node {
     return false;
   }
 
+  bool can_write_input_grad_into(size_t input, const Tensor& destination) const override {
+    if (fn_ == nullptr) return false;
+    for (const WritingInput& w : writing_)
+      if (w.input == input) return destination.dtype() == w.dtype && destination.is_contiguous(w.format);
+    return false;
+  }
+
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    HEARTH_CHECK(fn_ != nullptr, AutogradError, "[autograd] trying to backward through the graph a second time (",
-                 name(), "): its saved tensors were freed after the first backward. Pass retain_graph=true to the "
-                 "first backward() if you need to call it twice.");
-    BackwardContext ctx(name(), grads, next_edges, &accumulate_into);
+    if (fn_ == nullptr) throw_released(name());
+    BackwardContext ctx(name(), grads, next_edges, &accumulate_into, &destinations);
     std::vector<Tensor> out = fn_(ctx);
     HEARTH_CHECK(out.size() == next_edges.size(), AutogradError, "[autograd] ", name(), " returned ", out.size(),
                  " gradients for ", next_edges.size(), " inputs");
@@ -36,6 +42,7 @@ class LambdaNode final : public Node {
  private:
   BackwardFn fn_;
   std::vector<AccumulatingInput> accumulating_;
+  std::vector<WritingInput> writing_;
 };
 
 }  // namespace
@@ -54,10 +61,22 @@ bool any_requires_grad(std::initializer_list<Tensor> inputs) {
   return false;
 }
 
+void throw_released(const std::string& name) {
+  HEARTH_THROW(AutogradError, "[autograd] trying to backward through the graph a second time (", name,
+               "): its saved tensors were freed after the first backward. Pass retain_graph=true to the "
+               "first backward() if you need to call it twice.");
+}
+
 void record(const std::string& name, const std::vector<Tensor>& inputs, const std::vector<Tensor>& outputs,
-            BackwardFn fn, std::vector<AccumulatingInput> accumulating) {
+            BackwardFn fn, std::vector<AccumulatingInput> accumulating, std::vector<WritingInput> writing) {
   if (!any_requires_grad(inputs)) return;
-  auto node = std::make_shared<LambdaNode>(name, std::move(fn), std::move(accumulating));
+  record_node(std::make_shared<LambdaNode>(name, std::move(fn), std::move(accumulating), std::move(writing)), inputs,
+              outputs);
+}
+
+void record_node(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
+                 const std::vector<Tensor>& outputs) {
+  if (!any_requires_grad(inputs)) return;
   node->next_edges.reserve(inputs.size());
   for (const Tensor& t : inputs) node->next_edges.push_back(gradient_edge(t));
   for (size_t i = 0; i < outputs.size(); ++i) {

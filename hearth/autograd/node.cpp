@@ -13,6 +13,8 @@ std::atomic<uint64_t> g_next_sequence_nr{0};
 Node::Node(std::string name) : name_(std::move(name)), sequence_nr_(g_next_sequence_nr++) {}
 
 bool Node::can_accumulate_input_grad(size_t, const Tensor&) const { return false; }
+GradDestination Node::gradient_destination(size_t) { return {}; }
+bool Node::can_write_input_grad_into(size_t, const Tensor&) const { return false; }
 
 SavedTensor::SavedTensor(const Tensor& t) {
   if (!t.defined()) return;

@@ -27,6 +27,16 @@ struct OutputMeta {
   Device device;
 };
 
+// Where a gradient may be written directly: memory its final consumer (a
+// leaf's AccumulateGrad: .grad) would otherwise copy or add it into. With
+// `accumulate` the tensor holds a sum the gradient is added to (beta = 1);
+// without, its values are garbage and the gradient overwrites them (beta = 0).
+struct GradDestination {
+  Tensor tensor;
+  bool accumulate = false;
+  bool defined() const { return tensor.defined(); }
+};
+
 class Node : public std::enable_shared_from_this<Node> {
  public:
   explicit Node(std::string name);
@@ -54,12 +64,35 @@ class Node : public std::enable_shared_from_this<Node> {
   // a cast and a copy (every weight autocast casts, each step).
   virtual bool casts_incoming_gradients() const { return false; }
 
+  // Whether apply() hands its one incoming gradient on to next_edges[0] as it
+  // comes, in whatever floating dtype (a cast whose next node casts incoming
+  // gradients itself). The engine may offer that next node's destination
+  // (gradient_destination) through this one.
+  virtual bool forwards_gradient() const { return false; }
+
+  // Where the gradient for output `slot` may be written when it is the only
+  // one this node gets (a leaf's AccumulateGrad offers .grad, or memory that
+  // becomes .grad). apply() then receives that very tensor and finds the work
+  // done. Undefined where the node keeps its plain path. See destinations.
+  virtual GradDestination gradient_destination(size_t slot);
+
+  // Whether the formula can write its gradient for `input` into `destination`
+  // (offered by the node that input's gradient goes to, through a cast: a
+  // GEMM with a float32 output from bfloat16 operands). The node answers for
+  // the dtype and layout it can write.
+  virtual bool can_write_input_grad_into(size_t input, const Tensor& destination) const;
+
   // Partial sums the engine hands over for the next apply(), one slot per next
   // edge (undefined where none; empty when none at all). A formula that takes
   // one (BackwardContext::take_accumulate_into) returns partial + its own
   // gradient for that input; one left here is added by the engine as before.
   // The engine clears it after apply().
   std::vector<Tensor> accumulate_into;
+  // Destinations the engine hands over for the next apply(), one slot per next
+  // edge (undefined where none; empty when none at all). A formula that takes
+  // one (BackwardContext::take_gradient_destination) writes its gradient for
+  // that input there and returns that tensor. The engine clears it after apply().
+  std::vector<GradDestination> destinations;
 
   const std::string& name() const { return name_; }
   uint64_t sequence_nr() const { return sequence_nr_; }

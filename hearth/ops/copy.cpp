@@ -2,6 +2,8 @@
 // fill_: writing one value everywhere.
 #include "hearth/dispatch/schemas/copy.h"
 
+#include <memory>
+
 #include "hearth/autograd/function.h"
 #include "hearth/ops/cast_from_values.h"
 #include "hearth/ops/elementwise.h"
@@ -34,15 +36,39 @@ const Tensor& fill_(const Tensor& t, const Scalar& value) {
 
 namespace {
 
+// The cast's backward: the gradient cast back to the input's dtype. Where the
+// input is a leaf, its AccumulateGrad casts while it writes .grad, so the
+// cast here would be a pass of its own (autocast's weight casts, every step):
+// the gradient is handed on as it comes, and the node says so
+// (forwards_gradient), which lets the engine offer the leaf's .grad to the
+// op that produces the gradient (a float32 weight gradient from a bfloat16
+// GEMM, engine.cpp).
+class CastBackward final : public autograd::Node {
+ public:
+  explicit CastBackward(DType from) : Node("CastBackward"), from_(from) {}
+
+  bool forwards_gradient() const override {
+    return next_edges.size() == 1 && next_edges[0].valid() && next_edges[0].fn->casts_incoming_gradients();
+  }
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    if (released_) autograd::throw_released(name());
+    if (forwards_gradient()) return {std::move(grads[0])};
+    return {cast(grads[0], from_)};
+  }
+  // Nothing is saved, but a second backward through a released graph must
+  // fail here as it does at every other node.
+  void release_saved() override { released_ = true; }
+
+ private:
+  DType from_;
+  bool released_ = false;
+};
+
 // Records `out` (holding a's values in out's dtype) as a's cast.
 void record_cast(const Tensor& a, const Tensor& out) {
   if (!is_floating(out.dtype()) || !is_floating(a.dtype())) return;
-  autograd::record("CastBackward", {a}, {out}, [from = a.dtype()](const autograd::BackwardContext& c) {
-    // A leaf's AccumulateGrad casts while it writes .grad: the cast here
-    // would be a pass of its own (autocast's weight casts, every step).
-    if (c.next_casts_gradient(0)) return std::vector<Tensor>{c.grad(0)};
-    return std::vector<Tensor>{cast(c.grad(0), from)};
-  });
+  if (!autograd::any_requires_grad({a})) return;
+  autograd::record_node(std::make_shared<CastBackward>(a.dtype()), {a}, {out});
 }
 
 }  // namespace

@@ -27,4 +27,19 @@ void set_fused_bias_grad_enabled(bool on);
 // started (for tests and measurements: whether the fused path ran at all).
 uint64_t fused_bias_grad_count();
 
+// Whether linear's backward under autocast writes the weight and bias
+// gradients of float32 parameters straight into their float32 .grad: the
+// bfloat16/float16 GEMM outputs float32 (accumulating in float32 as before,
+// rounded once to float32 instead of to the half type and then widened by a
+// copy), adding into .grad when it already holds a sum (gradient accumulation).
+// The gradients are then more precise than the half-precision ones by that
+// one rounding. Only where the engine can hand .grad over (the parameter's
+// only use in the step, nobody else holding .grad: autograd/engine.cpp) and
+// the backend takes a float32 output; elsewhere the plain path. Read once from
+// HEARTH_FP32_WEIGHT_GRADS (unset is on, 0 turns it off), or the last
+// set_fp32_weight_grads_enabled(), which applies to linears recorded after it.
+// autograd::gradient_destinations_written() counts the gradients so written.
+bool fp32_weight_grads_enabled();
+void set_fp32_weight_grads_enabled(bool on);
+
 }  // namespace hearth

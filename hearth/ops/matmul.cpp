@@ -11,9 +11,11 @@
 #include "hearth/autograd/function.h"
 #include "hearth/core/env.h"
 #include "hearth/ops/autocast_policy.h"
+#include "hearth/ops/blas_operand.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
+#include "hearth/ops/linear_grad_into.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/view.h"
 
@@ -22,21 +24,7 @@ namespace {
 
 using autograd::BackwardContext;
 using autograd::SavedTensor;
-
-// `t` ([B, R, C], detached) restrided to a layout the bmm contract accepts:
-// strides of size-1 dims are free, so they are chosen to fit; anything else
-// that fits neither row- nor column-major is copied.
-Tensor blas_operand(const Tensor& t) {
-  const int64_t r = t.size(1), c = t.size(2);
-  Strides st = t.strides();
-  if (t.size(0) == 1) st[0] = r * c;
-  if (r == 1) st[1] = st[2] == 1 ? std::max<int64_t>(c, 1) : 1;
-  if (c == 1) st[2] = st[1] == 1 ? std::max<int64_t>(r, 1) : 1;
-  const bool row_major = st[2] == 1 && st[1] >= std::max<int64_t>(c, 1);
-  const bool col_major = st[1] == 1 && st[2] >= std::max<int64_t>(r, 1);
-  if (row_major || col_major) return st == t.strides() ? t : t.as_strided_view(t.shape(), st, t.offset());
-  return blas_operand(contiguous(t));
-}
+using detail::blas_operand;
 
 // Whether the matrices of 3-D `t` are stored transposed (column-major).
 bool column_major(const Tensor& t) { return t.stride(1) == 1 && t.stride(2) != 1 && t.size(1) > 1; }
@@ -234,12 +222,22 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
               gx = reshape(matmul(g, sw.unpack(c.name())), sx.unpack(c.name()).shape());
             }
           }
+          // Into the parameters' float32 .grad where the engine hands them
+          // over (autocast's casts of float32 parameters; linear_grad_into.h).
+          const autograd::GradDestination dw = c.take_gradient_destination(1);
+          const autograd::GradDestination db = c.take_gradient_destination(2);
           if (c.needs(1)) {
             const Tensor x2 = reshape(sx.unpack(c.name()), {rows, k});
-            // With the bias gradient in the weight gradient's product, where it can.
-            if (c.needs(2)) std::tie(gw, gb) = weight_and_bias_grad(g, x2);
-            if (!gw.defined()) gw = matmul(transpose(g, 0, 1), x2);
+            if (dw.defined()) {
+              std::tie(gw, gb) = detail::linear_grads_into(g, x2, dw, db, c.needs(2));
+            } else {
+              // With the bias gradient in the weight gradient's product, where
+              // it can (unless the bias has a destination of its own, below).
+              if (c.needs(2) && !db.defined()) std::tie(gw, gb) = weight_and_bias_grad(g, x2);
+              if (!gw.defined()) gw = matmul(transpose(g, 0, 1), x2);
+            }
           }
+          if (c.needs(2) && !gb.defined() && db.defined()) gb = detail::bias_grad_into(g, db);
           // Otherwise the bias gradient sums g's rows as a product with a row
           // of ones, which reads g once in its own layout: sum over dim 0
           // would first copy g transposed (reductions see dense rows).
@@ -248,10 +246,20 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
         },
         // x's gradient can be added into a partial sum of it (BERT's hidden
         // states feed the query, key and value projections and a residual).
-        {autograd::AccumulatingInput{0, MemoryFormat::contiguous, x.dtype()}});
+        {autograd::AccumulatingInput{0, MemoryFormat::contiguous, x.dtype()}},
+        // The weight's and bias's gradients can be written in float32 into a
+        // float32 .grad (the parameters' under autocast).
+        detail::linear_writes_float32_grads(x.dtype())
+            ? std::vector<autograd::WritingInput>{{1, MemoryFormat::contiguous, DType::float32},
+                                                  {2, MemoryFormat::contiguous, DType::float32}}
+            : std::vector<autograd::WritingInput>{});
   }
   return out;
 }
+
+namespace detail {
+void note_fused_bias_grad() { g_fused_bias_grads.fetch_add(1, std::memory_order_relaxed); }
+}  // namespace detail
 
 bool fused_bias_grad_enabled() { return fused_bias_grad_flag().load(std::memory_order_relaxed); }
 void set_fused_bias_grad_enabled(bool on) { fused_bias_grad_flag().store(on, std::memory_order_relaxed); }

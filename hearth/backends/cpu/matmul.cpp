@@ -1,6 +1,6 @@
 // bmm on the CPU: one OpenBLAS GEMM per batch entry, whole entries spread over
 // the OpenMP threads when that beats splitting each GEMM. The 16-bit types take
-// a detour through float.
+// a detour through float (and stay there for a float32 output).
 #include "hearth/dispatch/schemas/matmul.h"
 
 #include <type_traits>
@@ -81,8 +81,8 @@ void add_bias_rows(T* out, const B* bias, int64_t rows, int64_t n) {
 // rounded once, as a GEMM with a row of ones would. Each thread takes a block
 // of i and walks k, so a column-major a (g^T: unit stride along i) is read in
 // order.
-template <typename T, typename Acc>
-void sums_over_k(const T* a, int64_t m, int64_t k, int64_t sm, int64_t sk, T* sums) {
+template <typename T, typename Acc, typename S>
+void sums_over_k(const T* a, int64_t m, int64_t k, int64_t sm, int64_t sk, S* sums) {
   parallel_for(m, std::max<int64_t>(1, kGrainElementwise / std::max<int64_t>(k, 1)), [&](int64_t i0, int64_t i1) {
     std::vector<Acc> acc(static_cast<size_t>(i1 - i0), Acc(0));
     if (sk == 1 && sm != 1) {  // row-major: each sum runs along a row
@@ -92,7 +92,7 @@ void sums_over_k(const T* a, int64_t m, int64_t k, int64_t sm, int64_t sk, T* su
       for (int64_t q = 0; q < k; ++q)
         for (int64_t i = i0; i < i1; ++i) acc[i - i0] += static_cast<Acc>(a[i * sm + q * sk]);
     }
-    for (int64_t i = i0; i < i1; ++i) sums[i] = static_cast<T>(acc[i - i0]);
+    for (int64_t i = i0; i < i1; ++i) sums[i] = static_cast<S>(acc[i - i0]);
   });
 }
 
@@ -102,7 +102,11 @@ void sums_of_a(const Tensor& a, const Tensor& sums) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, BFloat16> || std::is_same_v<T, Half>) {
       using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
-      sums_over_k<T, Acc>(static_cast<const T*>(a.data_ptr()), m, k, sm, sk, static_cast<T*>(sums.data_ptr()));
+      const T* pa = static_cast<const T*>(a.data_ptr());
+      if (sums.dtype() == DType::float32 && a.dtype() != DType::float32)  // float32 sums of 16-bit a
+        sums_over_k<T, Acc>(pa, m, k, sm, sk, sums.data<float>());
+      else
+        sums_over_k<T, Acc>(pa, m, k, sm, sk, static_cast<T*>(sums.data_ptr()));
     }
   });
 }
@@ -115,6 +119,14 @@ void product_kernel(OpCall& call) {
   const int64_t batch = a.size(0), m = a.size(1), k = a.size(2), n = b.size(2);
   Operand oa = operand_of(a), ob = operand_of(b);
   if (call.outputs.size() > 1 && call.out(1).defined()) sums_of_a(a, call.out(1));
+  if (out.dtype() == DType::float32 && a.dtype() != DType::float32) {
+    // 16-bit operands, float32 output: the product in float, stored without
+    // the rounding to the half type (a bias, if any, is float32 too).
+    std::vector<float> fa = operand_to_float(a, oa), fb = operand_to_float(b, ob);
+    run_batched(fa.data(), oa, fb.data(), ob, out.data<float>(), batch, m, n, k);
+    if (bias.defined()) add_bias_rows(out.data<float>(), bias.data<float>(), batch * m, n);
+    return;
+  }
   switch (out.dtype()) {
     case DType::float32:
       run_batched(a.data<float>(), oa, b.data<float>(), ob, out.data<float>(), batch, m, n, k);

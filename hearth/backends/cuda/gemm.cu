@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 #include "hearth/backends/cuda/allocator.h"
@@ -51,7 +52,8 @@ Operand describe(const Tensor& t) {
 
 struct Key {
   int device;
-  DType dtype;
+  DType dtype;     // out's (cuBLASLt's C and D)
+  DType in_dtype;  // a's and b's: dtype, or bfloat16/float16 for a float32 out
   bool tf32;
   bool bias;   // the bias epilogue (linear): D = A B + bias, broadcast over D's rows
   bool bgrad;  // the BGRADB epilogue (linear's backward): also the sums of B over K
@@ -60,7 +62,7 @@ struct Key {
   uint64_t m, n;
   bool operator==(const Key& o) const {
     auto tie = [](const Key& k) {
-      return std::make_tuple(k.device, k.dtype, k.tf32, k.bias, k.bgrad, k.batch, k.p.rows, k.p.cols, k.p.ld, k.p.trans,
+      return std::make_tuple(k.device, k.dtype, k.in_dtype, k.tf32, k.bias, k.bgrad, k.batch, k.p.rows, k.p.cols, k.p.ld, k.p.trans,
                              k.p.batch_stride, k.q.rows, k.q.cols, k.q.ld, k.q.trans, k.q.batch_stride, k.m, k.n);
     };
     return tie(*this) == tie(o);
@@ -69,7 +71,8 @@ struct Key {
 
 struct KeyHash {
   size_t operator()(const Key& k) const {
-    size_t h = std::hash<int64_t>()(k.batch) ^ (static_cast<size_t>(k.dtype) << 1) ^ (k.tf32 ? 0x9e37 : 0) ^
+    size_t h = std::hash<int64_t>()(k.batch) ^ (static_cast<size_t>(k.dtype) << 1) ^
+               (static_cast<size_t>(k.in_dtype) << 9) ^ (k.tf32 ? 0x9e37 : 0) ^
                (k.bias ? 0x5bd1 : 0) ^ (k.bgrad ? 0x2f6b : 0);
     for (int64_t v : {int64_t(k.p.rows), int64_t(k.p.cols), k.p.ld, int64_t(k.p.trans), k.p.batch_stride,
                       int64_t(k.q.rows), int64_t(k.q.cols), k.q.ld, int64_t(k.q.trans), k.q.batch_stride, int64_t(k.m),
@@ -141,13 +144,16 @@ Plan& plan_for(const Key& k, DeviceContext& ctx) {
   auto it = cache.find(k);
   if (it != cache.end()) return it->second;
   Plan p;
-  cudaDataType_t dt = data_type(k.dtype);
+  // A float32 D from bfloat16/float16 A and B is one of cuBLASLt's
+  // combinations for CUBLAS_COMPUTE_32F: the same float accumulation, stored
+  // without the rounding to the half type.
+  cudaDataType_t dt = data_type(k.dtype), dt_in = data_type(k.in_dtype);
   cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
   cudaDataType_t scale = CUDA_R_32F;
   if (k.dtype == DType::float64) {
     compute = CUBLAS_COMPUTE_64F;
     scale = CUDA_R_64F;
-  } else if (k.dtype == DType::float32 && k.tf32) {
+  } else if (k.in_dtype == DType::float32 && k.tf32) {
     compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   }
   HEARTH_CUBLAS_CHECK(cublasLtMatmulDescCreate(&p.op, compute, scale));
@@ -166,15 +172,16 @@ Plan& plan_for(const Key& k, DeviceContext& ctx) {
   // D = x^T g (cuBLASLt's A = our b = x, its B = our a = g^T, K = the rows of
   // g), so the sums of g over its rows are those of cuBLASLt's B over K, one
   // per column of D: BGRADB (BGRADA would sum x). The vector is in D's type
-  // (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE's default for a bias gradient),
+  // (CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE's default for a bias gradient: Ctype,
+  // so float32 beside a float32 weight gradient from half operands),
   // accumulated in the compute type. Not for float64, as the bias above.
   if (k.bgrad && k.dtype != DType::float64) {
     const cublasLtEpilogue_t epi = CUBLASLT_EPILOGUE_BGRADB;
     HEARTH_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(p.op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof(epi)));
     p.fused_bgrad = true;
   }
-  p.lp = make_layout(dt, k.p.rows, k.p.cols, k.p.ld, k.batch, k.p.batch_stride);
-  p.lq = make_layout(dt, k.q.rows, k.q.cols, k.q.ld, k.batch, k.q.batch_stride);
+  p.lp = make_layout(dt_in, k.p.rows, k.p.cols, k.p.ld, k.batch, k.p.batch_stride);
+  p.lq = make_layout(dt_in, k.q.rows, k.q.cols, k.q.ld, k.batch, k.q.batch_stride);
   p.ld = make_layout(dt, k.n, k.m, static_cast<int64_t>(k.n), k.batch, static_cast<int64_t>(k.m * k.n));
   cublasLtMatmulPreference_t pref;
   HEARTH_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -229,23 +236,32 @@ void add_bias_rows(const Tensor& out, const Tensor& bias, int64_t n, cudaStream_
 // sums[i] = sum over k of a[0, i, k] (a [1, M, K] strided), one thread per i:
 // the bias gradient when cuBLASLt has no epilogue for it (float64, or no
 // algorithm). Consecutive threads read consecutive elements of g^T's columns.
-template <typename D>
-__global__ void sums_over_k_kernel(const D* a, D* sums, int64_t m, int64_t k, int64_t sm, int64_t sk) {
+// S is D, or float for the float32 sums of a 16-bit a.
+template <typename D, typename S>
+__global__ void sums_over_k_kernel(const D* a, S* sums, int64_t m, int64_t k, int64_t sm, int64_t sk) {
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < m;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     acc_t<D> s = acc_t<D>(0);
     for (int64_t q = 0; q < k; ++q) s += to_acc(a[i * sm + q * sk]);
-    sums[i] = from_acc<D>(s);
+    if constexpr (std::is_same_v<S, D>)
+      sums[i] = from_acc<D>(s);
+    else
+      sums[i] = static_cast<S>(s);
   }
 }
 
 void sums_over_k(const Tensor& a, const Tensor& sums, cudaStream_t s) {
   const int64_t m = a.shape()[1], k = a.shape()[2];
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>((m + 255) / 256, 65535));
+  const bool to_float = sums.dtype() == DType::float32 && a.dtype() != DType::float32;
   HEARTH_CUDA_DISPATCH_FLOATING(a.dtype(), "bmm sums", [&] {
-    sums_over_k_kernel<scalar_t><<<blocks, 256, 0, s>>>(static_cast<const scalar_t*>(a.data_ptr()),
-                                                        static_cast<scalar_t*>(sums.data_ptr()), m, k,
-                                                        a.strides()[1], a.strides()[2]);
+    const auto* pa = static_cast<const scalar_t*>(a.data_ptr());
+    if (to_float)
+      sums_over_k_kernel<scalar_t, float><<<blocks, 256, 0, s>>>(pa, static_cast<float*>(sums.data_ptr()), m, k,
+                                                                 a.strides()[1], a.strides()[2]);
+    else
+      sums_over_k_kernel<scalar_t, scalar_t><<<blocks, 256, 0, s>>>(pa, static_cast<scalar_t*>(sums.data_ptr()), m,
+                                                                    k, a.strides()[1], a.strides()[2]);
   });
   HEARTH_CUDA_CHECK_LAUNCH();
 }
@@ -253,6 +269,7 @@ void sums_over_k(const Tensor& a, const Tensor& sums, cudaStream_t s) {
 Key key_of(const Tensor& a, const Tensor& b, const Tensor& out, bool bias, bool bgrad) {
   return Key{out.device().index,
              out.dtype(),
+             a.dtype(),
              tf32_allowed(),
              bias,
              bgrad,

@@ -12,7 +12,8 @@ namespace hearth::cuda {
 // partial may be out itself). a_sums [M] (B = 1, without bias and partial):
 // also a's sums over K, linear's bias gradient beside its weight gradient, in
 // cuBLASLt's BGRADB epilogue where it has one (gemm_fuses_a_sums), else by a
-// small kernel after the product.
+// small kernel after the product. out (and with it partial, bias and a_sums)
+// may be float32 for bfloat16/float16 a and b: cuBLASLt's C and D in float32.
 void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias = Tensor(),
                   const Tensor& partial = Tensor(), const Tensor& a_sums = Tensor());
 

@@ -16,7 +16,13 @@
 //         it takes with a_sums (CUDA: those cuBLASLt has an epilogue for), and
 //         the functional layer asks it first. A kernel must still compute
 //         a_sums for any call it is given.
-//         a, b and out share one floating dtype. The batch stride of a and b is
+//         a and b share one floating dtype, and out has it too, except
+//         that out may be float32 for bfloat16/float16 a and b (linear's
+//         weight gradient written into a float32 .grad under autocast): the
+//         product is then accumulated in float32 as always and stored without
+//         the rounding to the half type; bias, partial and a_sums follow
+//         out's dtype (cuBLASLt's C and D, and its bias gradient, in float32).
+//         The batch stride of a and b is
 //         arbitrary (0 when the functional layer broadcasts one operand over the
 //         batch). Each matrix is laid out for BLAS: either its column stride is 1
 //         and its row stride is at least max(1, columns) (row-major, e.g. a
