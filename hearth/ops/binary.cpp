@@ -143,7 +143,9 @@ const Tensor& add_(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   HEARTH_CHECK(!(autograd::any_requires_grad({a, b})), AutogradError,
                "[add_] in-place ops on tensors that require grad are not supported; use add()");
   common_device("add_", {a, b});
-  detail::run(op, {a, as_dtype(b, a.dtype())}, {a}, AlphaAttrs{alpha});
+  // A half b into a float32 a is widened by the kernel as it reads it (schemas/binary.h).
+  const bool widening = a.dtype() == DType::float32 && (b.dtype() == DType::bfloat16 || b.dtype() == DType::float16);
+  detail::run(op, {a, widening ? b : as_dtype(b, a.dtype())}, {a}, AlphaAttrs{alpha});
   a.bump_version();
   return a;
 }

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "hearth/autograd/function.h"
+#include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/cast_from_values.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/op_utils.h"
@@ -50,9 +51,25 @@ class CastBackward final : public autograd::Node {
   bool forwards_gradient() const override {
     return next_edges.size() == 1 && next_edges[0].valid() && next_edges[0].fn->casts_incoming_gradients();
   }
+  // A float32 tensor read both as itself and through autocast's half cast
+  // (BERT's hidden states: the residual, and the projections' input) gets a
+  // float32 gradient and a half one. Handed the float32 sum so far, this node
+  // adds its half gradient into it, widening as it reads (add_'s kernel): the
+  // cast's pass over the gradient goes, and the sum is the plain path's
+  // add(partial, cast(g)) bit for bit.
+  bool can_accumulate_input_grad(size_t input, const Tensor& partial) const override {
+    return input == 0 && from_ == DType::float32 && partial.dtype() == DType::float32 && !forwards_gradient();
+  }
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     if (released_) autograd::throw_released(name());
     if (forwards_gradient()) return {std::move(grads[0])};
+    if (!accumulate_into.empty() && accumulate_into[0].defined()) {
+      Tensor sum = std::move(accumulate_into[0]);
+      accumulate_into[0] = Tensor();
+      NoGradGuard no_grad;
+      add_(sum, grads[0]);
+      return {sum};
+    }
     return {cast(grads[0], from_)};
   }
   // Nothing is saved, but a second backward through a released graph must

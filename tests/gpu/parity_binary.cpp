@@ -29,6 +29,23 @@ ParityCase binary_case(const char* name, const char* op, std::function<Tensor(co
 }
 const ParityRegistrar add_case(binary_case(
     "add", "add", [](const Tensor& a, const Tensor& b) { return add(a, b, 2); }, kAll));
+// add_ of a bfloat16 or float16 tensor into a float32 one (schemas/binary.h:
+// widened as it is read), contiguous, broadcast and transposed.
+const ParityRegistrar add_widening_case(
+    {"add_ float32 += half, broadcast+transposed",
+     {"add"},
+     {DType::bfloat16, DType::float16},
+     [](DType dt) {
+       return std::vector<Tensor>{random_input({17, 65}, DType::float32), random_input({17, 65}, dt),
+                                  random_input({65}, dt), random_input({65, 17}, dt)};
+     },
+     [](const std::vector<Tensor>& in, Device) {
+       Tensor a0 = in[0].detach().clone(), a1 = in[0].detach().clone(), a2 = in[0].detach().clone();
+       add_(a0, in[1].detach());
+       add_(a1, in[2].detach(), -2);
+       add_(a2, transpose(in[3].detach(), 0, 1));
+       return std::vector<Tensor>{a0, a1, a2};
+     }});
 const ParityRegistrar sub_case(binary_case(
     "sub", "sub", [](const Tensor& a, const Tensor& b) { return sub(a, b); }, kAll));
 const ParityRegistrar mul_case(binary_case(

@@ -8,8 +8,19 @@
 namespace hearth::cpu {
 namespace {
 
+// float32 a + alpha * b with b in a half dtype (schemas/binary.h): widened exactly, summed in float.
+template <typename H>
+void add_widening(OpCall& call, float alpha) {
+  binary_loop<float, float, H>(call.out(0), call.in(0), call.in(1),
+                               [alpha](float a, H b) { return a + alpha * static_cast<float>(b); });
+}
+
 void add_kernel(OpCall& call) {
   const Scalar alpha = call.attrs<AlphaAttrs>().alpha;
+  if (call.out(0).dtype() == DType::float32 && call.in(1).dtype() == DType::bfloat16)
+    return add_widening<BFloat16>(call, static_cast<float>(alpha.to_double()));
+  if (call.out(0).dtype() == DType::float32 && call.in(1).dtype() == DType::float16)
+    return add_widening<Half>(call, static_cast<float>(alpha.to_double()));
   run_binary(call, [&](auto tag) {
     using C = typename decltype(tag)::type;
     if constexpr (std::is_same_v<C, bool>) {

@@ -35,12 +35,31 @@ struct BinaryFn {
   }
 };
 
+// float32 a + alpha * b with b in a half dtype (schemas/binary.h): one pass
+// where a cast and an add took two.
+template <typename H>
+struct WideningAddFn {
+  float alpha;
+  __device__ float operator()(float a, H b) const { return a + alpha * to_acc(b); }
+};
+
 template <BinOp op>
 void binary_kernel(OpCall& call) {
   const Tensor& out = call.out(0);
   activate(out.device().index);
   Scalar alpha = 1;
   if constexpr (op == BinOp::add || op == BinOp::sub) alpha = call.attrs<AlphaAttrs>().alpha;
+  if constexpr (op == BinOp::add) {
+    const DType b = call.in(1).dtype();
+    if (out.dtype() == DType::float32 && (b == DType::bfloat16 || b == DType::float16)) {
+      const auto al = static_cast<float>(alpha.to_double());
+      if (b == DType::bfloat16)
+        gpu_elementwise<float, float, __nv_bfloat16>(out, {&call.in(0), &call.in(1)}, WideningAddFn<__nv_bfloat16>{al});
+      else
+        gpu_elementwise<float, float, __half>(out, {&call.in(0), &call.in(1)}, WideningAddFn<__half>{al});
+      return;
+    }
+  }
   HEARTH_CUDA_DISPATCH_ALL(out.dtype(), "binary", [&] {
     using A = acc_t<scalar_t>;
     A al = std::is_floating_point_v<A> ? static_cast<A>(alpha.to_double()) : static_cast<A>(alpha.to_int());

@@ -111,9 +111,11 @@ TEST(AutocastSharedCasts, ThreeLinearsOfOneActivationMakeOneCast) {
   EXPECT_EQ(off.casts, 6u + 3u);
   EXPECT_EQ(on.casts, 6u + 1u);
   // The key's and value's input gradients add into the partial sum of the
-  // shared cast's gradient in their GEMM's epilogue; apart, nothing meets.
+  // shared cast's gradient in their GEMM's epilogue; apart, the second and
+  // third cast's backward add their bf16 gradient into the float32 sum of the
+  // first's, widening it as they read.
   EXPECT_EQ(on.fused, 2u);
-  EXPECT_EQ(off.fused, 0u);
+  EXPECT_EQ(off.fused, 2u);
   // The same bf16 values reach the same kernels: the forward is identical, and
   // so are the weights' and biases' gradients (their upstream gradients and
   // saved inputs are the same).

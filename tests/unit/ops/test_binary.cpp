@@ -25,6 +25,22 @@ TEST(Binary, ArithmeticWithBroadcasting) {
   EXPECT_TRUE(values_near(add(b, c), {12, 22, 32, 14, 24, 34}));
 }
 
+// add_ of a half tensor into a float32 one widens it in the kernel: exactly
+// add_(a, cast(b, float32)), contiguous, broadcast and transposed.
+TEST(Binary, InPlaceAddWidensAHalfOperand) {
+  for (DType half : {DType::bfloat16, DType::float16}) {
+    SCOPED_TRACE(dtype_name(half));
+    const Tensor a = randn({6, 5});
+    for (const Tensor& b : {randn({6, 5}).to(half), randn({5}).to(half), transpose(randn({5, 6}).to(half), 0, 1)}) {
+      Tensor widened = a.clone(), plain = a.clone();
+      add_(widened, b, 0.5);
+      add_(plain, b.to(DType::float32), 0.5);
+      EXPECT_EQ(widened.dtype(), DType::float32);
+      EXPECT_EQ(widened.to_vector<float>(), plain.to_vector<float>());
+    }
+  }
+}
+
 TEST(Binary, Alpha) {
   Tensor a = tensor({1.f, 2.f});
   Tensor b = tensor({10.f, 20.f});
