@@ -251,6 +251,20 @@ Descriptor reduction_op(cudnnReduceTensorOp_t mode, const Descriptor& x, const D
   return op;
 }
 
+Descriptor genstats_op(const Descriptor& x, const Descriptor& sum, const Descriptor& sqsum) {
+  const char* what = "a statistics operation";
+  Descriptor op(CUDNN_BACKEND_OPERATION_GEN_STATS_DESCRIPTOR);
+  const cudnnGenStatsMode_t mode = CUDNN_GENSTATS_SUM_SQSUM;
+  const cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+  op.set(CUDNN_ATTR_OPERATION_GENSTATS_MODE, CUDNN_TYPE_GENSTATS_MODE, 1, &mode, what);
+  op.set(CUDNN_ATTR_OPERATION_GENSTATS_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &precision, what);
+  op.set(CUDNN_ATTR_OPERATION_GENSTATS_XDESC, x, what);
+  op.set(CUDNN_ATTR_OPERATION_GENSTATS_SUMDESC, sum, what);
+  op.set(CUDNN_ATTR_OPERATION_GENSTATS_SQSUMDESC, sqsum, what);
+  op.finalize(what);
+  return op;
+}
+
 Descriptor bernoulli_op(double keep, const Descriptor& seed, const Descriptor& offset, const Descriptor& y) {
   const char* what = "a random-number operation";
   Descriptor rng(CUDNN_BACKEND_RNG_DESCRIPTOR);

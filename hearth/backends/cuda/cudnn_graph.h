@@ -86,6 +86,12 @@ Descriptor matmul_op(const Descriptor& a, const Descriptor& b, const Descriptor&
 // (CUDNN_REDUCE_TENSOR_MAX, CUDNN_REDUCE_TENSOR_ADD, ...).
 Descriptor reduction_op(cudnnReduceTensorOp_t mode, const Descriptor& x, const Descriptor& y);
 
+// sum = the sum of x and sqsum = the sum of x * x over the dims where they
+// have size 1, computed in float: a per-channel [1, C, 1, 1] pair is batch
+// norm's training statistics, which runtime-fusion engines can take from a
+// convolution's output in its epilogue.
+Descriptor genstats_op(const Descriptor& x, const Descriptor& sum, const Descriptor& sqsum);
+
 // y = Bernoulli draws of probability `keep` (1 or 0) from cuDNN's Philox
 // generator, keyed by the seed and offset tensors (int64 [1, 1, 1, 1]).
 Descriptor bernoulli_op(double keep, const Descriptor& seed, const Descriptor& offset, const Descriptor& y);
