@@ -143,6 +143,15 @@ Tensor training_param_cast(AutocastState& s, const Tensor& t, DType dtype) {
   return counted_cast(s, t, dtype);
 }
 
+// Without a graph (evaluation, a checkpointed block's first forward) the
+// copy the optimizer wrote serves as it is, no node needed; else a cast. A
+// checkpointed BERT-base step cast its 144 weights again in each block's
+// no-grad forward (~1.2 ms of ~21).
+Tensor no_grad_param_cast(AutocastState& s, const Tensor& t, DType dtype) {
+  const Tensor copy = valid_param_half_copy(t, dtype);
+  return copy.defined() ? copy.detach() : counted_cast(s, t, dtype);
+}
+
 // The cast of activation `t`, shared with earlier readers where it can be.
 Tensor shared_cast(AutocastState& s, const Tensor& t, DType dtype) {
   const bool grad_mode = grad_enabled();
@@ -305,7 +314,7 @@ Tensor autocast_cast(const Tensor& t, DType dtype) {
   const CacheKey key{t.impl().get(), dtype, grad_mode};
   auto it = s.cache.find(key);
   if (it != s.cache.end() && it->second.version == t.version()) return it->second.cast;
-  Tensor c = grad_mode ? training_param_cast(s, t, dtype) : counted_cast(s, t, dtype);
+  Tensor c = grad_mode ? training_param_cast(s, t, dtype) : no_grad_param_cast(s, t, dtype);
   s.cache[key] = CachedCast{t, t.version(), c};
   return c;
 }

@@ -197,6 +197,36 @@ TEST(ParamHalfCopies, ChannelsLastWeightsKeepTheirLayoutInTheirCopy) {
   EXPECT_EQ(bits(copy), bits(cast(w.detach(), DType::bfloat16)));
 }
 
+// Without a graph (evaluation, a checkpointed block's first forward) the
+// copies serve as they are: no cast, the same output as casting; after the
+// next step the forward sees the new values.
+TEST(ParamHalfCopies, NoGradForwardsUseTheCopies) {
+  HalfCopies on(true);
+  manual_seed(6);
+  auto model = small_cnn();
+  Tensor x = randn({2, 3, 6, 6}).to(DType::bfloat16);
+  auto opt = make_optimizer(Opt::sgd_momentum, model->parameters());
+  step(*model, *opt, x);
+  for (int round = 0; round < 2; ++round) {
+    SCOPED_TRACE(round);
+    Probe p;
+    {
+      NoGradGuard no_grad;
+      p = forward(*model, x);
+    }
+    EXPECT_EQ(p.casts, 0u);
+    Tensor expected;
+    {
+      NoGradGuard no_grad;
+      clear_autocast_cache();  // no-grad casts outlive their region: make the reference cast afresh
+      expected = reference_forward(*model, x);
+      clear_autocast_cache();
+    }
+    expect_identical(p.out, expected, "no-grad forward");
+    step(*model, *opt, x);
+  }
+}
+
 TEST(ParamHalfCopies, WritesOutsideTheOptimizerMakeAutocastCastAgain) {
   HalfCopies on(true);
   manual_seed(5);
