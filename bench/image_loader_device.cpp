@@ -96,16 +96,12 @@ int compare_device_decoding(const DeviceLoaderOptions& o) {
               static_cast<long long>(o.batch_size), o.bf16_channels_last ? "bfloat16 NHWC" : "float32 NCHW",
               o.device.str().c_str());
   std::printf("device decoder: %s\n", decoder.decoder->description().c_str());
-  // The host's share (HEARTH_IMAGE_HOST_SHARE) where each GPU run ended: the
-  // decoder, and its tuned share, carry over from one run to the next.
-  std::printf("%-12s %16s %16s %8s %11s\n", "num_workers", "cpu decode img/s", "gpu decode img/s", "gpu/cpu",
-              "host share");
+  std::printf("%-12s %16s %16s %8s\n", "num_workers", "cpu decode img/s", "gpu decode img/s", "gpu/cpu");
   for (int64_t w : o.workers) {
     int64_t n_cpu = 0, n_gpu = 0;
     const double cpu = measure(ds, o, w, false, &n_cpu);
     const double gpu = measure(ds, o, w, true, &n_gpu);
-    std::printf("%-12lld %16.1f %16.1f %8.2f %10.1f%%\n", static_cast<long long>(w), cpu, gpu, gpu / cpu,
-                100.0 * decoder.decoder->host_share());
+    std::printf("%-12lld %16.1f %16.1f %8.2f\n", static_cast<long long>(w), cpu, gpu, gpu / cpu);
     std::fflush(stdout);
   }
   ::unsetenv("HEARTH_IMAGE_DECODER");
@@ -114,8 +110,6 @@ int compare_device_decoding(const DeviceLoaderOptions& o) {
 
 int device_decoding_stages(const DeviceLoaderOptions& o) {
   check_device_usable(o.device);
-  // The device's stage alone: it takes every image it can, unless asked otherwise.
-  ::setenv("HEARTH_IMAGE_HOST_SHARE", "0", 0);
   auto ds = make_dataset(o);
   const DeviceImageDecoderChoice choice = device_image_decoder(o.device);
   HEARTH_CHECK(choice.decoder != nullptr, DeviceError, "[bench] ", o.device.str(), " has no image decoder: ",

@@ -68,10 +68,6 @@ class DeviceImageDecoder {
   virtual ~DeviceImageDecoder() = default;
   // What decodes, in words for a log line.
   virtual std::string description() const = 0;
-  // The share of each batch's images the device could take that the calling
-  // worker makes on the host instead, while the device decodes the rest
-  // (decode_share_controller.h, HEARTH_IMAGE_HOST_SHARE): its value now.
-  virtual double host_share() const { return 0.0; }
   // The finished batch on the decoder's device: its work is complete when
   // this returns, so the tensor can be used from any stream or thread. Safe
   // to call from several threads at once (each call gets its own state).

@@ -56,7 +56,6 @@ using hearth::testing::TempDir;
 #define REQUIRE_CUDA_IMAGE_DECODER()                                                              \
   do {                                                                                            \
     HEARTH_REQUIRE_CUDA();                                                                        \
-    forget_device_image_decoders(cuda0().kind); /* made with the test's variables */              \
     const DeviceImageDecoderChoice c_ = device_image_decoder(cuda0());                            \
     if (!c_.decoder) GTEST_SKIP() << "no image decoder on cuda:0: " << c_.unavailable_reason;     \
   } while (0)
@@ -177,8 +176,6 @@ class ImageDecodingCuda : public ::testing::Test {
   // difference of its own (documented), not the GPU's.
   ScopedEnv whole_{"HEARTH_IMAGE_FAST_DECODE", "0"};
   ScopedEnv gpu_{"HEARTH_IMAGE_DECODER", "auto"};
-  // nvJPEG against the CPU path: the device takes every image it can.
-  ScopedEnv host_share_{"HEARTH_IMAGE_HOST_SHARE", "0"};
   TempDir dir_;
 };
 
@@ -259,37 +256,6 @@ TEST_F(ImageDecodingCuda, FilesTheDeviceDoesNotTakeAreTheCpuPathsExactly) {
         run_epoch(train_set(dir_.path(), 64), cuda0(), DType::float32, MemoryFormat::channels_last, epoch), cpu);
     EXPECT_EQ(l.max, 0.0) << "made on the host by the CPU path, copied as they are";
   }
-}
-
-TEST_F(ImageDecodingCuda, TheHostsShareIsTheCpuPathExactly) {
-  hearth::bench::write_synthetic_jpegs(dir_.path(), 24, 500, 375, 2);
-  {
-    // Every image made on the host: the CPU path's batches, on the device.
-    ScopedEnv all("HEARTH_IMAGE_HOST_SHARE", "1");
-    REQUIRE_CUDA_IMAGE_DECODER();
-    const std::string what = device_image_decoder(cuda0()).decoder->description();
-    EXPECT_NE(what.find("host share fixed at 100%"), std::string::npos) << what;
-    for (int64_t epoch : {0, 1}) {
-      const Epoch cpu =
-          run_epoch(train_set(dir_.path(), 224), Device(), DType::float32, MemoryFormat::contiguous, epoch);
-      const Levels l = compare(
-          run_epoch(train_set(dir_.path(), 224), cuda0(), DType::float32, MemoryFormat::contiguous, epoch), cpu);
-      EXPECT_EQ(l.max, 0.0) << "made on the host by the CPU path, copied as they are";
-    }
-  }
-  {
-    // Tuned: whatever the share comes to, within the decoders' differences.
-    ScopedEnv tuned("HEARTH_IMAGE_HOST_SHARE", "auto");
-    REQUIRE_CUDA_IMAGE_DECODER();
-    const Epoch cpu = run_epoch(train_set(dir_.path(), 224), Device(), DType::float32, MemoryFormat::contiguous, 0);
-    const Levels l = compare(
-        run_epoch(train_set(dir_.path(), 224), cuda0(), DType::float32, MemoryFormat::contiguous, 0), cpu);
-    std::printf("[ image pipeline ] %s: mean %.3f, max %.2f levels\n",
-                device_image_decoder(cuda0()).decoder->description().c_str(), l.mean, l.max);
-    EXPECT_LT(l.mean, 1.5);
-    EXPECT_LT(l.max, 48);
-  }
-  forget_device_image_decoders(cuda0().kind);
 }
 
 TEST_F(ImageDecodingCuda, HardwareEnginesAndHybridDecoderAgree) {

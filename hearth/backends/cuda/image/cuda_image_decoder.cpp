@@ -3,11 +3,6 @@
 // take are made on the host and copied up, and one kernel resizes, crops,
 // flips and normalises all of them into the batch (image_resample.h).
 //
-// The worker makes on the host, besides the images nvJPEG cannot take, the
-// last few of those it can, a share tuned so that the host's part and the
-// device's part of a batch take about as long (decode_share_controller.h,
-// HEARTH_IMAGE_HOST_SHARE).
-//
 // Each call runs in the calling thread (a loader worker) on a stream of its
 // own, with buffers of its own taken from a pool of per-call states, and
 // returns once the batch is complete on the device, so the training step
@@ -15,7 +10,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -25,7 +19,6 @@
 #include "hearth/backends/cuda/image/block_cache.h"
 #include "hearth/backends/cuda/image/image_resample.h"
 #include "hearth/backends/cuda/image/nvjpeg_decoder.h"
-#include "hearth/core/decode_share_controller.h"
 #include "hearth/core/device_image_decoder.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/memory_format.h"
@@ -69,16 +62,12 @@ struct CallState {
   // Waited on by sleeping, not spinning: a dozen workers spinning while the
   // device decodes would take the cores the training thread needs.
   cudaEvent_t finished = nullptr;
-  // After nvJPEG's work: how long the worker waits for it after making its
-  // images is what tunes the host's share.
-  cudaEvent_t nvjpeg_done = nullptr;
   GrowingBuffer decoded{BlockKind::device};
   GrowingBuffer staging_host{BlockKind::pinned_host};
   GrowingBuffer staging_device{BlockKind::device};
 
   ~CallState() {
     if (finished != nullptr) cudaEventDestroy(finished);
-    if (nvjpeg_done != nullptr) cudaEventDestroy(nvjpeg_done);
     if (stream != nullptr) cudaStreamDestroy(stream);
   }
 
@@ -91,11 +80,10 @@ struct CallState {
 
 class CudaImageDecoder final : public DeviceImageDecoder {
  public:
-  CudaImageDecoder(int device, std::unique_ptr<NvjpegDecoder> nvjpeg, ImageHostShareSetting host_share)
-      : device_(device), nvjpeg_(std::move(nvjpeg)), memory_(BatchMemory::create(device)), host_share_(host_share) {}
+  CudaImageDecoder(int device, std::unique_ptr<NvjpegDecoder> nvjpeg)
+      : device_(device), nvjpeg_(std::move(nvjpeg)), memory_(BatchMemory::create(device)) {}
 
-  std::string description() const override { return nvjpeg_->description() + "; host share " + host_share_.describe(); }
-  double host_share() const override { return host_share_.share(); }
+  std::string description() const override { return nvjpeg_->description(); }
 
   Tensor decode_batch(const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
                       const HostImageFallback& fallback) override;
@@ -134,7 +122,6 @@ class CudaImageDecoder final : public DeviceImageDecoder {
     s->session = nvjpeg_->new_session();
     HEARTH_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
     HEARTH_CUDA_CHECK(cudaEventCreateWithFlags(&s->finished, cudaEventBlockingSync | cudaEventDisableTiming));
-    HEARTH_CUDA_CHECK(cudaEventCreateWithFlags(&s->nvjpeg_done, cudaEventBlockingSync | cudaEventDisableTiming));
     return s;
   }
 
@@ -143,7 +130,6 @@ class CudaImageDecoder final : public DeviceImageDecoder {
   std::shared_ptr<BatchMemory> memory_;
   std::mutex mu_;
   std::vector<std::unique_ptr<CallState>> idle_;
-  DecodeShareController host_share_;
 };
 
 Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
@@ -158,27 +144,12 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
   Lease lease(*this);
   CallState& call = *lease;
 
-  // The images nvJPEG may take, but for the host's share: the last of them.
-  std::vector<char> to_device(n, 0);
-  int64_t capable = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const EncodedImageJob& job = images[i];
-    to_device[i] = job.data != nullptr && job.height >= 1 && job.width >= 1 ? 1 : 0;
-    capable += to_device[i];
-  }
-  const DecodeShareController::Plan share = host_share_.plan(static_cast<int64_t>(n), capable);
-  for (size_t i = n, left = static_cast<size_t>(share.host_images); i-- > 0 && left > 0;)
-    if (to_device[i]) {
-      to_device[i] = 0;
-      --left;
-    }
-
   // Where each decoded image goes: rows padded to 64 bytes, images to 256.
   std::vector<size_t> offset(n, 0), pitch(n, 0);
   size_t total = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (!to_device[i]) continue;
     const EncodedImageJob& job = images[i];
+    if (job.data == nullptr || job.height < 1 || job.width < 1) continue;
     pitch[i] = round_up(static_cast<size_t>(job.width) * 3, 64);
     offset[i] = total;
     total += round_up(pitch[i] * static_cast<size_t>(job.height), 256);
@@ -196,12 +167,8 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
     destinations[i].pitch[0] = pitch[i];
   }
   const std::vector<char> ok = call.session->decode(data, sizes, destinations, call.stream);
-  const bool tuning = host_share_.adaptive();
-  if (tuning) HEARTH_CUDA_CHECK(cudaEventRecord(call.nvjpeg_done, call.stream));
 
   // The rest made on the host while the device decodes.
-  using Clock = std::chrono::steady_clock;
-  const Clock::time_point host_began = Clock::now();
   const size_t plane = static_cast<size_t>(format.height * format.width);
   std::vector<Tensor> ready(n);
   size_t ready_count = 0;
@@ -212,18 +179,6 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
                  ShapeError, "[cuda] image ", i, " made on the host is ", dtype_name(ready[i].dtype()), " ",
                  ready[i].shape_string(), ", the batch holds float32 [3, ", format.height, ", ", format.width, "]");
     ++ready_count;
-  }
-  if (tuning) {
-    // How long the host took, and how much longer the device's decoding then
-    // took (an error is reported by the wait below).
-    const Clock::time_point host_done = Clock::now();
-    (void)cudaEventSynchronize(call.nvjpeg_done);
-    DecodeShareController::Measurement m;
-    m.host_seconds = std::chrono::duration<double>(host_done - host_began).count();
-    m.wait_seconds = std::chrono::duration<double>(Clock::now() - host_done).count();
-    m.host_images = static_cast<int64_t>(ready_count);
-    m.device_images = static_cast<int64_t>(n - ready_count);
-    host_share_.report(share, m);
   }
 
   // The kernel's arguments and the host-made images, in one copy.
@@ -281,7 +236,7 @@ const bool registered = [] {
     std::string error;
     std::unique_ptr<NvjpegDecoder> nvjpeg = NvjpegDecoder::open(index, &error);
     if (!nvjpeg) return {nullptr, error};
-    return {std::make_shared<CudaImageDecoder>(index, std::move(nvjpeg), image_host_share_from_env()), {}};
+    return {std::make_shared<CudaImageDecoder>(index, std::move(nvjpeg)), {}};
   });
   return true;
 }();
