@@ -226,6 +226,20 @@ __device__ inline void window_argmax_vec(const D* __restrict__ x, const Geom<I>&
     if (best_i[e] < 0) best_i[e] = 0;
 }
 
+// NHWC, C a multiple of VEC: the output pixel (n, oy, ox) and first channel c
+// of thread t, which takes channels [c, c + VEC) of that pixel
+// (t = pixel * C / VEC + c / VEC: its outputs start at element t * VEC).
+template <typename I>
+struct OutputChannels {
+  I n, oy, ox, c;
+};
+template <int VEC, typename I>
+__device__ inline OutputChannels<I> output_channels_of(const Geom<I>& g, I t) {
+  const I chunks = g.channels / VEC;
+  const I pix = t / chunks;
+  return {pix / (g.ow * g.oh), (pix / g.ow) % g.oh, pix % g.ow, (t % chunks) * VEC};
+}
+
 // NHWC, C a multiple of VEC: thread t takes channels [c, c + VEC) of one output
 // pixel, t = pixel * C / VEC + c / VEC, so its outputs start at element t * VEC.
 template <typename D, int VEC, typename I, bool kIndices>
@@ -233,9 +247,7 @@ __global__ void max_pool_fwd_nhwc_vec(const D* __restrict__ x, D* __restrict__ o
                                       Geom<I> g, I total) {
   const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= total) return;
-  const I chunks = g.channels / VEC;
-  const I c = (t % chunks) * VEC, pix = t / chunks;
-  const I ox = pix % g.ow, oy = (pix / g.ow) % g.oh, n = pix / (g.ow * g.oh);
+  const auto [n, oy, ox, c] = output_channels_of<VEC>(g, t);
   acc_t<D> best[VEC];
   I best_i[VEC];
   nn::Pack<uint8_t, VEC> slots;
@@ -344,9 +356,7 @@ __global__ void max_pool_bwd_tiled_nhwc_vec(const D* __restrict__ gy, const D* _
                                             Geom<I> g, I total) {
   const I t = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= total) return;
-  const I chunks = g.channels / VEC;
-  const I c = (t % chunks) * VEC, pix = t / chunks;
-  const I ox = pix % g.ow, oy = (pix / g.ow) % g.oh, n = pix / (g.ow * g.oh);
+  const auto [n, oy, ox, c] = output_channels_of<VEC>(g, t);
   acc_t<D> best[VEC];
   I arg[VEC];
   window_argmax_vec<D, VEC, I>(x, g, n, c, oy, ox, best, arg);
