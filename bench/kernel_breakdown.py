@@ -10,6 +10,7 @@ It is the reference side of hearth's `HEARTH_PROFILE_OPS=events` table.
 
     python3 bench/kernel_breakdown.py --model resnet50 --mode compile [--steps 5] [--top 12]
     python3 bench/kernel_breakdown.py --model bert-base --mode compile
+    python3 bench/kernel_breakdown.py --model bert-base --mode eager --precision tf32
 """
 import argparse
 import collections
@@ -50,8 +51,12 @@ def main():
     ap.add_argument("--mode", default="compile", choices=["eager", "compile"])
     ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--precision", default="bf16-mixed", choices=["bf16-mixed", "fp32", "tf32"],
+                    help="bf16 autocast (default), float32, or float32 with TF32 matmuls allowed")
     args = ap.parse_args()
 
+    torch.backends.cuda.matmul.allow_tf32 = args.precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = args.precision == "tf32"
     torch.manual_seed(0)
     bs = BATCH[args.model]
     if args.model == "bert-base":
@@ -69,7 +74,7 @@ def main():
     loss_fn = nn.CrossEntropyLoss()
 
     def step():
-        with torch.autocast("cuda", dtype=torch.bfloat16):
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=args.precision == "bf16-mixed"):
             out = forward(x)
             loss = loss_fn((out.logits if hasattr(out, "logits") else out).float(), y)
         opt.zero_grad(set_to_none=True)
@@ -95,8 +100,8 @@ def main():
         per_kernel[e.name] += us
         calls[family(e.name)] += 1
     total = sum(per_family.values())
-    print("%s %s bf16 batch %d: %.2f ms of kernels per step (%s, PyTorch %s)" %
-          (args.model, args.mode, bs, total / 1e3 / args.steps, torch.cuda.get_device_name(), torch.__version__))
+    print("%s %s %s batch %d: %.2f ms of kernels per step (%s, PyTorch %s)" %
+          (args.model, args.mode, args.precision, bs, total / 1e3 / args.steps, torch.cuda.get_device_name(), torch.__version__))
     print("%-14s %10s %8s %7s" % ("family", "ms/step", "kernels", "share"))
     for fam, us in per_family.most_common():
         print("%-14s %10.2f %8d %6.1f%%" % (fam, us / 1e3 / args.steps, calls[fam] // args.steps, 100 * us / total))
