@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """Where PyTorch's training step spends its device time, by kernel family.
 
-Profiles a few bf16 training steps (the same workload as compare_pytorch.py:
+Profiles a few training steps (the same workload as compare_pytorch.py:
 ResNet-50 batch 128 or VGG16 batch 64 channels-last with SGD and momentum,
-BERT-base batch 64 x 128 tokens with AdamW; synthetic data) in PyTorch eager or under torch.compile, and prints the CUDA
-kernel time per step grouped by family (convolutions, GEMMs, Triton's fused
+BERT-base batch 64 x 128 tokens with AdamW; synthetic data; bf16 autocast, or
+float32 with or without TF32 matmuls) in PyTorch eager or under
+torch.compile, and prints the CUDA kernel time per step grouped by family (convolutions, GEMMs, Triton's fused
 kernels, batch norm, elementwise, optimizer, copies), with the largest kernels.
 It is the reference side of hearth's `HEARTH_PROFILE_OPS=events` table.
 
