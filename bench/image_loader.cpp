@@ -18,6 +18,7 @@
 //                                (HEARTH_IMAGE_DECODER=cpu and gpu), both complete on the device
 //   --bf16                       with --device: bfloat16 NHWC images, as a bf16-mixed channels_last model takes them
 //   --eval                       with --device: Resize + CenterCrop, the evaluation pipeline
+//   --gpu-only                   with --device: the device-decoding column only
 //   --seconds S                  stop a run after S seconds (and fewer images than asked)
 //
 // HEARTH_IMAGE_FAST_DECODE=0 decodes every image whole. The first pass over the files is not
@@ -78,6 +79,8 @@ static int run(int argc, char** argv) {
       device_options.bf16_channels_last = true;
     } else if (flag == "--eval") {
       device_options.eval = true;
+    } else if (flag == "--gpu-only") {
+      device_options.device_decoding_only = true;
     } else if (flag == "--seconds" && argc >= 3) {
       device_options.max_seconds = std::atof(argv[2]);
       used = 2;

@@ -99,9 +99,9 @@ int compare_device_decoding(const DeviceLoaderOptions& o) {
   std::printf("%-12s %16s %16s %8s\n", "num_workers", "cpu decode img/s", "gpu decode img/s", "gpu/cpu");
   for (int64_t w : o.workers) {
     int64_t n_cpu = 0, n_gpu = 0;
-    const double cpu = measure(ds, o, w, false, &n_cpu);
+    const double cpu = o.device_decoding_only ? 0.0 : measure(ds, o, w, false, &n_cpu);
     const double gpu = measure(ds, o, w, true, &n_gpu);
-    std::printf("%-12lld %16.1f %16.1f %8.2f\n", static_cast<long long>(w), cpu, gpu, gpu / cpu);
+    std::printf("%-12lld %16.1f %16.1f %8.2f\n", static_cast<long long>(w), cpu, gpu, cpu > 0 ? gpu / cpu : 0.0);
     std::fflush(stdout);
   }
   ::unsetenv("HEARTH_IMAGE_DECODER");

@@ -22,6 +22,7 @@ struct DeviceLoaderOptions {
   double max_seconds = 0;       // ... or fewer once a run has taken this long (0: no limit)
   bool eval = false;            // Resize + CenterCrop instead of RandomResizedCrop + flip
   bool bf16_channels_last = false;  // what a bf16-mixed channels_last model takes
+  bool device_decoding_only = false;  // skip the CPU-decoding column
   std::vector<int64_t> workers;
 };
 

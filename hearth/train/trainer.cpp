@@ -340,11 +340,13 @@ void Trainer::run_loop() {
     const data::DataLoaderState position = loader_->state();
     const uint64_t rng_seed = default_generator().seed(), rng_offset = default_generator().offset();
     std::vector<data::Batch> group;
+    const auto wait_begins = std::chrono::steady_clock::now();
     while (group.size() < ga) {
       std::optional<data::Batch> b = loader_->next();
       if (!b) break;
       group.push_back(std::move(*b));
     }
+    batch_wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_begins).count();
     if (group.empty()) {
       // The epoch ended at the previous step, whose epoch events already ran.
       loader_->set_epoch(loader_->epoch() + 1);
@@ -420,6 +422,8 @@ void Trainer::end_of_training() {
 
 void Trainer::report_epoch_timing(const char* what) {
   std::optional<EpochTiming> t = timeline_->finish_epoch();
+  const double waited = batch_wait_seconds_;
+  batch_wait_seconds_ = 0.0;
   if (!t || t->steps < 2) return;
   std::ostringstream os;
   os << "hearth: " << what;
@@ -427,7 +431,8 @@ void Trainer::report_epoch_timing(const char* what) {
   os << ": " << t->steps << " training steps, " << t->samples << " samples in " << std::fixed << std::setprecision(2)
      << t->seconds << " s of device time (" << std::setprecision(0) << t->samples_per_second()
      << " samples/s); the device idle " << std::setprecision(1) << 100.0 * t->idle_share()
-     << "% of it between steps (waiting for batches or for the host)";
+     << "% of it between steps (waiting for batches or for the host); the host waited " << std::setprecision(2)
+     << waited << " s for batches";
   say(os.str());
 }
 

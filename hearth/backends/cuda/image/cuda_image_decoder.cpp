@@ -1,7 +1,8 @@
 // The CUDA backend's image decoder (hearth/core/device_image_decoder.h):
-// nvJPEG decodes a batch's files into device memory, the images it does not
-// take are made on the host and copied up, and one kernel resizes, crops,
-// flips and normalises all of them into the batch (image_resample.h).
+// nvJPEG decodes a batch's files into device memory as Y, Cb and Cr planes,
+// one kernel converts them all to RGB (ycbcr_to_rgb.h), the images nvJPEG
+// does not take are made on the host and copied up, and one kernel resizes,
+// crops, flips and normalises all of them into the batch (image_resample.h).
 //
 // Each call runs in the calling thread (a loader worker) on a stream of its
 // own, with buffers of its own taken from a pool of per-call states, and
@@ -10,6 +11,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -17,8 +21,10 @@
 #include "hearth/backends/cuda/cuda_check.h"
 #include "hearth/backends/cuda/image/batch_memory.h"
 #include "hearth/backends/cuda/image/block_cache.h"
+#include "hearth/backends/cuda/image/decode_lanes.h"
 #include "hearth/backends/cuda/image/image_resample.h"
 #include "hearth/backends/cuda/image/nvjpeg_decoder.h"
+#include "hearth/backends/cuda/image/ycbcr_to_rgb.h"
 #include "hearth/core/device_image_decoder.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/memory_format.h"
@@ -62,7 +68,8 @@ struct CallState {
   // Waited on by sleeping, not spinning: a dozen workers spinning while the
   // device decodes would take the cores the training thread needs.
   cudaEvent_t finished = nullptr;
-  GrowingBuffer decoded{BlockKind::device};
+  GrowingBuffer planes{BlockKind::device};   // the Y, Cb and Cr planes nvJPEG writes
+  GrowingBuffer decoded{BlockKind::device};  // their RGB bytes, which the resampling reads
   GrowingBuffer staging_host{BlockKind::pinned_host};
   GrowingBuffer staging_device{BlockKind::device};
 
@@ -81,7 +88,10 @@ struct CallState {
 class CudaImageDecoder final : public DeviceImageDecoder {
  public:
   CudaImageDecoder(int device, std::unique_ptr<NvjpegDecoder> nvjpeg)
-      : device_(device), nvjpeg_(std::move(nvjpeg)), memory_(BatchMemory::create(device)) {}
+      : device_(device),
+        nvjpeg_(std::move(nvjpeg)),
+        memory_(BatchMemory::create(device)),
+        lanes_(decode_lanes_from_env(), host_decoding_from_env()) {}
 
   std::string description() const override { return nvjpeg_->description(); }
 
@@ -89,47 +99,72 @@ class CudaImageDecoder final : public DeviceImageDecoder {
                       const HostImageFallback& fallback) override;
 
  private:
-  // A call's state, taken from the pool and returned to it (after its stream
-  // has finished, so its staging may be written again).
+  // A call's state, taken from its pool and returned to it (after its
+  // stream has finished, so its staging may be written again). States that
+  // decode with nvJPEG and states that stage host-made batches are pooled
+  // apart: only the first kind holds nvJPEG's memory.
   class Lease {
    public:
-    explicit Lease(CudaImageDecoder& d) : d_(d), s_(d.take_state()) {}
+    Lease(CudaImageDecoder& d, bool with_nvjpeg) : d_(d), with_nvjpeg_(with_nvjpeg), s_(d.take_state(with_nvjpeg)) {}
     ~Lease() {
       s_->wait();
       (void)cudaGetLastError();
       // What nvJPEG freed during the call: its work on the stream is done.
       release_blocks_held();
       std::lock_guard<std::mutex> lock(d_.mu_);
-      d_.idle_.push_back(std::move(s_));
+      (with_nvjpeg_ ? d_.idle_ : d_.idle_host_).push_back(std::move(s_));
     }
     CallState& operator*() { return *s_; }
 
    private:
     CudaImageDecoder& d_;
+    bool with_nvjpeg_;
     std::unique_ptr<CallState> s_;
   };
 
-  std::unique_ptr<CallState> take_state() {
+  // Frees a device lane when the batch is done with it, however it ends.
+  class LaneHeld {
+   public:
+    LaneHeld(DecodeLanes& lanes, size_t images)
+        : lanes_(lanes), images_(images), since_(std::chrono::steady_clock::now()) {}
+    ~LaneHeld() {
+      lanes_.leave_device(images_, std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count());
+    }
+
+   private:
+    DecodeLanes& lanes_;
+    size_t images_;
+    std::chrono::steady_clock::time_point since_;
+  };
+
+  std::unique_ptr<CallState> take_state(bool with_nvjpeg) {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (!idle_.empty()) {
-        std::unique_ptr<CallState> s = std::move(idle_.back());
-        idle_.pop_back();
+      std::vector<std::unique_ptr<CallState>>& pool = with_nvjpeg ? idle_ : idle_host_;
+      if (!pool.empty()) {
+        std::unique_ptr<CallState> s = std::move(pool.back());
+        pool.pop_back();
         return s;
       }
     }
     auto s = std::make_unique<CallState>();
-    s->session = nvjpeg_->new_session();
+    if (with_nvjpeg) s->session = nvjpeg_->new_session();
     HEARTH_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
     HEARTH_CUDA_CHECK(cudaEventCreateWithFlags(&s->finished, cudaEventBlockingSync | cudaEventDisableTiming));
     return s;
   }
 
+  // The batch made in `call`: with nvJPEG (what it declines made on the
+  // host), or all of it on the host.
+  Tensor make_batch(CallState& call, const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
+                    const HostImageFallback& fallback);
+
   int device_;
   std::unique_ptr<NvjpegDecoder> nvjpeg_;
   std::shared_ptr<BatchMemory> memory_;
+  DecodeLanes lanes_;
   std::mutex mu_;
-  std::vector<std::unique_ptr<CallState>> idle_;
+  std::vector<std::unique_ptr<CallState>> idle_, idle_host_;
 };
 
 Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
@@ -141,32 +176,83 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
   const size_t n = images.size();
   HEARTH_CHECK(n >= 1 && n <= 65535, ValueError, "[cuda] the image decoder takes 1 to 65535 images a batch, got ", n);
   HEARTH_CUDA_CHECK(cudaSetDevice(device_));
-  Lease lease(*this);
-  CallState& call = *lease;
+  const auto start = std::chrono::steady_clock::now();
+  if (lanes_.enter(n) == DecodeLanes::Route::host) {
+    Tensor batch;
+    {
+      Lease lease(*this, /*with_nvjpeg=*/false);
+      batch = make_batch(*lease, images, format, fallback);
+    }
+    lanes_.record_host(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    return batch;
+  }
+  LaneHeld lane(lanes_, n);
+  Lease lease(*this, /*with_nvjpeg=*/true);
+  return make_batch(*lease, images, format, fallback);
+}
 
-  // Where each decoded image goes: rows padded to 64 bytes, images to 256.
-  std::vector<size_t> offset(n, 0), pitch(n, 0);
-  size_t total = 0;
+Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedImageJob>& images,
+                                    const ImageBatchFormat& format, const HostImageFallback& fallback) {
+  const size_t n = images.size();
+  using TClock = std::chrono::steady_clock;
+  static const bool trace = std::getenv("HEARTH_IMAGE_DECODE_TRACE") != nullptr;
+  const auto t0 = TClock::now();
+  const auto t1 = TClock::now();
+
+  std::vector<const uint8_t*> data(n, nullptr);
+  std::vector<size_t> sizes(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const EncodedImageJob& job = images[i];
     if (job.data == nullptr || job.height < 1 || job.width < 1) continue;
-    pitch[i] = round_up(static_cast<size_t>(job.width) * 3, 64);
-    offset[i] = total;
-    total += round_up(pitch[i] * static_cast<size_t>(job.height), 256);
+    data[i] = job.data;
+    sizes[i] = job.size;
   }
-  uint8_t* decoded_base = total > 0 ? call.decoded.reserve(total) : nullptr;
-  std::vector<const uint8_t*> data(n, nullptr);
-  std::vector<size_t> sizes(n, 0);
+  // A host-made batch has no nvJPEG session: every image takes the fallback.
+  std::vector<NvjpegDecoder::Inspection> inspected =
+      call.session ? call.session->inspect(data, sizes) : std::vector<NvjpegDecoder::Inspection>(n);
+  for (size_t i = 0; i < n; ++i)  // the plan was drawn from the header's size: nvJPEG must read the same
+    if (inspected[i].widths[0] != images[i].width || inspected[i].heights[0] != images[i].height)
+      inspected[i].route = NvjpegDecoder::Inspection::Route::none;
+
+  // Where each image's planes go, and its RGB after the conversion: rows
+  // padded to 64 bytes, planes to 256.
+  struct Place {
+    size_t planes[3] = {0, 0, 0}, pitches[3] = {0, 0, 0};
+    size_t rgb = 0, rgb_pitch = 0;
+  };
+  std::vector<Place> place(n);
+  size_t planes_total = 0, rgb_total = 0;
+  int32_t max_width = 0, max_height = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const NvjpegDecoder::Inspection& in = inspected[i];
+    if (in.route == NvjpegDecoder::Inspection::Route::none) continue;
+    Place& p = place[i];
+    for (int c = 0; c < 3; ++c) {
+      p.pitches[c] = round_up(static_cast<size_t>(in.widths[c]), 64);
+      p.planes[c] = planes_total;
+      planes_total += round_up(p.pitches[c] * static_cast<size_t>(in.heights[c]), 256);
+    }
+    p.rgb_pitch = round_up(static_cast<size_t>(in.widths[0]) * 3, 64);
+    p.rgb = rgb_total;
+    rgb_total += round_up(p.rgb_pitch * static_cast<size_t>(in.heights[0]), 256);
+    max_width = std::max(max_width, in.widths[0]);
+    max_height = std::max(max_height, in.heights[0]);
+  }
+  uint8_t* planes_base = planes_total > 0 ? call.planes.reserve(planes_total) : nullptr;
+  uint8_t* rgb_base = rgb_total > 0 ? call.decoded.reserve(rgb_total) : nullptr;
   std::vector<nvjpeg::Image> destinations(n);
   for (size_t i = 0; i < n; ++i) {
     destinations[i] = nvjpeg::Image{};
-    if (pitch[i] == 0) continue;
-    data[i] = images[i].data;
-    sizes[i] = images[i].size;
-    destinations[i].channel[0] = decoded_base + offset[i];
-    destinations[i].pitch[0] = pitch[i];
+    if (inspected[i].route == NvjpegDecoder::Inspection::Route::none) continue;
+    for (int c = 0; c < 3; ++c) {
+      destinations[i].channel[c] = planes_base + place[i].planes[c];
+      destinations[i].pitch[c] = place[i].pitches[c];
+    }
   }
-  const std::vector<char> ok = call.session->decode(data, sizes, destinations, call.stream);
+  const auto t2 = TClock::now();
+  const std::vector<char> ok =
+      call.session ? call.session->decode(data, sizes, inspected, destinations, call.stream) : std::vector<char>(n, 0);
+  const auto t3 = TClock::now();
 
   // The rest made on the host while the device decodes.
   const size_t plane = static_cast<size_t>(format.height * format.width);
@@ -181,20 +267,39 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
     ++ready_count;
   }
 
-  // The kernel's arguments and the host-made images, in one copy.
+  // The kernels' arguments and the host-made images, in one copy.
+  const size_t conversions_bytes = round_up(n * sizeof(YcbcrSource), 256);
   const size_t sources_bytes = round_up(n * sizeof(ResampleSource), 256);
-  const size_t staged = sources_bytes + ready_count * 3 * plane * sizeof(float);
+  const size_t staged = conversions_bytes + sources_bytes + ready_count * 3 * plane * sizeof(float);
   uint8_t* host = call.staging_host.reserve(staged);
   uint8_t* dev = call.staging_device.reserve(staged);
-  auto* sources = reinterpret_cast<ResampleSource*>(host);
-  size_t ready_at = sources_bytes;
+  auto* conversions = reinterpret_cast<YcbcrSource*>(host);
+  auto* sources = reinterpret_cast<ResampleSource*>(host + conversions_bytes);
+  size_t ready_at = conversions_bytes + sources_bytes;
+  int max_taps = 0;
   for (size_t i = 0; i < n; ++i) {
+    YcbcrSource y{};
     ResampleSource s{};
     if (ok[i]) {
+      const NvjpegDecoder::Inspection& in = inspected[i];
+      const Place& p = place[i];
+      for (int c = 0; c < 3; ++c) {
+        y.planes[c] = planes_base + p.planes[c];
+        y.pitches[c] = static_cast<int32_t>(p.pitches[c]);
+      }
+      y.width = in.widths[0];
+      y.height = in.heights[0];
+      y.chroma_width = in.widths[1];
+      y.chroma_height = in.heights[1];
+      y.h_factor = in.h_factor;
+      y.v_factor = in.v_factor;
+      y.rgb = rgb_base + p.rgb;
+      y.rgb_pitch = static_cast<int64_t>(p.rgb_pitch);
+
       const EncodedImageJob& job = images[i];
       const ImageResampling& r = job.resampling;
-      s.pixels = decoded_base + offset[i];
-      s.pitch = static_cast<int64_t>(pitch[i]);
+      s.pixels = rgb_base + p.rgb;
+      s.pitch = static_cast<int64_t>(p.rgb_pitch);
       s.height = static_cast<int32_t>(job.height);
       s.width = static_cast<int32_t>(job.width);
       s.box_top = r.box_top;
@@ -211,17 +316,27 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
       s.ready = reinterpret_cast<const float*>(dev + ready_at);
       ready_at += 3 * plane * sizeof(float);
     }
+    conversions[i] = y;
     sources[i] = s;
+    max_taps = std::max(max_taps, resample_taps_bound(s));
   }
   HEARTH_CUDA_CHECK(cudaMemcpyAsync(dev, host, staged, cudaMemcpyHostToDevice, call.stream));
 
   const Shape shape{static_cast<int64_t>(n), 3, format.height, format.width};
   const size_t nbytes = n * 3 * plane * (format.dtype == DType::bfloat16 ? 2 : 4);
+  launch_ycbcr_to_rgb_batch(reinterpret_cast<const YcbcrSource*>(dev), static_cast<int64_t>(n), max_width, max_height,
+                            call.stream);
   std::shared_ptr<Storage> storage = memory_->take(nbytes, call.stream);
-  launch_resample_batch(reinterpret_cast<const ResampleSource*>(dev), static_cast<int64_t>(n), format,
-                        storage->data(), call.stream);
+  launch_resample_batch(reinterpret_cast<const ResampleSource*>(dev + conversions_bytes), static_cast<int64_t>(n),
+                        format, storage->data(), call.stream, max_taps);
   // Complete before it is handed over: the training stream may use it at once.
+  const auto t4 = TClock::now();
   const cudaError_t err = call.wait();
+  if (trace) {
+    auto ms = [](TClock::time_point a, TClock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+    std::fprintf(stderr, "decode_trace lane %.2f inspect %.2f nvjpeg %.2f rest %.2f wait %.2f %s\n", ms(t0, t1),
+                 ms(t1, t2), ms(t2, t3), ms(t3, t4), ms(t4, TClock::now()), call.session ? "device" : "host");
+  }
   HEARTH_CHECK(err == cudaSuccess, DeviceError, "[cuda] decoding a batch of ", n, " images on cuda:", device_,
                " failed: ", cudaGetErrorString(err), " (", nvjpeg_->description(),
                "; HEARTH_IMAGE_DECODER=cpu decodes on the CPU)");

@@ -9,7 +9,9 @@
 // Every output pixel sums its box's input pixels directly (all the taps of
 // both axes), which costs taps_x * taps_y reads: about 25 at ImageNet sizes
 // (crops of 0.5-1 of a 500x375 photograph resized to 224), growing with the
-// square of the downscale factor for large photographs.
+// square of the downscale factor for large photographs. The taps' weights
+// are computed once per block's column and row into shared memory where
+// they fit (kMaxTabledTaps per axis), else per pixel.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +38,18 @@ struct ResampleSource {
   int32_t flip = 0;
 };
 
+// The most taps one axis of `s` can have (0 for an image made on the host);
+// the batch's largest is launch_resample_batch's max_taps.
+int resample_taps_bound(const ResampleSource& s);
+
+// Taps per axis up to which the weights are tabulated in shared memory
+// (64: downscales by up to 31, photographs of ~7,000 pixels to 224).
+inline constexpr int kMaxTabledTaps = 64;
+
 // sources: `count` entries in device memory; out: the batch's memory as
-// `format` describes it ([count, 3, H, W] in its dtype and layout).
+// `format` describes it ([count, 3, H, W] in its dtype and layout); max_taps:
+// resample_taps_bound's largest over the batch.
 void launch_resample_batch(const ResampleSource* sources, int64_t count, const ImageBatchFormat& format, void* out,
-                           CUstream_st* stream);
+                           CUstream_st* stream, int max_taps);
 
 }  // namespace hearth::cuda

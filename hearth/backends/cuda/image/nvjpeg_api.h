@@ -42,16 +42,27 @@ enum Backend : int {
 };
 
 enum OutputFormat : int {
+  kOutputYuv = 1,             // NVJPEG_OUTPUT_YUV: the Y, Cb and Cr planes as decoded, in channel[0..2]
   kOutputRgbInterleaved = 5,  // NVJPEG_OUTPUT_RGBI: R, G, B bytes per pixel in channel[0]
+};
+
+// nvjpegChromaSubsampling_t: the chroma planes' sampling against the luma's.
+enum ChromaSubsampling : int {
+  kCss444 = 0,
+  kCss422 = 1,  // half width
+  kCss420 = 2,  // half width, half height
+  kCss440 = 3,  // half height
+  kCss411 = 4,  // quarter width
+  kCss410 = 5,  // quarter width, half height
+  kCssGray = 6,
+  kCss410V = 7,
+  kCssUnknown = -1,
 };
 
 enum LibraryProperty : int { kMajorVersion = 0, kMinorVersion = 1, kPatchLevel = 2 };
 
 // nvjpegCreateEx flags.
 inline constexpr unsigned kFlagsDefault = 0;
-// Chroma upsampled by interpolation instead of repeating samples: closer to
-// libjpeg's (and so PIL's) "fancy upsampling". Newer libraries only.
-inline constexpr unsigned kFlagUpsamplingWithInterpolation = 32;
 
 inline constexpr int kMaxComponents = 4;
 
@@ -82,6 +93,8 @@ using JpegStateDestroyFn = Status (*)(JpegState state);
 using JpegStreamCreateFn = Status (*)(Handle handle, JpegStream* stream);
 using JpegStreamDestroyFn = Status (*)(JpegStream stream);
 using JpegStreamParseHeaderFn = Status (*)(Handle handle, const unsigned char* data, size_t length, JpegStream stream);
+using GetImageInfoFn = Status (*)(Handle handle, const unsigned char* data, size_t length, int* components,
+                                  ChromaSubsampling* subsampling, int* widths, int* heights);
 using DecodeBatchedSupportedFn = Status (*)(Handle handle, JpegStream stream, int* is_supported);  // 0: supported
 using DecodeBatchedInitializeFn = Status (*)(Handle handle, JpegState state, int batch_size, int max_cpu_threads,
                                              OutputFormat output_format);

@@ -92,32 +92,23 @@ std::unique_ptr<NvjpegDecoder> NvjpegDecoder::open(int device, std::string* erro
     *error = "nvJPEG: cuda:" + std::to_string(device) + " cannot be made current";
     return nullptr;
   }
-  // Interpolated chroma where the library has it (closer to libjpeg's and
-  // PIL's pixels), else the library's default.
-  auto create = [&](nvjpeg::Backend backend, nvjpeg::Handle* h, bool* interpolated) {
-    for (unsigned flags : {nvjpeg::kFlagUpsamplingWithInterpolation, nvjpeg::kFlagsDefault}) {
-      if (lib.create_ex(backend, &g_device_allocator, &g_pinned_allocator, flags, h) == nvjpeg::kSuccess) {
-        *interpolated = flags != nvjpeg::kFlagsDefault;
-        return nvjpeg::kSuccess;
-      }
-      *h = nullptr;
-    }
-    return nvjpeg::kImplementationNotSupported;
+  // The planes come out as decoded, so nvJPEG's chroma flags do not matter.
+  auto create = [&](nvjpeg::Backend backend, nvjpeg::Handle* h) {
+    const unsigned extra = std::getenv("HEARTH_NVJPEG_FLAGS") ? static_cast<unsigned>(std::atoi(std::getenv("HEARTH_NVJPEG_FLAGS"))) : 0u;
+    const Status st = lib.create_ex(backend, &g_device_allocator, &g_pinned_allocator, nvjpeg::kFlagsDefault | extra, h);
+    if (st != nvjpeg::kSuccess) *h = nullptr;
+    return st;
   };
   const BackendChoice choice = backend_choice();
   d->hardware_share_ = hardware_share();
-  bool interpolated_hw = false, interpolated_hybrid = false;
   if (choice != BackendChoice::hybrid) {
     // Fails on GPUs without JPEG engines: the hybrid decoder does it all then.
-    if (create(nvjpeg::kBackendHardware, &d->hardware_, &interpolated_hw) == nvjpeg::kSuccess &&
-        lib.get_hardware_decoder_info != nullptr)
+    if (create(nvjpeg::kBackendHardware, &d->hardware_) == nvjpeg::kSuccess && lib.get_hardware_decoder_info != nullptr)
       lib.get_hardware_decoder_info(d->hardware_, &d->engines_, &d->cores_per_engine_);
   }
   if (choice != BackendChoice::hardware) {
-    if (create(nvjpeg::kBackendGpuHybrid, &d->hybrid_, &interpolated_hybrid) != nvjpeg::kSuccess)
-      create(nvjpeg::kBackendDefault, &d->hybrid_, &interpolated_hybrid);
+    if (create(nvjpeg::kBackendGpuHybrid, &d->hybrid_) != nvjpeg::kSuccess) create(nvjpeg::kBackendDefault, &d->hybrid_);
   }
-  d->interpolated_chroma_ = (d->hardware_ == nullptr || interpolated_hw) && (d->hybrid_ == nullptr || interpolated_hybrid);
   if (d->hardware_ == nullptr && d->hybrid_ == nullptr) {
     *error = "nvJPEG " + std::to_string(lib.major) + "." + std::to_string(lib.minor) + " (" + lib.path +
              ") could not create a decoder on cuda:" + std::to_string(device) +
@@ -147,7 +138,7 @@ std::string NvjpegDecoder::description() const {
   } else {
     os << "GPU-hybrid decoding (no JPEG engines in use)";
   }
-  os << (interpolated_chroma_ ? "; chroma interpolated" : "; chroma repeated");
+  os << "; colour converted as libjpeg does";
   return os.str();
 }
 
@@ -203,7 +194,7 @@ bool NvjpegDecoder::Session::decode_group(Backend& b, const std::vector<size_t>&
   if (which.empty()) return true;
   const int n = static_cast<int>(which.size());
   if (b.initialized_for != n) {
-    if (b.lib->decode_batched_initialize(b.handle, b.state, n, 1, nvjpeg::kOutputRgbInterleaved) != nvjpeg::kSuccess) {
+    if (b.lib->decode_batched_initialize(b.handle, b.state, n, 1, nvjpeg::kOutputYuv) != nvjpeg::kSuccess) {
       b.initialized_for = -1;
       return false;
     }
@@ -225,23 +216,76 @@ bool NvjpegDecoder::Session::decode_group(Backend& b, const std::vector<size_t>&
   return true;
 }
 
+namespace {
+
+// Image pixels per chroma sample, across and down, of the subsamplings the
+// colour conversion takes; false for the others.
+bool chroma_factors(nvjpeg::ChromaSubsampling css, int* h, int* v) {
+  switch (css) {
+    case nvjpeg::kCss444: *h = 1, *v = 1; return true;
+    case nvjpeg::kCss422: *h = 2, *v = 1; return true;
+    case nvjpeg::kCss420: *h = 2, *v = 2; return true;
+    case nvjpeg::kCss440: *h = 1, *v = 2; return true;
+    case nvjpeg::kCss411: *h = 4, *v = 1; return true;
+    case nvjpeg::kCss410: *h = 4, *v = 2; return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+std::vector<NvjpegDecoder::Inspection> NvjpegDecoder::Session::inspect(const std::vector<const uint8_t*>& data,
+                                                                       const std::vector<size_t>& sizes) {
+  using Route = Inspection::Route;
+  const size_t n = data.size();
+  std::vector<Inspection> out(n);
+  const nvjpeg::Library& lib = *decoder_.lib_;
+  const nvjpeg::Handle any = decoder_.hardware_ != nullptr ? decoder_.hardware_ : decoder_.hybrid_;
+  std::vector<size_t> on_engines;
+  for (size_t i = 0; i < n; ++i) {
+    if (data[i] == nullptr) continue;
+    Inspection& in = out[i];
+    int components = 0, widths[nvjpeg::kMaxComponents] = {}, heights[nvjpeg::kMaxComponents] = {};
+    if (lib.get_image_info(any, data[i], sizes[i], &components, &in.subsampling, widths, heights) != nvjpeg::kSuccess ||
+        components != 3 || !chroma_factors(in.subsampling, &in.h_factor, &in.v_factor))
+      continue;
+    bool sane = true;
+    for (int c = 0; c < 3; ++c) {
+      in.widths[c] = widths[c];
+      in.heights[c] = heights[c];
+      sane = sane && widths[c] >= 1 && heights[c] >= 1;
+    }
+    // The chroma planes as libjpeg sizes them: the image's size divided by
+    // the factors, rounded up.
+    sane = sane && widths[1] == widths[2] && heights[1] == heights[2] &&
+           widths[1] == (widths[0] + in.h_factor - 1) / in.h_factor &&
+           heights[1] == (heights[0] + in.v_factor - 1) / in.v_factor;
+    if (!sane) continue;
+    if (hardware_ && hardware_->supports(data[i], sizes[i])) {
+      in.route = Route::engines;
+      on_engines.push_back(i);
+    } else if (hybrid_) {
+      in.route = Route::hybrid;
+    }
+  }
+  if (hybrid_ && decoder_.hardware_share_ < 1.0) {
+    const auto keep = static_cast<size_t>(decoder_.hardware_share_ * static_cast<double>(on_engines.size()) + 0.5);
+    for (size_t k = keep; k < on_engines.size(); ++k) out[on_engines[k]].route = Route::hybrid;
+  }
+  return out;
+}
+
 std::vector<char> NvjpegDecoder::Session::decode(const std::vector<const uint8_t*>& data,
                                                  const std::vector<size_t>& sizes,
+                                                 const std::vector<Inspection>& inspections,
                                                  const std::vector<nvjpeg::Image>& destinations, cudaStream_t stream) {
+  using Route = Inspection::Route;
   const size_t n = data.size();
   std::vector<char> decoded(n, 0);
   std::vector<size_t> on_engines, on_hybrid;
   for (size_t i = 0; i < n; ++i) {
-    if (data[i] == nullptr) continue;
-    if (hardware_ && hardware_->supports(data[i], sizes[i]))
-      on_engines.push_back(i);
-    else if (hybrid_)
-      on_hybrid.push_back(i);
-  }
-  if (hybrid_ && decoder_.hardware_share_ < 1.0) {
-    const auto keep = static_cast<size_t>(decoder_.hardware_share_ * static_cast<double>(on_engines.size()) + 0.5);
-    on_hybrid.insert(on_hybrid.end(), on_engines.begin() + static_cast<std::ptrdiff_t>(keep), on_engines.end());
-    on_engines.resize(keep);
+    if (inspections[i].route == Route::engines && hardware_) on_engines.push_back(i);
+    if (inspections[i].route == Route::hybrid && hybrid_) on_hybrid.push_back(i);
   }
   if (hardware_ && !on_engines.empty()) {
     if (decode_group(*hardware_, on_engines, data, sizes, destinations, stream)) {

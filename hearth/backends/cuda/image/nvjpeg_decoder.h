@@ -1,5 +1,6 @@
-// nvJPEG on one GPU: batched decoding of JPEG files into device memory,
-// interleaved RGB bytes.
+// nvJPEG on one GPU: batched decoding of JPEG files into device memory, each
+// image's Y, Cb and Cr planes as the file holds them (the colour conversion
+// is ycbcr_to_rgb.h's, libjpeg's arithmetic for the whole batch at once).
 //
 // Two decoders, as the GPU allows: its JPEG engines (NVJPEG_BACKEND_HARDWARE,
 // on A100, H100 and later), which take baseline JPEGs of the common chroma
@@ -41,6 +42,16 @@ class NvjpegDecoder {
   bool has_hardware() const { return hardware_ != nullptr; }
   bool has_hybrid() const { return hybrid_ != nullptr; }
 
+  // What the header of one file says, as the decoders read it: which
+  // decoder takes it and the sizes of its three planes.
+  struct Inspection {
+    enum class Route : uint8_t { none, engines, hybrid };
+    Route route = Route::none;  // none: neither decoder takes it, or it is not 3-plane YCbCr
+    nvjpeg::ChromaSubsampling subsampling = nvjpeg::kCssUnknown;
+    int widths[3] = {0, 0, 0}, heights[3] = {0, 0, 0};  // Y, Cb, Cr
+    int h_factor = 1, v_factor = 1;  // image pixels per chroma sample across and down
+  };
+
   // One caller's decoding state; not thread-safe, reusable batch after batch.
   class Session {
    public:
@@ -48,12 +59,16 @@ class NvjpegDecoder {
     Session(const Session&) = delete;
     Session& operator=(const Session&) = delete;
 
-    // Decodes files[i] (data[i], sizes[i]; null data: skipped) into
-    // destinations[i] (device memory, RGB interleaved, as wide as the image)
-    // with work queued on `stream`. Returns, per image, whether it was
-    // decoded; the caller must make the others another way.
+    // Reads each file's header (data[i], sizes[i]; null data: route none).
+    std::vector<Inspection> inspect(const std::vector<const uint8_t*>& data, const std::vector<size_t>& sizes);
+
+    // Decodes the files inspect() routed into destinations[i] (device
+    // memory: channel[0..2] the Y, Cb and Cr planes, each as large as
+    // inspect() said) with work queued on `stream`. Returns, per image,
+    // whether it was decoded; the caller must make the others another way.
     std::vector<char> decode(const std::vector<const uint8_t*>& data, const std::vector<size_t>& sizes,
-                             const std::vector<nvjpeg::Image>& destinations, cudaStream_t stream);
+                             const std::vector<Inspection>& inspections, const std::vector<nvjpeg::Image>& destinations,
+                             cudaStream_t stream);
 
    private:
     friend class NvjpegDecoder;
@@ -79,7 +94,6 @@ class NvjpegDecoder {
   nvjpeg::Handle hybrid_ = nullptr;    // GPU-hybrid (or the library's default)
   unsigned engines_ = 0, cores_per_engine_ = 0;
   double hardware_share_ = 1.0;  // HEARTH_NVJPEG_HARDWARE_SHARE
-  bool interpolated_chroma_ = false;
 };
 
 }  // namespace hearth::cuda

@@ -89,6 +89,7 @@ LoadResult load_nvjpeg(const std::vector<std::string>& extra_dirs) {
   find(lib, "nvjpegJpegStreamCreate", &l->jpeg_stream_create, &missing);
   find(lib, "nvjpegJpegStreamDestroy", &l->jpeg_stream_destroy, &missing);
   find(lib, "nvjpegJpegStreamParseHeader", &l->jpeg_stream_parse_header, &missing);
+  find(lib, "nvjpegGetImageInfo", &l->get_image_info, &missing);
   find(lib, "nvjpegDecodeBatchedSupported", &l->decode_batched_supported, &missing);
   find(lib, "nvjpegDecodeBatchedInitialize", &l->decode_batched_initialize, &missing);
   find(lib, "nvjpegDecodeBatched", &l->decode_batched, &missing);

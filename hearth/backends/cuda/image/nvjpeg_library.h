@@ -40,6 +40,7 @@ struct Library {
   JpegStreamCreateFn jpeg_stream_create = nullptr;
   JpegStreamDestroyFn jpeg_stream_destroy = nullptr;
   JpegStreamParseHeaderFn jpeg_stream_parse_header = nullptr;
+  GetImageInfoFn get_image_info = nullptr;
   DecodeBatchedSupportedFn decode_batched_supported = nullptr;
   DecodeBatchedInitializeFn decode_batched_initialize = nullptr;
   DecodeBatchedFn decode_batched = nullptr;
