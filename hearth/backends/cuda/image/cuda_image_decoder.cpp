@@ -12,8 +12,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -194,11 +192,6 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
 Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedImageJob>& images,
                                     const ImageBatchFormat& format, const HostImageFallback& fallback) {
   const size_t n = images.size();
-  using TClock = std::chrono::steady_clock;
-  static const bool trace = std::getenv("HEARTH_IMAGE_DECODE_TRACE") != nullptr;
-  const auto t0 = TClock::now();
-  const auto t1 = TClock::now();
-
   std::vector<const uint8_t*> data(n, nullptr);
   std::vector<size_t> sizes(n, 0);
   for (size_t i = 0; i < n; ++i) {
@@ -249,10 +242,8 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
       destinations[i].pitch[c] = place[i].pitches[c];
     }
   }
-  const auto t2 = TClock::now();
   const std::vector<char> ok =
       call.session ? call.session->decode(data, sizes, inspected, destinations, call.stream) : std::vector<char>(n, 0);
-  const auto t3 = TClock::now();
 
   // The rest made on the host while the device decodes.
   const size_t plane = static_cast<size_t>(format.height * format.width);
@@ -330,13 +321,7 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
   launch_resample_batch(reinterpret_cast<const ResampleSource*>(dev + conversions_bytes), static_cast<int64_t>(n),
                         format, storage->data(), call.stream, max_taps);
   // Complete before it is handed over: the training stream may use it at once.
-  const auto t4 = TClock::now();
   const cudaError_t err = call.wait();
-  if (trace) {
-    auto ms = [](TClock::time_point a, TClock::time_point b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
-    std::fprintf(stderr, "decode_trace lane %.2f inspect %.2f nvjpeg %.2f rest %.2f wait %.2f %s\n", ms(t0, t1),
-                 ms(t1, t2), ms(t2, t3), ms(t3, t4), ms(t4, TClock::now()), call.session ? "device" : "host");
-  }
   HEARTH_CHECK(err == cudaSuccess, DeviceError, "[cuda] decoding a batch of ", n, " images on cuda:", device_,
                " failed: ", cudaGetErrorString(err), " (", nvjpeg_->description(),
                "; HEARTH_IMAGE_DECODER=cpu decodes on the CPU)");

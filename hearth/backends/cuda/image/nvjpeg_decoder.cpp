@@ -94,8 +94,7 @@ std::unique_ptr<NvjpegDecoder> NvjpegDecoder::open(int device, std::string* erro
   }
   // The planes come out as decoded, so nvJPEG's chroma flags do not matter.
   auto create = [&](nvjpeg::Backend backend, nvjpeg::Handle* h) {
-    const unsigned extra = std::getenv("HEARTH_NVJPEG_FLAGS") ? static_cast<unsigned>(std::atoi(std::getenv("HEARTH_NVJPEG_FLAGS"))) : 0u;
-    const Status st = lib.create_ex(backend, &g_device_allocator, &g_pinned_allocator, nvjpeg::kFlagsDefault | extra, h);
+    const Status st = lib.create_ex(backend, &g_device_allocator, &g_pinned_allocator, nvjpeg::kFlagsDefault, h);
     if (st != nvjpeg::kSuccess) *h = nullptr;
     return st;
   };
