@@ -14,11 +14,6 @@ namespace {
 // swinging the choice.
 constexpr double kNewest = 0.25;
 
-// A host that takes longer than this many device batches' time per batch
-// adds too little to be worth its latency: with the GPU to itself nvJPEG
-// decodes ~20x faster than a core, under a training step ~3-4x.
-constexpr double kHostSlowest = 6.0;
-
 // Lanes idle this long mean the load has changed (see the header).
 constexpr std::chrono::milliseconds kIdleForgets{50};
 
@@ -36,13 +31,16 @@ DecodeLanes::Route DecodeLanes::enter(size_t images) {
     ++active_;
     return Route::device;
   }
-  // Every lane is busy. Once a batch waits for each lane, more waiting adds
-  // nothing to what the device delivers: this worker's core makes the batch
-  // instead, if the host is not so much slower than a lane that it would add
-  // next to nothing (and only hold up the batches behind it).
-  if (host_spill_ && device_per_image_ > 0.0 && waiting_ >= lanes_ &&
-      host_per_image_ < kHostSlowest * device_per_image_)
-    return Route::host;
+  // Every lane is busy: this batch would wait for the batches queued before
+  // it (shared among the lanes) and for a lane to free (half a batch on
+  // average), then take a batch's time itself. The host makes it instead if
+  // it would finish sooner, so no batch is made later than the device would
+  // have made it (the loader hands batches over in order).
+  if (host_spill_ && device_per_image_ > 0.0) {
+    const double device_batch = device_per_image_ * static_cast<double>(images);
+    const double on_device = device_batch * (static_cast<double>(waiting_) / static_cast<double>(lanes_) + 1.5);
+    if (host_per_image_ * static_cast<double>(images) < on_device) return Route::host;
+  }
   ++waiting_;
   lane_free_.wait(lock, [&] { return active_ < lanes_; });
   --waiting_;

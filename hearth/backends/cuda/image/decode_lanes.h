@@ -7,13 +7,12 @@
 // the device decodes faster than the model trains. It does not while a
 // training step shares the GPU: the JPEG engines then deliver about as many
 // images a second as ResNet-50 trains on, and the workers queue for a lane
-// with their cores idle. Once a batch waits for every lane (more waiting
-// adds nothing to what the device delivers), a worker makes its batch on
-// the host instead (the CPU path's decode and transforms, then copied up),
-// so the host's cores and the engines together feed the step; unless the
-// host takes more than 6 times a lane's time per image, when it would add
-// little and only hold up the batches behind it (the loader hands batches
-// over in order). Both times are running averages of
+// with their cores idle. A worker whose batch would wait longer for the
+// device than the host takes to make it makes it on the host instead (the
+// CPU path's decode and transforms, then copied up), so the host's cores and
+// the engines together feed the step, and no batch comes later than the
+// device would have made it (the loader hands batches over in order, so a
+// slow one holds up those behind it). Both times are running averages of
 // the batches made each way (the host's starts at a guess, 1 ms an image,
 // until a batch has been made there). When the lanes have stood idle (an
 // epoch or an evaluation ends, another starts) the device's time is
