@@ -245,8 +245,9 @@ std::vector<NvjpegDecoder::Inspection> NvjpegDecoder::Session::inspect(const std
     if (data[i] == nullptr) continue;
     Inspection& in = out[i];
     int components = 0, widths[nvjpeg::kMaxComponents] = {}, heights[nvjpeg::kMaxComponents] = {};
-    if (lib.get_image_info(any, data[i], sizes[i], &components, &in.subsampling, widths, heights) != nvjpeg::kSuccess ||
-        components != 3 || !chroma_factors(in.subsampling, &in.h_factor, &in.v_factor))
+    nvjpeg::ChromaSubsampling subsampling = nvjpeg::kCssUnknown;
+    if (lib.get_image_info(any, data[i], sizes[i], &components, &subsampling, widths, heights) != nvjpeg::kSuccess ||
+        components != 3 || !chroma_factors(subsampling, &in.h_factor, &in.v_factor))
       continue;
     bool sane = true;
     for (int c = 0; c < 3; ++c) {

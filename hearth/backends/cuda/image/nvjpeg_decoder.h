@@ -47,7 +47,6 @@ class NvjpegDecoder {
   struct Inspection {
     enum class Route : uint8_t { none, engines, hybrid };
     Route route = Route::none;  // none: neither decoder takes it, or it is not 3-plane YCbCr
-    nvjpeg::ChromaSubsampling subsampling = nvjpeg::kCssUnknown;
     int widths[3] = {0, 0, 0}, heights[3] = {0, 0, 0};  // Y, Cb, Cr
     int h_factor = 1, v_factor = 1;  // image pixels per chroma sample across and down
   };
