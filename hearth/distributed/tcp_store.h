@@ -93,6 +93,8 @@ class TcpStore {
   std::string address() const;
   // The port actually served (differs from options.port when it was 0).
   uint16_t port() const { return port_; }
+  // Whether this process serves the store: when it exits, the store is gone.
+  bool serves() const { return server_ != nullptr; }
 
  private:
   void send_request(uint8_t command, const std::string& key, Clock::time_point deadline);

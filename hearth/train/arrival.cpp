@@ -1,5 +1,6 @@
 #include "hearth/train/arrival.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "hearth/core/errors.h"
@@ -9,6 +10,7 @@ namespace hearth::train {
 namespace {
 
 std::string key_of(int rank) { return "hearth/collective_timed_out/" + std::to_string(rank); }
+std::string done_key_of(int rank) { return key_of(rank) + "/named"; }
 
 }  // namespace
 
@@ -27,6 +29,24 @@ std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store,
         store.wait({key_of(r)}, left);
       } catch (const dist::StoreTimeout&) {
         missing.push_back(r);
+      }
+    }
+    store.set(done_key_of(rank), std::string("1"));
+    // The rank that timed out first finishes first; if it serves the store and
+    // exits, a rank that arrived later loses the store in the middle of its own
+    // wait and can name no one. So it waits for those to finish too: each
+    // arrived within `grace` of this rank and waits at most `grace` itself.
+    if (store.serves()) {
+      const auto others_end = Clock::now() + grace;
+      for (int r = 0; r < world_size; ++r) {
+        if (r == rank || std::find(missing.begin(), missing.end(), r) != missing.end()) continue;
+        auto left = std::chrono::duration_cast<std::chrono::milliseconds>(others_end - Clock::now());
+        if (left.count() < 1) left = std::chrono::milliseconds(1);
+        try {
+          store.wait({done_key_of(r)}, left);
+        } catch (const dist::StoreTimeout&) {
+          // that rank is gone or stuck: its answer no longer matters here
+        }
       }
     }
     return missing;

@@ -1,5 +1,6 @@
 // Which ranks never reached a collective that timed out: the ranks that did
 // record so in the store, the others are named.
+#include <memory>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -23,6 +24,31 @@ TEST(Arrival, TheRanksThatNeverRecordAreTheOnesThatDidNotArrive) {
   std::optional<std::vector<int>> seen_by_1;
   std::thread t([&] { seen_by_1 = ranks_that_did_not_arrive(rank1, 1, 3, std::chrono::milliseconds(500)); });
   std::optional<std::vector<int>> seen_by_0 = ranks_that_did_not_arrive(rank0, 0, 3, std::chrono::milliseconds(500));
+  t.join();
+  ASSERT_TRUE(seen_by_0 && seen_by_1);
+  EXPECT_EQ(*seen_by_0, std::vector<int>{2});
+  EXPECT_EQ(*seen_by_1, std::vector<int>{2});
+}
+
+// Rank 0 times out first and, once it has named the missing rank, exits and
+// takes the store with it; rank 1, which timed out later, must still get its
+// answer rather than lose the store in the middle of its wait.
+TEST(Arrival, TheRankThatServesTheStoreOutwaitsARankThatArrivedLater) {
+  dist::TcpStoreOptions o;
+  o.port = 0;
+  o.world_size = 3;
+  o.timeout = std::chrono::seconds(20);
+  auto rank0 = std::make_unique<dist::TcpStore>(o);
+  o.port = rank0->port();
+  o.rank = 1;
+  dist::TcpStore rank1(o);
+  std::optional<std::vector<int>> seen_by_1;
+  std::thread t([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    seen_by_1 = ranks_that_did_not_arrive(rank1, 1, 3, std::chrono::milliseconds(500));
+  });
+  std::optional<std::vector<int>> seen_by_0 = ranks_that_did_not_arrive(*rank0, 0, 3, std::chrono::milliseconds(500));
+  rank0.reset();  // rank 0 exits
   t.join();
   ASSERT_TRUE(seen_by_0 && seen_by_1);
   EXPECT_EQ(*seen_by_0, std::vector<int>{2});
