@@ -24,7 +24,7 @@ inline constexpr const char* kMissingRanksTag = "ranks that did not arrive: ";
 // Records that `rank` gave up on a collective, then waits up to `grace` for
 // the other ranks of `world_size` to record the same; returns those that did
 // not (sorted), or nullopt when the store cannot be reached. The rank that
-// serves the store also waits (up to `grace` more) for the ranks that did
+// serves the store also waits (up to 1.5 `grace` more) for the ranks that did
 // arrive to finish asking, so its exit cannot take the store from them.
 std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store, int rank, int world_size,
                                                           std::chrono::milliseconds grace);
