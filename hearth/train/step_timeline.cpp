@@ -1,6 +1,8 @@
 #include "hearth/train/step_timeline.h"
 
 #include <algorithm>
+#include <iomanip>
+#include <sstream>
 
 namespace hearth::train {
 
@@ -39,5 +41,15 @@ std::optional<EpochTiming> StepTimeline::finish_epoch() {
 }
 
 void StepTimeline::discard() { steps_.clear(); }
+
+std::string timing_text(const EpochTiming& t, const std::string& steps_name, double host_waited_seconds) {
+  std::ostringstream os;
+  os << t.steps << " " << steps_name << ", " << t.samples << " samples in " << std::fixed << std::setprecision(2)
+     << t.seconds << " s of device time (" << std::setprecision(0) << t.samples_per_second()
+     << " samples/s); the device idle " << std::setprecision(1) << 100.0 * t.idle_share()
+     << "% of it between steps (waiting for batches or for the host); the host waited " << std::setprecision(2)
+     << host_waited_seconds << " s for batches";
+  return os.str();
+}
 
 }  // namespace hearth::train

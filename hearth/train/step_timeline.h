@@ -3,11 +3,15 @@
 // between steps (waiting for the next batch, or for the host to queue the
 // step). Evaluation and checkpoints between epochs are outside both, so an
 // epoch's rate is the steady training rate a user compares with `hearth bench`.
+// An evaluation is timed the same way, its forward passes as its steps: the
+// wait for its first batch (the loader's start) falls outside, so its rate is
+// the steady one too.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hearth/core/device.h"
@@ -23,6 +27,12 @@ struct EpochTiming {
   double samples_per_second() const { return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0; }
   double idle_share() const { return seconds > 0 ? idle_seconds / seconds : 0.0; }
 };
+
+// "390 training steps, 49920 samples in 9.00 s of device time (5547
+// samples/s); the device idle 4.2% of it between steps (waiting for batches or
+// for the host); the host waited 0.35 s for batches". `steps_name` names the
+// steps ("training steps", "evaluation steps").
+std::string timing_text(const EpochTiming& t, const std::string& steps_name, double host_waited_seconds);
 
 class StepTimeline {
  public:

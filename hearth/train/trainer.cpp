@@ -11,7 +11,6 @@
 #include <map>
 #include <numeric>
 #include <random>
-#include <iomanip>
 #include <sstream>
 
 #include "hearth/autograd/anomaly_mode.h"
@@ -428,11 +427,7 @@ void Trainer::report_epoch_timing(const char* what) {
   std::ostringstream os;
   os << "hearth: " << what;
   if (std::string(what) == "epoch") os << " " << std::lround(state_.epoch);
-  os << ": " << t->steps << " training steps, " << t->samples << " samples in " << std::fixed << std::setprecision(2)
-     << t->seconds << " s of device time (" << std::setprecision(0) << t->samples_per_second()
-     << " samples/s); the device idle " << std::setprecision(1) << 100.0 * t->idle_share()
-     << "% of it between steps (waiting for batches or for the host); the host waited " << std::setprecision(2)
-     << waited << " s for batches";
+  os << ": " << timing_text(*t, "training steps", waited);
   say(os.str());
 }
 

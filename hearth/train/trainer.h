@@ -249,7 +249,8 @@ class Trainer {
   ForwardOutput run_forward(const data::Batch& batch);
   // The loss with label_smoothing_factor applied to the logits and labels.
   Tensor smoothed_loss(const ForwardOutput& out, const data::Batch& batch) const;
-  Metrics evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix);
+  class EvaluationPace;
+  Metrics evaluate_with_compute_metrics(EvaluationPace& pace, const std::string& prefix);
   void flush_loss_window();
   void log(nlohmann::json entry);
   void log_training_loss();

@@ -3,6 +3,7 @@
 // all logits at once), with the metrics logged and handed to the callbacks.
 #include <chrono>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "hearth/autograd/grad_mode.h"
@@ -11,6 +12,7 @@
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/train/metrics.h"
+#include "hearth/train/step_timeline.h"
 #include "hearth/train/trainer.h"
 
 namespace hearth::train {
@@ -20,6 +22,37 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 
 }  // namespace
+
+// The evaluation's batches, and its forward passes timed as an epoch's steps
+// are (step_timeline.h), with the host's wait for each batch after the first.
+class Trainer::EvaluationPace {
+ public:
+  EvaluationPace(data::DataLoader& loader, Device device) : loader_(loader), timeline_(device) {}
+
+  std::optional<data::Batch> next() {
+    const auto asked = Clock::now();
+    std::optional<data::Batch> b = loader_.next();
+    // The first wait is the loader's start, not its pace.
+    if (batches_++ > 0) waited_ += std::chrono::duration<double>(Clock::now() - asked).count();
+    return b;
+  }
+  void forward_begins() { timeline_.step_begins(); }
+  void forward_ends(const data::Batch& b) { timeline_.step_ends(b.at(data::field::kLabels).size(0)); }
+
+  // "hearth: evaluation: 40 evaluation steps, ..." (nothing where the device
+  // has no timing events or the evaluation took fewer than two steps).
+  std::string line() {
+    std::optional<EpochTiming> t = timeline_.finish_epoch();
+    if (!t || t->steps < 2) return "";
+    return "hearth: evaluation: " + timing_text(*t, "evaluation steps", waited_);
+  }
+
+ private:
+  data::DataLoader& loader_;
+  StepTimeline timeline_;
+  int64_t batches_ = 0;
+  double waited_ = 0.0;
+};
 
 Metrics Trainer::evaluate() {
   HEARTH_CHECK(eval_dataset_ != nullptr, ValueError, "[trainer] evaluate() needs an eval_dataset");
@@ -32,6 +65,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   model_->eval();
   const auto t0 = Clock::now();
   Metrics metrics;
+  std::string pace_line;
   {
     NoGradGuard no_grad;
     // One region for the whole evaluation: each parameter is cast once.
@@ -50,13 +84,16 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
       if (!options_.compute_metrics) share = std::make_shared<data::ShardDataset>(dataset, world_size(), rank());
     }
     data::DataLoader loader(share, lo);
+    EvaluationPace pace(loader, device_.device);
     if (options_.compute_metrics) {
-      metrics = evaluate_with_compute_metrics(loader, prefix);
+      metrics = evaluate_with_compute_metrics(pace, prefix);
     } else {
       ClassificationMetrics acc;
-      while (std::optional<data::Batch> b = loader.next()) {
+      while (std::optional<data::Batch> b = pace.next()) {
+        pace.forward_begins();
         ForwardOutput out = run_forward(*b);
         acc.update(out.logits, b->at(data::field::kLabels).to(device_.device));
+        pace.forward_ends(*b);
       }
       if (group_) {
         acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
@@ -65,7 +102,9 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
       HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");
       metrics = acc.compute(prefix);
     }
+    pace_line = pace.line();
   }
+  if (!pace_line.empty()) say(pace_line);
   model_->train(was_training);
   const double runtime = std::chrono::duration<double>(Clock::now() - t0).count();
   metrics[prefix + "runtime"] = runtime;
@@ -86,13 +125,14 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   return metrics;
 }
 
-Metrics Trainer::evaluate_with_compute_metrics(data::DataLoader& loader, const std::string& prefix) {
+Metrics Trainer::evaluate_with_compute_metrics(EvaluationPace& pace, const std::string& prefix) {
   // Losses stay on the device until the end; logits and labels come to the
   // CPU batch by batch, since compute_metrics needs them all at once.
   Tensor loss_sum;
   int64_t samples = 0;
   std::vector<Tensor> logits, labels;
-  while (std::optional<data::Batch> b = loader.next()) {
+  while (std::optional<data::Batch> b = pace.next()) {
+    pace.forward_begins();
     ForwardOutput out = run_forward(*b);
     const Tensor& y = b->at(data::field::kLabels);
     const int64_t n = y.size(0);
@@ -101,6 +141,7 @@ Metrics Trainer::evaluate_with_compute_metrics(data::DataLoader& loader, const s
     samples += n;
     logits.push_back(out.logits.detach().to(DType::float32).cpu());
     labels.push_back(y.cpu());
+    pace.forward_ends(*b);  // the logits' copy to the host is part of the step
   }
   HEARTH_CHECK(samples > 0, ValueError, "[trainer] the evaluation dataset is empty");
   Metrics metrics;
