@@ -26,8 +26,10 @@
 // The loop is hearth's Trainer: Adam with a warm-up-then-cosine schedule that
 // peaks at --learning_rate (close to the OneCycleLR Accelerate uses), an
 // evaluation after every epoch, checkpoints every --checkpointing_steps steps or
-// every epoch, exact resumption with --resume_from_checkpoint, and metrics in
-// output_dir/metrics.jsonl with --with_tracking.
+// every epoch, exact resumption with --resume_from_checkpoint, and, with
+// --with_tracking, metrics in output_dir/metrics.jsonl and TensorBoard event
+// files (in --project_dir/cv_example where it is given, as Accelerate's
+// trackers write them). Accelerate's --fp16 is --mixed_precision fp16.
 #include <cstdint>
 #include <exception>
 #include <iomanip>
@@ -72,6 +74,8 @@ struct Options {
   bool overwrite_output_dir = false;
   bool dataloader_drop_last = false;
   bool with_tracking = false;
+  std::string project_dir;  // Accelerate's: where the trackers write (TensorBoard here)
+  bool fp16 = false;        // Accelerate's older spelling of --mixed_precision fp16
   std::string model = "resnet50";
   std::string model_path;
   bool train_all_layers = false;
@@ -155,7 +159,11 @@ train::TrainingArguments training_arguments(const Options& o) {
   args.dataloader_num_workers = o.num_workers;
   args.eval_strategy = "epoch";
   args.logging_steps = o.logging_steps;
-  args.report_to = {o.with_tracking ? "jsonl" : "none"};
+  // Accelerate's --with_tracking logs to every tracker it has: here the
+  // metrics file and TensorBoard's event files.
+  args.report_to = o.with_tracking ? std::vector<std::string>{"jsonl", "tensorboard"} : std::vector<std::string>{"none"};
+  // Accelerate's trackers write under project_dir, in a folder named after the run.
+  if (!o.project_dir.empty()) args.logging_dir = o.project_dir + "/cv_example";
   if (o.no_step_graphs)
     args.step_graphs = false;
   else if (o.step_graphs)
@@ -201,6 +209,9 @@ train::TrainingArguments training_arguments(const Options& o) {
   } catch (const ValueError& e) {
     throw UsageError(e.what());
   }
+  if (given("--mixed_precision") && o.mixed_precision == "fp8")
+    throw UsageError("--mixed_precision fp8: hearth trains in bf16 or fp16 mixed precision; float8 training (Transformer "
+                     "Engine's, which Accelerate uses for fp8) is not available; use --mixed_precision bf16");
   if (given("--mixed_precision")) {
     const std::string precision = o.mixed_precision == "no" ? "fp32" : o.mixed_precision + "-mixed";
     try {
@@ -316,7 +327,8 @@ int main(int argc, char** argv) {
   app.add_option("--device", o.device, "auto, cpu, cuda or cuda:N (default: your config's, else auto)");
   app.add_flag("--cpu", o.cpu, "train on the CPU even if an accelerator is present");
   app.add_option("--mixed_precision", o.mixed_precision, "no, bf16 or fp16 (default: your config's, else no)")
-      ->check(CLI::IsMember({"no", "bf16", "fp16"}));
+      ->check(CLI::IsMember({"no", "bf16", "fp16", "fp8"}));
+  app.add_flag("--fp16", o.fp16, "Accelerate's older spelling of --mixed_precision fp16");
   app.add_option("--checkpointing_steps", o.checkpointing_steps,
                  "save a checkpoint every N steps, or \"epoch\" after each epoch (default: none)");
   app.add_option("--output_dir", o.output_dir,
@@ -327,7 +339,12 @@ int main(int argc, char** argv) {
                "train into an output_dir that already holds checkpoints, replacing them");
   app.add_flag("--dataloader_drop_last", o.dataloader_drop_last,
                "drop each epoch's last, smaller training batch (a batch of one is dropped anyway)");
-  app.add_flag("--with_tracking", o.with_tracking, "log metrics to output_dir/metrics.jsonl");
+  app.add_flag("--with_tracking", o.with_tracking,
+               "log metrics to output_dir/metrics.jsonl and TensorBoard event files (output_dir/runs, or "
+               "--project_dir)");
+  app.add_option("--project_dir,--logging_dir", o.project_dir,
+                 "with --with_tracking, TensorBoard's event files go to <project_dir>/cv_example, as Accelerate's "
+                 "trackers write them (default: output_dir/runs)");
   app.add_option("--model", o.model, "resnet50, resnet34, resnet18 or resnet_tiny")->check(CLI::IsMember(kModels));
   app.add_option("--model_path", o.model_path, "torchvision weights of --model as safetensors (fc is replaced)");
   app.add_flag("--train_all_layers", o.train_all_layers, "with --model_path, train every layer, not only fc");
@@ -364,6 +381,10 @@ int main(int argc, char** argv) {
   }
   for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})
     if (app.count(flag) > 0) o.given.insert(flag);
+  if (o.fp16 && o.given.count("--mixed_precision") == 0) {
+    o.mixed_precision = "fp16";
+    o.given.insert("--mixed_precision");
+  }
   try {
     return run(o);
   } catch (const UsageError& e) {
