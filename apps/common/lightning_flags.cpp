@@ -1,5 +1,6 @@
 #include "apps/common/lightning_flags.h"
 
+#include "hearth/core/device.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cli {
@@ -26,7 +27,7 @@ void LightningFlags::apply(train::TrainingArguments& args) const {
   if (!accelerator_.empty()) {
     HEARTH_CHECK(accelerator_ == "auto" || accelerator_ == "cpu" || accelerator_ == "gpu" || accelerator_ == "cuda",
                  ValueError, "[trainer] --accelerator: expected \"auto\", \"cpu\", \"gpu\" or \"cuda\", got \"",
-                 accelerator_, "\"");
+                 accelerator_, "\"", foreign_device_note(accelerator_));
     args.device = accelerator_ == "gpu" ? "cuda" : accelerator_;
   }
   if (!devices_.empty()) {

@@ -81,8 +81,8 @@ Device Device::parse(const std::string& spec) {
     std::string known;
     for (int i = 0; i < num_device_kinds(); ++i)
       known += (i ? ", " : "") + device_kind_name(DeviceKind{static_cast<uint8_t>(i)});
-    HEARTH_THROW(ValueError, "[device] unknown device '", spec, "'; expected one of: auto, ", known,
-                 " (optionally with ':index')");
+    HEARTH_THROW(ValueError, "[device] unknown device '", spec, "'", foreign_device_note(name),
+                 "; expected one of: auto, ", known, " (optionally with ':index')");
   }
   HEARTH_CHECK(!(kind == kCpu && index != 0), ValueError, "[device] the cpu device has only index 0, got '",
                spec, "'");
@@ -95,5 +95,24 @@ std::string Device::str() const {
 }
 
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
+
+std::string foreign_device_note(const std::string& name) {
+  struct Foreign {
+    const char* name;
+    const char* what;
+  };
+  static const Foreign kForeign[] = {
+      {"mps", "Apple's GPUs through Metal"},
+      {"xpu", "Intel's GPUs"},
+      {"xla", "TPUs and other XLA devices"},
+      {"tpu", "Google's TPUs (through XLA)"},
+      {"hpu", "Intel Gaudi accelerators"},
+      {"npu", "Ascend NPUs"},
+  };
+  for (const Foreign& f : kForeign)
+    if (name == f.name)
+      return std::string(" (PyTorch's name for ") + f.what + "; this build of hearth has no backend for them)";
+  return "";
+}
 
 }  // namespace hearth

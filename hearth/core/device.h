@@ -44,4 +44,10 @@ struct Device {
 
 std::ostream& operator<<(std::ostream& os, const Device& d);
 
+// What a device name that PyTorch knows and hearth does not serve stands for
+// (" (PyTorch's name for Apple's GPUs through Metal; ...)" for "mps"), so
+// that a command copied from PyTorch's or Hugging Face's documentation fails
+// saying why; "" for any other name.
+std::string foreign_device_note(const std::string& name);
+
 }  // namespace hearth

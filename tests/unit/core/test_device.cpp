@@ -73,6 +73,25 @@ TEST(Device, ParseRejectsUnknownKindListingKnownOnes) {
   EXPECT_THROW(Device::parse("CPU"), ValueError);  // kind names are exact
 }
 
+// A device PyTorch knows (Apple's "mps", as Hugging Face's Apple-silicon pages
+// write it) is named for what it is, not only as unknown.
+TEST(Device, ParseSaysWhatAPyTorchDeviceNameStandsFor) {
+  try {
+    Device::parse("mps");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_TRUE(contains(e.what(), "unknown device 'mps' (PyTorch's name for Apple's GPUs through Metal; this build "
+                                   "of hearth has no backend for them); expected one of: auto, cpu"))
+        << e.what();
+  }
+  try {
+    Device::parse("xpu:1");
+    FAIL() << "expected ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_TRUE(contains(e.what(), "unknown device 'xpu:1' (PyTorch's name for Intel's GPUs;")) << e.what();
+  }
+}
+
 TEST(Device, ParseRejectsAutoAndNonzeroCpuIndex) {
   try {
     Device::parse("auto");
