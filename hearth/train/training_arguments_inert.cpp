@@ -175,6 +175,9 @@ const std::vector<Inert>& inert_fields() {
        "hearth's loader threads live as long as the run already"},
       {"dataloader_prefetch_factor", Type::integer, nullptr,
        "each loader thread builds batches ahead by a fixed amount"},
+      {"use_mps_device", Type::boolean, false,
+       "the accelerator is used by default (transformers 4.x deprecated this field for the same reason); Apple's GPUs "
+       "have no backend in this build"},
       {"remove_unused_columns", Type::boolean, true, "hearth's data sets hold only the columns the model reads"},
       {"label_names", Type::any, nullptr, "the labels are always the batch's \"labels\" field"},
       {"train_sampling_strategy", Type::string, "random", "training batches are always drawn in a random order",

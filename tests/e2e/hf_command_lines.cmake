@@ -8,7 +8,8 @@
 #   - hearth eval writes eval_results.json;
 #   - Lightning's flags; --push_to_hub refused, naming why;
 #   - run_glue --config_name trains a new BERT from a tiny config, then Hugging
-#     Face's README command for run_glue runs on the folder that run saved;
+#     Face's README command for run_glue, and its Apple-silicon page's (with
+#     transformers 4.x's --use_mps_device), run on the folder that run saved;
 #   - `accelerate launch --cpu cv_example.py --data_dir images` as hearth launch.
 # Inputs: HEARTH, RUN_GLUE, CV_EXAMPLE, PETS_DIR (tests/fixtures/images/pets), WORK_DIR.
 cmake_minimum_required(VERSION 3.25)
@@ -49,7 +50,7 @@ run(train 0 ${HEARTH} train --config "${WORK_DIR}/train.json" --dataset fashion_
     --logging_dir "${run}/tb" --logging_strategy steps --run_name mine --evaluation_strategy epoch
     --label_smoothing_factor 0.1 --data_seed 3 --logging_first_step --save_only_model false --eval_on_start
     --torch_compile false --push_to_hub false --tf32 false --eval_accumulation_steps 2 --save_safetensors
-    --dataloader_persistent_workers --do_train --do_eval --accelerator cpu --accumulate_grad_batches 1)
+    --dataloader_persistent_workers --do_train --do_eval --accelerator cpu --accumulate_grad_batches 1 --no_cuda)
 expect("${train}" "hearth train"
        "hearth train: defaults that differ from Hugging Face's TrainingArguments[^\n]*learning_rate 0.002 \\(Hugging Face: 5e-05\\)"
        "model mlp" "48 training" "finished 9 steps")
@@ -87,7 +88,7 @@ expect("${devices}" "--devices" "hearth launch --nproc_per_node 2")
 
 # ---- --help: types and defaults -----------------------------------------------
 run(help 0 ${HEARTH} train --help)
-expect("${help}" "--help" "--use_cpu BOOL=false" "--save_steps INT=500" "--logging_strategy TEXT=steps")
+expect("${help}" "--help" "--use_cpu(,--no_cuda)? BOOL=false" "--save_steps INT=500" "--logging_strategy TEXT=steps")
 
 # ---- run_glue: a new BERT from a tiny config, then Hugging Face's README command
 file(MAKE_DIRECTORY "${WORK_DIR}/tiny" "${WORK_DIR}/glue")
@@ -124,6 +125,12 @@ run(readme 0 ${RUN_GLUE} --model_name_or_path "${WORK_DIR}/new_bert" --task_name
 expect_files("${WORK_DIR}/readme" model.safetensors train_results.json eval_results.json all_results.json)
 file(READ "${WORK_DIR}/readme/eval_results.json" results)
 expect("${results}" "run_glue README command" "\"eval_accuracy\"" "\"eval_f1\"" "\"epoch\": 3")
+# Hugging Face's Apple-silicon page, as transformers 4.x wrote it: --use_mps_device
+# (no effect: the accelerator is the default) and --overwrite_output_dir.
+run(apple 0 ${RUN_GLUE} --model_name_or_path "${WORK_DIR}/new_bert" --task_name mrpc --use_mps_device --do_train
+    --do_eval --max_seq_length 128 --per_device_train_batch_size 32 --learning_rate 2e-5 --num_train_epochs 3
+    --output_dir "${WORK_DIR}/readme" --overwrite_output_dir --data_dir "${WORK_DIR}/glue")
+expect_files("${WORK_DIR}/readme" eval_results.json)
 
 # ---- accelerate launch --cpu cv_example.py --data_dir images -------------------
 file(MAKE_DIRECTORY "${WORK_DIR}/images")

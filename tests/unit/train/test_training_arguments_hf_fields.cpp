@@ -90,6 +90,12 @@ TEST(HuggingFaceFields, ValuesThatNeedWhatHearthLacksAreRefusedSayingWhy) {
 TEST(HuggingFaceFields, FormerNamesAndMappings) {
   TrainingArguments a = TrainingArguments::from_json({{"evaluation_strategy", "epoch"}}, "cfg.json");
   EXPECT_EQ(a.eval_strategy, "epoch");
+  // transformers 4.x's names, as older documentation writes commands with them.
+  a = TrainingArguments::from_json({{"no_cuda", true}}, "cfg.json");
+  EXPECT_TRUE(a.use_cpu);
+  a = TrainingArguments::from_json({{"use_mps_device", true}}, "cfg.json");
+  EXPECT_FALSE(a.use_cpu);
+  EXPECT_EQ(a.to_json()["use_mps_device"], true);
   a = TrainingArguments::from_json({{"torch_compile", true}}, "cfg.json");
   EXPECT_EQ(a.step_graphs, std::optional<bool>(true));
   a = TrainingArguments::from_json({{"torch_compile", false}}, "cfg.json");
