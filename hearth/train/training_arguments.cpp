@@ -243,6 +243,19 @@ Field torch_compile() {
 
 const std::vector<std::string> kReportTo = {"all", "jsonl", "tensorboard", "none"};
 
+// The trackers Hugging Face's report_to also names: refused saying what hearth
+// writes instead, rather than only that the name is unknown.
+void refuse_foreign_tracker(const std::string& context, const std::string& name) {
+  static const std::vector<std::string> kForeign = {"azure_ml", "clearml", "codecarbon", "comet_ml", "dagshub",
+                                                    "dvclive", "flyte", "mlflow", "neptune", "swanlab", "trackio",
+                                                    "wandb"};
+  HEARTH_CHECK(std::find(kForeign.begin(), kForeign.end(), name) == kForeign.end(), ValueError, "[trainer] ",
+               context, ": \"", name,
+               "\" is a tracker integration of Hugging Face's that hearth does not have (nor network access); hearth "
+               "writes \"jsonl\" (output_dir/metrics.jsonl) and \"tensorboard\" event files (\"all\": both), which "
+               "`tensorboard --logdir` and `hearth plot` read");
+}
+
 Field report_to() {
   return {"report_to",
           Kind::string_list,
@@ -254,9 +267,11 @@ Field report_to() {
             std::string expected = "one of " + quoted_list(kReportTo) + ", or a list of them";
             std::vector<std::string> out;
             if (v.is_string()) {
+              refuse_foreign_tracker(c, v.get<std::string>());
               out.push_back(read_choice(v, kReportTo, c));
             } else if (v.is_array() && !v.empty()) {
               for (const json& e : v) {
+                if (e.is_string()) refuse_foreign_tracker(c, e.get<std::string>());
                 if (!e.is_string() ||
                     std::find(kReportTo.begin(), kReportTo.end(), e.get<std::string>()) == kReportTo.end())
                   bad(c, expected, v);

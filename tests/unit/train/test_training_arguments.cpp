@@ -138,7 +138,7 @@ TEST(TrainingArguments, BadValuesNameTheFileTheFieldAndWhatIsAllowed) {
   EXPECT_EQ(from({{"use_cpu", "yes"}}), "[trainer] cfg.json: field 'use_cpu': expected true or false, got \"yes\"");
   EXPECT_EQ(from({{"output_dir", ""}}),
             "[trainer] cfg.json: field 'output_dir': expected a non-empty string, got \"\"");
-  EXPECT_NE(from({{"report_to", "wandb"}})
+  EXPECT_NE(from({{"report_to", "tensorbord"}})
                 .find("field 'report_to': expected one of \"all\", \"jsonl\", \"tensorboard\" or \"none\""),
             std::string::npos);
   EXPECT_NE(from({{"lr_scheduler_type", "polynomial"}}).find("\"cosine\""), std::string::npos);

@@ -84,6 +84,13 @@ TEST(HuggingFaceFields, ValuesThatNeedWhatHearthLacksAreRefusedSayingWhy) {
   EXPECT_NE(error_of({{"deepspeed", "ds.json"}}).find("hearth has no DeepSpeed"), std::string::npos);
   EXPECT_NE(error_of({{"save_safetensors", false}}).find("always saves safetensors"), std::string::npos);
   EXPECT_NE(error_of({{"neftune_noise_alpha", 5.0}}).find("NEFTune"), std::string::npos);
+  // Hugging Face's tracker integrations: what hearth writes instead.
+  EXPECT_NE(error_of({{"report_to", "wandb"}}).find("\"wandb\" is a tracker integration of Hugging Face's that "
+                                                    "hearth does not have"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"report_to", {"tensorboard", "mlflow"}}}).find("\"mlflow\" is a tracker integration"),
+            std::string::npos);
+  EXPECT_NE(error_of({{"report_to", "tensorbord"}}).find("expected one of"), std::string::npos);
   EXPECT_EQ(error_of({{"push_to_hub", "yes"}}), "[trainer] cfg.json: field 'push_to_hub': expected true or false, got \"yes\"");
 }
 
