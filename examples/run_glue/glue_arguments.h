@@ -21,9 +21,17 @@ struct GlueArguments {
   std::string tokenizer_name;
   // Train a new classifier when the checkpoint's has another label count.
   bool ignore_mismatched_sizes = false;
+  // Hugging Face's download options: nothing is downloaded here, so they have
+  // no effect, but for a revision other than the folder's (refused).
+  std::string cache_dir, token, model_revision = "main";
+  bool use_auth_token = false, use_fast_tokenizer = true, trust_remote_code = false;
 
   // ---- the data ----
   std::string task_name;  // a GLUE task, or empty for --train_file data
+  // The Hub's names for a data set: "glue" with a task as its configuration
+  // is --task_name; any other needs the network, so it is refused.
+  std::string dataset_name, dataset_config_name;
+  bool overwrite_cache = false;  // no effect: tokenized data are not cached
   // A folder of the original GLUE files of the task (train.tsv, dev.tsv).
   std::string data_dir;
   std::string train_file, validation_file, test_file;
@@ -39,5 +47,10 @@ struct GlueArguments {
 
 // Registers the flags above on `app`, writing into `a`.
 void add_glue_flags(CLI::App& app, GlueArguments& a);
+
+// Resolves the Hub's spellings: --dataset_name glue --dataset_config_name T
+// becomes --task_name T. Throws hearth::ValueError naming the flag for a data
+// set or a model revision only the network could give.
+void resolve_hub_names(GlueArguments& a);
 
 }  // namespace run_glue

@@ -233,6 +233,12 @@ int main(int argc, char** argv) {
     return run_glue::kUsageExitCode;
   }
   try {
+    run_glue::resolve_hub_names(glue_args);
+  } catch (const hearth::ValueError& e) {
+    std::cerr << "run_glue: error: " << e.what() << "\n";
+    return run_glue::kUsageExitCode;
+  }
+  try {
     return run_glue::run(glue_args, training_flags, lightning_flags);
   } catch (const run_glue::UsageError& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";

@@ -131,6 +131,18 @@ run(apple 0 ${RUN_GLUE} --model_name_or_path "${WORK_DIR}/new_bert" --task_name 
     --do_eval --max_seq_length 128 --per_device_train_batch_size 32 --learning_rate 2e-5 --num_train_epochs 3
     --output_dir "${WORK_DIR}/readme" --overwrite_output_dir --data_dir "${WORK_DIR}/glue")
 expect_files("${WORK_DIR}/readme" eval_results.json)
+# run_glue.py's Hub spellings: --dataset_name glue --dataset_config_name is the
+# task; the download options have no effect; what needs the network is refused.
+run(hub_names 0 ${RUN_GLUE} --model_name_or_path "${WORK_DIR}/new_bert" --dataset_name glue
+    --dataset_config_name mrpc --data_dir "${WORK_DIR}/glue" --do_eval --cache_dir "${WORK_DIR}/cache"
+    --model_revision main --token abc --use_auth_token --use_fast_tokenizer false --trust_remote_code false
+    --overwrite_cache --output_dir "${WORK_DIR}/hub_names")
+expect_files("${WORK_DIR}/hub_names" eval_results.json)
+run(hub_data 2 ${RUN_GLUE} --model_name_or_path "${WORK_DIR}/new_bert" --dataset_name imdb --do_train)
+expect("${hub_data}" "--dataset_name imdb" "--dataset_name imdb: hearth has no network access[^\n]*--train_file")
+run(hub_revision 2 ${RUN_GLUE} --model_name_or_path "${WORK_DIR}/new_bert" --task_name mrpc --do_train
+    --model_revision v2)
+expect("${hub_revision}" "--model_revision v2" "--model_revision v2: hearth reads --model_name_or_path as it is")
 
 # ---- accelerate launch --cpu cv_example.py --data_dir images -------------------
 file(MAKE_DIRECTORY "${WORK_DIR}/images")
