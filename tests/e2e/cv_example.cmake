@@ -34,6 +34,16 @@ function(expect text)
   endforeach()
 endfunction()
 
+# A command that fails as a bad command line does: exit code 2 and a message
+# matching `pattern`.
+function(expect_usage_error what pattern)
+  run_example(out ${ARGN})
+  if(NOT out_rc STREQUAL "2")
+    message(FATAL_ERROR "cv_example: ${what} exited with ${out_rc}, expected 2")
+  endif()
+  expect("${out}" "${pattern}")
+endfunction()
+
 function(loss_lines path out_var)
   file(STRINGS "${path}" lines REGEX "\"loss\":")
   set(${out_var} "${lines}" PARENT_SCOPE)
@@ -90,11 +100,9 @@ endif()
 expect("${pretrained}" "\\([0-9]+ parameters, 195 trained\\), weights from [^\n]*model\\.safetensors")
 
 # ---- bad values ----
-run_example(bad_steps ${common} --output_dir "${WORK_DIR}/bad" --checkpointing_steps often)
-if(NOT bad_steps_rc STREQUAL "2")
-  message(FATAL_ERROR "cv_example: --checkpointing_steps often exited with ${bad_steps_rc}, expected 2")
-endif()
-expect("${bad_steps}" "--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"often\"")
+expect_usage_error("--checkpointing_steps often"
+                   "--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"often\""
+                   ${common} --output_dir "${WORK_DIR}/bad" --checkpointing_steps often)
 run_example(bad_model ${common} --output_dir "${WORK_DIR}/bad" --model resnet18
             --model_path "${WORK_DIR}/full/checkpoint-5/model.safetensors")
 if(bad_model_rc STREQUAL "0")
@@ -171,14 +179,10 @@ if(fp16_rc STREQUAL "0")
 else()
   expect("${fp16}" "cv_example: error: [^\n]*fp16")
 endif()
-run_example(fp8 ${common} --output_dir "${WORK_DIR}/fp8" --mixed_precision fp8)
-if(NOT fp8_rc STREQUAL "2")
-  message(FATAL_ERROR "cv_example: --mixed_precision fp8 exited with ${fp8_rc}, expected 2")
-endif()
-expect("${fp8}" "--mixed_precision fp8: hearth trains in bf16 or fp16 mixed precision[^\n]*use --mixed_precision bf16")
+expect_usage_error("--mixed_precision fp8"
+                   "--mixed_precision fp8: hearth trains in bf16 or fp16 mixed precision[^\n]*use --mixed_precision bf16"
+                   ${common} --output_dir "${WORK_DIR}/fp8" --mixed_precision fp8)
 # Lightning's accelerator="mps" (Apple's GPUs) is refused saying what it is.
-run_example(mps ${common} --output_dir "${WORK_DIR}/mps" --accelerator mps)
-if(NOT mps_rc STREQUAL "2")
-  message(FATAL_ERROR "cv_example: --accelerator mps exited with ${mps_rc}, expected 2")
-endif()
-expect("${mps}" "--accelerator: expected [^\n]*got \"mps\" \\(PyTorch's name for Apple's GPUs through Metal")
+expect_usage_error("--accelerator mps"
+                   "--accelerator: expected [^\n]*got \"mps\" \\(PyTorch's name for Apple's GPUs through Metal"
+                   ${common} --output_dir "${WORK_DIR}/mps" --accelerator mps)
