@@ -45,9 +45,12 @@ TEST(Arrival, TheRankThatServesTheStoreOutwaitsARankThatArrivedLater) {
   std::optional<std::vector<int>> seen_by_1;
   std::thread t([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
-    seen_by_1 = ranks_that_did_not_arrive(rank1, 1, 3, std::chrono::milliseconds(500));
+    seen_by_1 = ranks_that_did_not_arrive(rank1, 1, 3, std::chrono::milliseconds(1500));
   });
-  std::optional<std::vector<int>> seen_by_0 = ranks_that_did_not_arrive(*rank0, 0, 3, std::chrono::milliseconds(500));
+  // Rank 0's grace ends 300 ms before rank 1's: without waiting for rank 1 it
+  // would take the store away in the middle of rank 1's wait. The margins
+  // (1.2 s for rank 1 to arrive) hold on a loaded machine.
+  std::optional<std::vector<int>> seen_by_0 = ranks_that_did_not_arrive(*rank0, 0, 3, std::chrono::milliseconds(1500));
   rank0.reset();  // rank 0 exits
   t.join();
   ASSERT_TRUE(seen_by_0 && seen_by_1);
