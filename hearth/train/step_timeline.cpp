@@ -27,10 +27,13 @@ void StepTimeline::step_ends(int64_t samples) {
 std::optional<EpochTiming> StepTimeline::finish_epoch() {
   std::vector<Step> steps;
   steps.swap(steps_);
+  const double host_wait = host_wait_seconds_;
+  host_wait_seconds_ = 0.0;
   if (!steps.empty() && !steps.back().end) steps.pop_back();  // a step that never ended
   if (!runtime_ || steps.empty()) return std::nullopt;
   EpochTiming t;
   t.steps = static_cast<int64_t>(steps.size());
+  t.host_wait_seconds = host_wait;
   for (const Step& s : steps) t.samples += s.samples;
   t.seconds = runtime_->elapsed_ms(*steps.front().begin, *steps.back().end) / 1e3;
   // The begin point of step k+1 is reached as soon as the device finishes
@@ -42,13 +45,13 @@ std::optional<EpochTiming> StepTimeline::finish_epoch() {
 
 void StepTimeline::discard() { steps_.clear(); }
 
-std::string timing_text(const EpochTiming& t, const std::string& steps_name, double host_waited_seconds) {
+std::string timing_text(const EpochTiming& t, const std::string& steps_name) {
   std::ostringstream os;
   os << t.steps << " " << steps_name << ", " << t.samples << " samples in " << std::fixed << std::setprecision(2)
      << t.seconds << " s of device time (" << std::setprecision(0) << t.samples_per_second()
      << " samples/s); the device idle " << std::setprecision(1) << 100.0 * t.idle_share()
      << "% of it between steps (waiting for batches or for the host); the host waited " << std::setprecision(2)
-     << host_waited_seconds << " s for batches";
+     << t.host_wait_seconds << " s for batches";
   return os.str();
 }
 

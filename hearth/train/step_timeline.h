@@ -24,6 +24,7 @@ struct EpochTiming {
   int64_t samples = 0;
   double seconds = 0.0;       // device time from the first step's start to the last step's end
   double idle_seconds = 0.0;  // device time between one step's end and the next one's start
+  double host_wait_seconds = 0.0;  // host time spent waiting for batches, as reported with host_waited()
   double samples_per_second() const { return seconds > 0 ? static_cast<double>(samples) / seconds : 0.0; }
   double idle_share() const { return seconds > 0 ? idle_seconds / seconds : 0.0; }
 };
@@ -32,7 +33,7 @@ struct EpochTiming {
 // samples/s); the device idle 4.2% of it between steps (waiting for batches or
 // for the host); the host waited 0.35 s for batches". `steps_name` names the
 // steps ("training steps", "evaluation steps").
-std::string timing_text(const EpochTiming& t, const std::string& steps_name, double host_waited_seconds);
+std::string timing_text(const EpochTiming& t, const std::string& steps_name);
 
 class StepTimeline {
  public:
@@ -46,9 +47,14 @@ class StepTimeline {
   // step's work is queued.
   void step_begins();
   void step_ends(int64_t samples);
+  // Host time spent waiting for the loader's next batch: beside the device's
+  // idle time, it tells an input-bound run (the wait is most of the idle
+  // time) from a host-bound one. Counted on every device, the CPU included.
+  void host_waited(double seconds) { host_wait_seconds_ += seconds; }
 
   // Sums the epoch's steps (waits for the last one's end) and starts the next
-  // epoch; nullopt when nothing was timed.
+  // epoch (the host's wait starts again from 0 too); nullopt when nothing was
+  // timed.
   std::optional<EpochTiming> finish_epoch();
   // Forgets the current epoch's steps (a step that failed, a resumed run).
   void discard();
@@ -61,6 +67,7 @@ class StepTimeline {
   DeviceRuntime* runtime_ = nullptr;
   int index_ = 0;
   std::vector<Step> steps_;
+  double host_wait_seconds_ = 0.0;
 };
 
 }  // namespace hearth::train

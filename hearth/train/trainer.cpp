@@ -345,7 +345,7 @@ void Trainer::run_loop() {
       if (!b) break;
       group.push_back(std::move(*b));
     }
-    batch_wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_begins).count();
+    timeline_->host_waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_begins).count());
     if (group.empty()) {
       // The epoch ended at the previous step, whose epoch events already ran.
       loader_->set_epoch(loader_->epoch() + 1);
@@ -421,13 +421,11 @@ void Trainer::end_of_training() {
 
 void Trainer::report_epoch_timing(const char* what) {
   std::optional<EpochTiming> t = timeline_->finish_epoch();
-  const double waited = batch_wait_seconds_;
-  batch_wait_seconds_ = 0.0;
   if (!t || t->steps < 2) return;
   std::ostringstream os;
   os << "hearth: " << what;
   if (std::string(what) == "epoch") os << " " << std::lround(state_.epoch);
-  os << ": " << timing_text(*t, "training steps", waited);
+  os << ": " << timing_text(*t, "training steps");
   say(os.str());
 }
 

@@ -267,10 +267,6 @@ class Trainer {
   TrainerOptions options_;
   std::shared_ptr<ProgressCallback> progress_;
   std::unique_ptr<StepTimeline> timeline_;
-  // Host time spent waiting for the loader's next batch since the last epoch
-  // line: with the device idle between steps, it tells an input-bound run
-  // (the wait is most of the idle time) from a host-bound one.
-  double batch_wait_seconds_ = 0.0;
   DeviceChoice device_;
   // The layout the model takes its pixel_values in (set_batch_destination).
   MemoryFormat image_memory_format_ = MemoryFormat::contiguous;

@@ -33,7 +33,7 @@ class Trainer::EvaluationPace {
     const auto asked = Clock::now();
     std::optional<data::Batch> b = loader_.next();
     // The first wait is the loader's start, not its pace.
-    if (batches_++ > 0) waited_ += std::chrono::duration<double>(Clock::now() - asked).count();
+    if (batches_++ > 0) timeline_.host_waited(std::chrono::duration<double>(Clock::now() - asked).count());
     return b;
   }
   void forward_begins() { timeline_.step_begins(); }
@@ -44,14 +44,13 @@ class Trainer::EvaluationPace {
   std::string line() {
     std::optional<EpochTiming> t = timeline_.finish_epoch();
     if (!t || t->steps < 2) return "";
-    return "hearth: evaluation: " + timing_text(*t, "evaluation steps", waited_);
+    return "hearth: evaluation: " + timing_text(*t, "evaluation steps");
   }
 
  private:
   data::DataLoader& loader_;
   StepTimeline timeline_;
   int64_t batches_ = 0;
-  double waited_ = 0.0;
 };
 
 Metrics Trainer::evaluate() {

@@ -111,7 +111,8 @@ TEST(StepTimeline, TheLineSaysTheStepsSamplesDeviceTimeRateAndIdleShare) {
   t.samples = 384;
   t.seconds = 0.037;
   t.idle_seconds = 0.007;
-  EXPECT_EQ(timing_text(t, "evaluation steps", 0.25),
+  t.host_wait_seconds = 0.25;
+  EXPECT_EQ(timing_text(t, "evaluation steps"),
             "3 evaluation steps, 384 samples in 0.04 s of device time (10378 samples/s); the device idle 18.9% of it "
             "between steps (waiting for batches or for the host); the host waited 0.25 s for batches");
 }
