@@ -12,8 +12,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <mutex>
+#include <utility>
 #include <vector>
 
 #include "hearth/backends/cuda/cuda_check.h"
@@ -58,6 +60,35 @@ struct GrowingBuffer {
   }
 };
 
+// The pixels [first, end) along one axis of `size` that a box [start, start
+// + length) touches: floor of its start to ceiling of its end, within the image.
+std::pair<int32_t, int32_t> pixels_touched(double start, double length, int32_t size) {
+  const double first = std::clamp(std::floor(start), 0.0, static_cast<double>(size));
+  const double end = std::clamp(std::ceil(start + length), first, static_cast<double>(size));
+  return {static_cast<int32_t>(first), static_cast<int32_t>(end)};
+}
+
+// Copies the files nvJPEG will decode into `files` (page-locked) and points
+// `data` at the copies.
+void stage_files(GrowingBuffer& files, const std::vector<NvjpegDecoder::Inspection>& inspected,
+                 std::vector<const uint8_t*>& data, const std::vector<size_t>& sizes) {
+  auto decoded_on_device = [&](size_t i) {
+    return data[i] != nullptr && inspected[i].route != NvjpegDecoder::Inspection::Route::none;
+  };
+  size_t total = 0;
+  for (size_t i = 0; i < data.size(); ++i)
+    if (decoded_on_device(i)) total += round_up(sizes[i], 64);
+  if (total == 0) return;
+  uint8_t* base = files.reserve(total);
+  size_t at = 0;
+  for (size_t i = 0; i < data.size(); ++i) {
+    if (!decoded_on_device(i)) continue;
+    std::memcpy(base + at, data[i], sizes[i]);
+    data[i] = base + at;
+    at += round_up(sizes[i], 64);
+  }
+}
+
 // What one call works with: nvJPEG's states, a stream, the decoded images,
 // and the staging of the kernel's arguments and of images made on the host.
 struct CallState {
@@ -70,6 +101,10 @@ struct CallState {
   GrowingBuffer decoded{BlockKind::device};  // their RGB bytes, which the resampling reads
   GrowingBuffer staging_host{BlockKind::pinned_host};
   GrowingBuffer staging_device{BlockKind::device};
+  // The compressed files nvJPEG copies to the device: from page-locked memory
+  // that copy is asynchronous, from the loader's pageable buffers the driver
+  // stages it through its own and the worker blocks meanwhile.
+  GrowingBuffer files_host{BlockKind::pinned_host};
 
   ~CallState() {
     if (finished != nullptr) cudaEventDestroy(finished);
@@ -215,7 +250,6 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
   };
   std::vector<Place> place(n);
   size_t planes_total = 0, rgb_total = 0;
-  int32_t max_width = 0, max_height = 0;
   for (size_t i = 0; i < n; ++i) {
     const NvjpegDecoder::Inspection& in = inspected[i];
     if (in.route == NvjpegDecoder::Inspection::Route::none) continue;
@@ -228,8 +262,6 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
     p.rgb_pitch = round_up(static_cast<size_t>(in.widths[0]) * 3, 64);
     p.rgb = rgb_total;
     rgb_total += round_up(p.rgb_pitch * static_cast<size_t>(in.heights[0]), 256);
-    max_width = std::max(max_width, in.widths[0]);
-    max_height = std::max(max_height, in.heights[0]);
   }
   uint8_t* planes_base = planes_total > 0 ? call.planes.reserve(planes_total) : nullptr;
   uint8_t* rgb_base = rgb_total > 0 ? call.decoded.reserve(rgb_total) : nullptr;
@@ -242,6 +274,7 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
       destinations[i].pitch[c] = place[i].pitches[c];
     }
   }
+  if (call.session) stage_files(call.files_host, inspected, data, sizes);
   const std::vector<char> ok =
       call.session ? call.session->decode(data, sizes, inspected, destinations, call.stream) : std::vector<char>(n, 0);
 
@@ -268,6 +301,7 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
   auto* sources = reinterpret_cast<ResampleSource*>(host + conversions_bytes);
   size_t ready_at = conversions_bytes + sources_bytes;
   int max_taps = 0;
+  int32_t max_region_width = 0, max_region_height = 0;
   for (size_t i = 0; i < n; ++i) {
     YcbcrSource y{};
     ResampleSource s{};
@@ -302,6 +336,15 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
       s.window_top = static_cast<int32_t>(r.window_top);
       s.window_left = static_cast<int32_t>(r.window_left);
       s.flip = r.flip ? 1 : 0;
+      // The resampling's taps lie in the whole pixels the box touches.
+      const auto [left, right] = pixels_touched(r.box_left, r.box_width, y.width);
+      const auto [top, bottom] = pixels_touched(r.box_top, r.box_height, y.height);
+      y.left = left;
+      y.top = top;
+      y.region_width = right - left;
+      y.region_height = bottom - top;
+      max_region_width = std::max(max_region_width, y.region_width);
+      max_region_height = std::max(max_region_height, y.region_height);
     } else {
       std::memcpy(host + ready_at, ready[i].data_ptr(), 3 * plane * sizeof(float));
       s.ready = reinterpret_cast<const float*>(dev + ready_at);
@@ -315,7 +358,8 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
 
   const Shape shape{static_cast<int64_t>(n), 3, format.height, format.width};
   const size_t nbytes = n * 3 * plane * (format.dtype == DType::bfloat16 ? 2 : 4);
-  launch_ycbcr_to_rgb_batch(reinterpret_cast<const YcbcrSource*>(dev), static_cast<int64_t>(n), max_width, max_height,
+  launch_ycbcr_to_rgb_batch(reinterpret_cast<const YcbcrSource*>(dev), static_cast<int64_t>(n), max_region_width,
+                            max_region_height,
                             call.stream);
   std::shared_ptr<Storage> storage = memory_->take(nbytes, call.stream);
   launch_resample_batch(reinterpret_cast<const ResampleSource*>(dev + conversions_bytes), static_cast<int64_t>(n),

@@ -62,9 +62,11 @@ constexpr int kFixCrR = 91881, kFixCbG = 22554, kFixCrG = 46802, kFixCbB = 11613
 
 __global__ void ycbcr_to_rgb_kernel(const YcbcrSource* sources) {
   const YcbcrSource& s = sources[blockIdx.z];
-  const int x = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
-  const int y = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
-  if (s.rgb == nullptr || x >= s.width || y >= s.height) return;
+  const int rx = static_cast<int>(blockIdx.x * blockDim.x + threadIdx.x);
+  const int ry = static_cast<int>(blockIdx.y * blockDim.y + threadIdx.y);
+  if (s.rgb == nullptr || rx >= s.region_width || ry >= s.region_height) return;
+  const int x = s.left + rx, y = s.top + ry;
+  if (x >= s.width || y >= s.height) return;
   const int luma = s.planes[0][static_cast<long long>(y) * s.pitches[0] + x];
   const ChromaPlane cb{s.planes[1], s.pitches[1], s.chroma_width, s.chroma_height};
   const ChromaPlane cr{s.planes[2], s.pitches[2], s.chroma_width, s.chroma_height};

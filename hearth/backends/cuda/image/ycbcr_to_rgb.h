@@ -28,10 +28,14 @@ struct YcbcrSource {
   int32_t h_factor = 1, v_factor = 1;           // image pixels per chroma sample across (1, 2, 4) and down (1, 2)
   uint8_t* rgb = nullptr;                       // R, G, B bytes per pixel, rows rgb_pitch bytes apart
   int64_t rgb_pitch = 0;
+  // The pixels converted: the columns [left, left + region_width) of the rows
+  // [top, top + region_height), the part of the image the resampling reads
+  // (a random crop's box); the rest of `rgb` is left as it was.
+  int32_t left = 0, top = 0, region_width = 0, region_height = 0;
 };
 
 // sources: `count` entries in device memory; max_width and max_height: the
-// largest image's, which the grid covers.
+// largest region's, which the grid covers.
 void launch_ycbcr_to_rgb_batch(const YcbcrSource* sources, int64_t count, int32_t max_width, int32_t max_height,
                                CUstream_st* stream);
 
