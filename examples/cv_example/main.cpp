@@ -85,6 +85,7 @@ struct Options {
   int64_t image_size = 224;
   int64_t seed = 42;
   int64_t num_workers = 2;
+  std::optional<int64_t> dataloader_prefetch_factor;  // unset: the Trainer's default
   int64_t logging_steps = 10;
   double train_fraction = 0.8;
   bool step_graphs = false, no_step_graphs = false;  // neither: the Trainer's default (on where available)
@@ -157,6 +158,7 @@ train::TrainingArguments training_arguments(const Options& o) {
   args.max_grad_norm = 0.0;
   args.seed = o.seed;
   args.dataloader_num_workers = o.num_workers;
+  args.dataloader_prefetch_factor = o.dataloader_prefetch_factor;
   args.eval_strategy = "epoch";
   args.logging_steps = o.logging_steps;
   // Accelerate's --with_tracking logs to every tracker it has: here the
@@ -364,6 +366,9 @@ int main(int argc, char** argv) {
   app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation");
   app.add_option("--num_workers", o.num_workers, "threads that decode and augment images")
       ->check(CLI::NonNegativeNumber);
+  app.add_option("--dataloader_prefetch_factor", o.dataloader_prefetch_factor,
+                 "batches each loader thread builds ahead (default 2; at most 64)")
+      ->check(CLI::Range(int64_t{1}, int64_t{64}));
   app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
   app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")

@@ -72,6 +72,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     data::DataLoaderOptions lo;
     lo.batch_size = args_.per_device_eval_batch_size;
     lo.num_workers = args_.dataloader_num_workers;
+    lo.prefetch_factor = args_.dataloader_prefetch_factor.value_or(lo.prefetch_factor);
     lo.collate = options_.collate;
     lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
     set_batch_destination(lo);

@@ -70,6 +70,7 @@ void Trainer::setup_training() {
   lo.seed = static_cast<uint64_t>(args_.data_seed.value_or(args_.seed));
   lo.drop_last = args_.dataloader_drop_last;
   lo.num_workers = args_.dataloader_num_workers;
+  lo.prefetch_factor = args_.dataloader_prefetch_factor.value_or(lo.prefetch_factor);
   lo.collate = options_.collate;
   lo.num_replicas = world_size();
   lo.rank = rank();

@@ -104,19 +104,24 @@ Field integer(const char* name, int64_t TrainingArguments::*m, int64_t min, cons
   return integer(name, m, min, kMaxCount, help);
 }
 
-Field optional_integer(const char* name, std::optional<int64_t> TrainingArguments::*m, int64_t min, const char* help) {
+Field optional_integer(const char* name, std::optional<int64_t> TrainingArguments::*m, int64_t min, int64_t max,
+                       const char* help) {
   return {name,
           Kind::integer,
           true,
           help,
           [m](const TrainingArguments& a) { return (a.*m).has_value() ? json(*(a.*m)) : json(nullptr); },
-          [m, min](TrainingArguments& a, const json& v, const std::string& c) {
+          [m, min, max](TrainingArguments& a, const json& v, const std::string& c) {
             if (v.is_null()) {
               a.*m = std::nullopt;
             } else {
-              a.*m = read_int(v, min, c);
+              a.*m = read_int(v, min, c, max);
             }
           }};
+}
+
+Field optional_integer(const char* name, std::optional<int64_t> TrainingArguments::*m, int64_t min, const char* help) {
+  return optional_integer(name, m, min, kMaxCount, help);
 }
 
 Field number(const char* name, double TrainingArguments::*m, double lo, double hi, bool hi_open, const char* help) {
@@ -288,6 +293,8 @@ Field report_to() {
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
 constexpr double kMaxEpochs = 1e6;
 constexpr int64_t kMaxTimeoutSeconds = 7 * 24 * 3600;
+// Batches a loader worker builds ahead: each is a whole batch in memory.
+constexpr int64_t kMaxPrefetchFactor = 64;
 
 std::vector<Field> make_fields() {
   using A = TrainingArguments;
@@ -304,6 +311,8 @@ std::vector<Field> make_fields() {
       boolean("dataloader_drop_last", &A::dataloader_drop_last, "drop the last, smaller batch of each epoch"),
       integer("dataloader_num_workers", &A::dataloader_num_workers, 0, data::max_num_workers(),
               "threads that build batches ahead (>= 0, at most 4 per CPU core)"),
+      optional_integer("dataloader_prefetch_factor", &A::dataloader_prefetch_factor, 1, kMaxPrefetchFactor,
+                       "batches each loader worker builds ahead (1 to 64; default 2; needs dataloader_num_workers)"),
       integer("ddp_timeout", &A::ddp_timeout, 1, kMaxTimeoutSeconds,
               "seconds a data-parallel collective waits for the other processes before failing (default 1800)"),
       boolean("dataloader_pin_memory", &A::dataloader_pin_memory,
@@ -517,6 +526,11 @@ void TrainingArguments::validate(const std::string& where) const {
                  ": load_best_model_at_end needs save_steps to be a multiple of eval_steps, got save_steps ",
                  save_steps, " and eval_steps ", effective_eval_steps());
   }
+  // As Hugging Face's check: without workers no batch is built ahead.
+  HEARTH_CHECK(!dataloader_prefetch_factor.has_value() || dataloader_num_workers > 0, ValueError, "[trainer] ", where,
+               ": dataloader_prefetch_factor is ", dataloader_prefetch_factor.value_or(0),
+               " but dataloader_num_workers is 0, and batches are built ahead only by loader workers; set "
+               "dataloader_num_workers to 1 or more, or leave dataloader_prefetch_factor unset");
   HEARTH_CHECK(!(report_to.size() > 1 && std::find(report_to.begin(), report_to.end(), "none") != report_to.end()),
                ValueError, "[trainer] ", where, ": field 'report_to': \"none\" cannot be combined with other values");
 }

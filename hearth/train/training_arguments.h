@@ -36,6 +36,8 @@ struct TrainingArguments {
   int64_t gradient_accumulation_steps = 1;
   bool dataloader_drop_last = false;
   int64_t dataloader_num_workers = 0;
+  // Batches each loader worker builds ahead (unset: 2, as PyTorch's DataLoader).
+  std::optional<int64_t> dataloader_prefetch_factor;
   // Data parallelism: seconds a collective waits for the other processes
   // before failing (HEARTH_DIST_TIMEOUT, in seconds, overrides it).
   int64_t ddp_timeout = 1800;

@@ -173,8 +173,6 @@ const std::vector<Inert>& inert_fields() {
        "use hearth launch --nproc_per_node N"},
       {"dataloader_persistent_workers", Type::boolean, false,
        "hearth's loader threads live as long as the run already"},
-      {"dataloader_prefetch_factor", Type::integer, nullptr,
-       "each loader thread builds batches ahead by a fixed amount"},
       {"use_mps_device", Type::boolean, false,
        "the accelerator is used by default (transformers 4.x deprecated this field for the same reason); Apple's GPUs "
        "have no backend in this build"},

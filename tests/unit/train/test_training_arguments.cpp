@@ -302,6 +302,28 @@ TEST(TrainingArguments, ValidateChecksCombinations) {
   EXPECT_NO_THROW(b.validate("cfg"));
 }
 
+// Hugging Face's dataloader_prefetch_factor: batches each worker builds
+// ahead, from 1 to 64, and only with workers (its own check, message aside).
+TEST(TrainingArguments, PrefetchFactorIsAWorkersDepthAndNeedsWorkers) {
+  TrainingArguments a;
+  EXPECT_FALSE(a.dataloader_prefetch_factor.has_value());
+  set_training_argument(a, "dataloader_prefetch_factor", "4", "--dataloader_prefetch_factor");
+  EXPECT_EQ(a.dataloader_prefetch_factor, 4);
+  EXPECT_EQ(value_error([&] { a.validate("cfg"); }),
+            "[trainer] cfg: dataloader_prefetch_factor is 4 but dataloader_num_workers is 0, and batches are built "
+            "ahead only by loader workers; set dataloader_num_workers to 1 or more, or leave "
+            "dataloader_prefetch_factor unset");
+  a.dataloader_num_workers = 2;
+  EXPECT_NO_THROW(a.validate("cfg"));
+  EXPECT_EQ(TrainingArguments::from_json(a.to_json()).dataloader_prefetch_factor, 4);
+  auto refused = [&](const char* text) {
+    return value_error(
+        [&] { set_training_argument(a, "dataloader_prefetch_factor", text, "--dataloader_prefetch_factor"); });
+  };
+  EXPECT_EQ(refused("0"), "[trainer] --dataloader_prefetch_factor: expected an integer >= 1, got 0");
+  EXPECT_EQ(refused("65"), "[trainer] --dataloader_prefetch_factor: expected an integer in [1, 64], got 65");
+}
+
 TEST(TrainingArguments, SavesAndLoadsFiles) {
   TempDir dir;
   TrainingArguments a;

@@ -359,8 +359,7 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
   const Shape shape{static_cast<int64_t>(n), 3, format.height, format.width};
   const size_t nbytes = n * 3 * plane * (format.dtype == DType::bfloat16 ? 2 : 4);
   launch_ycbcr_to_rgb_batch(reinterpret_cast<const YcbcrSource*>(dev), static_cast<int64_t>(n), max_region_width,
-                            max_region_height,
-                            call.stream);
+                            max_region_height, call.stream);
   std::shared_ptr<Storage> storage = memory_->take(nbytes, call.stream);
   launch_resample_batch(reinterpret_cast<const ResampleSource*>(dev + conversions_bytes), static_cast<int64_t>(n),
                         format, storage->data(), call.stream, max_taps);

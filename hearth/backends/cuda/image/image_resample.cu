@@ -75,8 +75,8 @@ __device__ inline float unit_by_division(uint8_t v) { return static_cast<float>(
 // added in turn, all in float. wx(k) and wy(k) give the taps' weights,
 // unit(v) a byte's value.
 template <typename WeightX, typename WeightY, typename Unit>
-__device__ inline void sum_taps(const ResampleSource& s, long long first_x, int count_x, long long first_y,
-                                int count_y, WeightX wx, WeightY wy, Unit unit, float value[3]) {
+__device__ inline void sum_taps(const ResampleSource& s, long long first_x, int count_x, long long first_y, int count_y,
+                                WeightX wx, WeightY wy, Unit unit, float value[3]) {
   for (int ky = 0; ky < count_y; ++ky) {
     const uint8_t* row = s.pixels + (first_y + ky) * s.pitch + first_x * 3;
     float across[3] = {0.f, 0.f, 0.f};
@@ -157,8 +157,9 @@ __global__ void resample_batch_tabled_kernel(const ResampleSource* sources, Batc
   if (cx.count > 0 && cy.count > 0) {
     const float* wx = weights + tx * max_taps;
     const float* wy = weights + (kBlockX + ty) * max_taps;
-    sum_taps(s, cx.first, cx.count, cy.first, cy.count, [&](int k) { return wx[k]; }, [&](int k) { return wy[k]; },
-             [&](uint8_t v) { return unit[v]; }, value);
+    sum_taps(
+        s, cx.first, cx.count, cy.first, cy.count, [&](int k) { return wx[k]; }, [&](int k) { return wy[k]; },
+        [&](uint8_t v) { return unit[v]; }, value);
   }
   for (int c = 0; c < 3; ++c) store(out, f, n, c, y, x, (value[c] - f.mean[c]) * f.inv_std[c]);
 }
@@ -181,8 +182,9 @@ __global__ void resample_batch_kernel(const ResampleSource* sources, BatchLayout
   if (rx >= 0 && rx < s.resized_width && ry >= 0 && ry < s.resized_height) {
     const AxisTaps tx = axis_taps(s.box_left, s.box_width, s.resized_width, rx);
     const AxisTaps ty = axis_taps(s.box_top, s.box_height, s.resized_height, ry);
-    sum_taps(s, tx.first, tx.count, ty.first, ty.count, [&](int k) { return tap_weight(tx, k); },
-             [&](int k) { return tap_weight(ty, k); }, [](uint8_t v) { return unit_by_division(v); }, value);
+    sum_taps(
+        s, tx.first, tx.count, ty.first, ty.count, [&](int k) { return tap_weight(tx, k); },
+        [&](int k) { return tap_weight(ty, k); }, [](uint8_t v) { return unit_by_division(v); }, value);
   }
   for (int c = 0; c < 3; ++c) store(out, f, n, c, y, x, (value[c] - f.mean[c]) * f.inv_std[c]);
 }

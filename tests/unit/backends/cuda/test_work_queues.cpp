@@ -2,10 +2,10 @@
 // the user chose a number (hearth/backends/cuda/runtime.cu), so the image
 // decoder's streams do not queue behind the training stream's kernels. It is
 // set before main, so this holds with or without a GPU.
-#include <gtest/gtest.h>
-
 #include <cstdlib>
 #include <string>
+
+#include <gtest/gtest.h>
 
 namespace {
 
