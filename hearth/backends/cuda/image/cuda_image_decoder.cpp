@@ -259,7 +259,7 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
       p.planes[c] = planes_total;
       planes_total += round_up(p.pitches[c] * static_cast<size_t>(in.heights[c]), 256);
     }
-    p.rgb_pitch = round_up(static_cast<size_t>(in.widths[0]) * 3, 64);
+    p.rgb_pitch = round_up(static_cast<size_t>(in.widths[0]) * 4, 64);
     p.rgb = rgb_total;
     rgb_total += round_up(p.rgb_pitch * static_cast<size_t>(in.heights[0]), 256);
   }

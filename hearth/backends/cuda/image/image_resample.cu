@@ -78,11 +78,14 @@ template <typename WeightX, typename WeightY, typename Unit>
 __device__ inline void sum_taps(const ResampleSource& s, long long first_x, int count_x, long long first_y, int count_y,
                                 WeightX wx, WeightY wy, Unit unit, float value[3]) {
   for (int ky = 0; ky < count_y; ++ky) {
-    const uint8_t* row = s.pixels + (first_y + ky) * s.pitch + first_x * 3;
+    const auto* row = reinterpret_cast<const uchar4*>(s.pixels + (first_y + ky) * s.pitch) + first_x;
     float across[3] = {0.f, 0.f, 0.f};
     for (int kx = 0; kx < count_x; ++kx) {
       const float w = wx(kx);
-      for (int c = 0; c < 3; ++c) across[c] += w * unit(row[kx * 3 + c]);
+      const uchar4 rgb = row[kx];
+      across[0] += w * unit(rgb.x);
+      across[1] += w * unit(rgb.y);
+      across[2] += w * unit(rgb.z);
     }
     const float w = wy(ky);
     for (int c = 0; c < 3; ++c) value[c] += w * across[c];

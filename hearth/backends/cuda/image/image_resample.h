@@ -25,7 +25,7 @@ namespace hearth::cuda {
 // One image of the batch, as the kernel reads it (device-side copy of an
 // array of these).
 struct ResampleSource {
-  // Decoded pixels, interleaved RGB bytes, rows `pitch` bytes apart; or null
+  // Decoded pixels, 4 bytes each (R, G, B, unused), rows `pitch` bytes apart; or null
   // when the image was made on the host: then `ready` holds its finished
   // values, float32 [3, out_height, out_width], copied as they are.
   const uint8_t* pixels = nullptr;

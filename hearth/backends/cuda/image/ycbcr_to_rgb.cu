@@ -72,10 +72,10 @@ __global__ void ycbcr_to_rgb_kernel(const YcbcrSource* sources) {
   const ChromaPlane cr{s.planes[2], s.pitches[2], s.chroma_width, s.chroma_height};
   const int b = chroma_at(cb, s.h_factor, s.v_factor, x, y) - 128;
   const int r = chroma_at(cr, s.h_factor, s.v_factor, x, y) - 128;
-  uint8_t* out = s.rgb + y * s.rgb_pitch + 3LL * x;
-  out[0] = clamp_byte(luma + ((kFixCrR * r + kHalf) >> 16));
-  out[1] = clamp_byte(luma + ((-kFixCbG * b + kHalf - kFixCrG * r) >> 16));
-  out[2] = clamp_byte(luma + ((kFixCbB * b + kHalf) >> 16));
+  // One 32-bit store per pixel: a warp writes 128 contiguous bytes.
+  *reinterpret_cast<uchar4*>(s.rgb + y * s.rgb_pitch + 4LL * x) = make_uchar4(
+      clamp_byte(luma + ((kFixCrR * r + kHalf) >> 16)), clamp_byte(luma + ((-kFixCbG * b + kHalf - kFixCrG * r) >> 16)),
+      clamp_byte(luma + ((kFixCbB * b + kHalf) >> 16)), 0);
 }
 
 }  // namespace

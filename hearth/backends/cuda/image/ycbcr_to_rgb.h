@@ -1,6 +1,6 @@
 // The colour conversion of a batch of decoded JPEGs: nvJPEG hands back each
 // image's Y, Cb and Cr planes as decoded, and one kernel per batch turns them
-// into interleaved RGB bytes the way libjpeg (libjpeg-turbo, which the CPU
+// into RGB pixels the way libjpeg (libjpeg-turbo, which the CPU
 // path and PIL decode with) does it by default: the chroma planes upsampled
 // by its "fancy" triangle filter where it uses one (2x across, 2x across and
 // down, 2x down; plain repetition otherwise, and for chroma planes of one or
@@ -26,7 +26,10 @@ struct YcbcrSource {
   int32_t width = 0, height = 0;                // the image, and its Y plane
   int32_t chroma_width = 0, chroma_height = 0;  // the Cb and Cr planes
   int32_t h_factor = 1, v_factor = 1;           // image pixels per chroma sample across (1, 2, 4) and down (1, 2)
-  uint8_t* rgb = nullptr;                       // R, G, B bytes per pixel, rows rgb_pitch bytes apart
+  // R, G, B and an unused byte per pixel (one 32-bit word: one store here,
+  // one load per tap in the resampling), rows rgb_pitch bytes apart (a
+  // multiple of 4).
+  uint8_t* rgb = nullptr;
   int64_t rgb_pitch = 0;
   // The pixels converted: the columns [left, left + region_width) of the rows
   // [top, top + region_height), the part of the image the resampling reads
