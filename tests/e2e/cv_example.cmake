@@ -168,7 +168,9 @@ if(NOT events OR NOT EXISTS "${WORK_DIR}/tracked/metrics.jsonl")
   message(FATAL_ERROR "cv_example: --with_tracking --project_dir wrote no event file in ${WORK_DIR}/project/cv_example "
                       "or no metrics.jsonl in ${WORK_DIR}/tracked")
 endif()
-run_example(older ${common} --output_dir "${WORK_DIR}/older" --logging_dir "${WORK_DIR}/older_logs")
+# (with Hugging Face's dataloader_prefetch_factor: batches each worker builds ahead)
+run_example(older ${common} --output_dir "${WORK_DIR}/older" --logging_dir "${WORK_DIR}/older_logs"
+            --dataloader_prefetch_factor 3)
 file(GLOB events "${WORK_DIR}/older_logs/cv_example/events.out.tfevents.*")
 if(NOT older_rc STREQUAL "0" OR NOT events)
   message(FATAL_ERROR "cv_example: --logging_dir exited with ${older_rc} or wrote no event file")
@@ -182,6 +184,11 @@ endif()
 expect_usage_error("--mixed_precision fp8"
                    "--mixed_precision fp8: hearth trains in bf16 or fp16 mixed precision[^\n]*use --mixed_precision bf16"
                    ${common} --output_dir "${WORK_DIR}/fp8" --mixed_precision fp8)
+# Batches are built ahead only by loader workers, as Hugging Face's check says.
+expect_usage_error("--dataloader_prefetch_factor without workers"
+                   "dataloader_prefetch_factor is 2 but dataloader_num_workers is 0"
+                   --data_dir "${DATA_DIR}" --cpu --model resnet_tiny --image_size 32 --num_workers 0
+                   --dataloader_prefetch_factor 2 --output_dir "${WORK_DIR}/prefetch")
 # Lightning's accelerator="mps" (Apple's GPUs) is refused saying what it is.
 expect_usage_error("--accelerator mps"
                    "--accelerator: expected [^\n]*got \"mps\" \\(PyTorch's name for Apple's GPUs through Metal"
