@@ -98,7 +98,7 @@ struct CallState {
   // device decodes would take the cores the training thread needs.
   cudaEvent_t finished = nullptr;
   GrowingBuffer planes{BlockKind::device};   // the Y, Cb and Cr planes nvJPEG writes
-  GrowingBuffer decoded{BlockKind::device};  // their RGB bytes, which the resampling reads
+  GrowingBuffer decoded{BlockKind::device};  // their RGB pixels (4 bytes each), which the resampling reads
   GrowingBuffer staging_host{BlockKind::pinned_host};
   GrowingBuffer staging_device{BlockKind::device};
   // The compressed files nvJPEG copies to the device: from page-locked memory
