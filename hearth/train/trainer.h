@@ -241,11 +241,14 @@ class Trainer {
   void stop_step_graphs(std::string reason);  // by value: it may be the graph's own text
   // Says how many steps were replayed, then frees the graph.
   void finish_step_graphs();
-  // Where a loader's batches go (the training device) and the form its
-  // images take there: bfloat16 under bf16-mixed with the default forward
-  // (its first layer computes in bfloat16 anyway), channels_last when the
-  // model's convolutions run so. Also remembers that layout for run_forward.
-  void set_batch_destination(data::DataLoaderOptions& lo);
+  // What the training and evaluation loaders share: batches of `batch_size`,
+  // the workers and their prefetch depth, the collate, pinned memory on an
+  // accelerator, and where the batches go (the training device) and the form
+  // their images take there: bfloat16 under bf16-mixed with the default
+  // forward (its first layer computes in bfloat16 anyway), channels_last when
+  // the model's convolutions run so. Also remembers that layout for
+  // run_forward.
+  data::DataLoaderOptions loader_options(int64_t batch_size);
   ForwardOutput run_forward(const data::Batch& batch);
   // The loss with label_smoothing_factor applied to the logits and labels.
   Tensor smoothed_loss(const ForwardOutput& out, const data::Batch& batch) const;
@@ -268,7 +271,7 @@ class Trainer {
   std::shared_ptr<ProgressCallback> progress_;
   std::unique_ptr<StepTimeline> timeline_;
   DeviceChoice device_;
-  // The layout the model takes its pixel_values in (set_batch_destination).
+  // The layout the model takes its pixel_values in (loader_options).
   MemoryFormat image_memory_format_ = MemoryFormat::contiguous;
   dist::ProcessGroupPtr group_;
   std::unique_ptr<dist::GradientReducer> reducer_;

@@ -69,13 +69,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     NoGradGuard no_grad;
     // One region for the whole evaluation: each parameter is cast once.
     std::optional<AutocastGuard> autocast = autocast_scope();
-    data::DataLoaderOptions lo;
-    lo.batch_size = args_.per_device_eval_batch_size;
-    lo.num_workers = args_.dataloader_num_workers;
-    lo.prefetch_factor = args_.dataloader_prefetch_factor.value_or(lo.prefetch_factor);
-    lo.collate = options_.collate;
-    lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
-    set_batch_destination(lo);
+    const data::DataLoaderOptions lo = loader_options(args_.per_device_eval_batch_size);
     std::shared_ptr<const data::Dataset> share = dataset;
     if (group_) {
       copy_model_from_main_process(/*parameters_too=*/false);  // e.g. batch-norm statistics

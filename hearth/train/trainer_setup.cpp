@@ -64,18 +64,12 @@ void Trainer::setup_training() {
     if (p.requires_grad()) params_.push_back(p);
   HEARTH_CHECK(!params_.empty(), ValueError, "[trainer] the model has no parameters that require grad");
 
-  data::DataLoaderOptions lo;
-  lo.batch_size = args_.per_device_train_batch_size;
+  data::DataLoaderOptions lo = loader_options(args_.per_device_train_batch_size);
   lo.shuffle = true;
   lo.seed = static_cast<uint64_t>(args_.data_seed.value_or(args_.seed));
   lo.drop_last = args_.dataloader_drop_last;
-  lo.num_workers = args_.dataloader_num_workers;
-  lo.prefetch_factor = args_.dataloader_prefetch_factor.value_or(lo.prefetch_factor);
-  lo.collate = options_.collate;
   lo.num_replicas = world_size();
   lo.rank = rank();
-  lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
-  set_batch_destination(lo);
   loader_ = std::make_unique<data::DataLoader>(train_dataset_, lo);
   timeline_ = std::make_unique<StepTimeline>(device_.device);
   // A last batch of one sample breaks batch norm (no variance to normalise
@@ -203,7 +197,13 @@ void Trainer::resume(const std::string& dir) {
   say(os.str());
 }
 
-void Trainer::set_batch_destination(data::DataLoaderOptions& lo) {
+data::DataLoaderOptions Trainer::loader_options(int64_t batch_size) {
+  data::DataLoaderOptions lo;
+  lo.batch_size = batch_size;
+  lo.num_workers = args_.dataloader_num_workers;
+  lo.prefetch_factor = args_.dataloader_prefetch_factor.value_or(lo.prefetch_factor);
+  lo.collate = options_.collate;
+  lo.pin_memory = args_.dataloader_pin_memory && !device_.device.is_cpu();
   lo.device = device_.device;
   image_memory_format_ = nn::runs_channels_last(*model_) ? MemoryFormat::channels_last : MemoryFormat::contiguous;
   lo.image_memory_format = image_memory_format_;
@@ -211,6 +211,7 @@ void Trainer::set_batch_destination(data::DataLoaderOptions& lo) {
   // them to the model, whose first layer casts them under autocast.
   lo.image_dtype =
       !options_.forward && args_.autocast_dtype() == DType::bfloat16 ? DType::bfloat16 : DType::float32;
+  return lo;
 }
 
 }  // namespace hearth::train
