@@ -301,6 +301,7 @@ TrainOutput Trainer::train() {
     throw;
   }
   state_.is_training = false;
+  eval_graph_.reset();  // training's evaluations are over: its memory goes back
 
   TrainOutput out;
   out.global_step = state_.global_step;

@@ -58,6 +58,8 @@
 // dropped after it, and clipping, the optimizer and the schedule run eagerly
 // after each replay. Where a step cannot be recorded, training runs eagerly
 // and says why once; step_graph_report() tells how many steps were replayed.
+// Evaluation's forward is recorded and replayed the same way (its batches of
+// per_device_eval_batch_size), the graph kept between the evaluations of a run.
 //
 // A SIGINT, SIGTERM or SIGHUP makes the loop save a checkpoint after the current step
 // and return (TrainOutput::interrupted_by_signal). Resuming from a checkpoint
@@ -92,6 +94,7 @@ class GradientReducer;
 namespace hearth::train {
 
 class ProgressCallback;
+class GraphedBatchStep;
 class GraphedTrainingStep;
 
 // What one forward pass gives the Trainer.
@@ -253,7 +256,18 @@ class Trainer {
   // The loss with label_smoothing_factor applied to the logits and labels.
   Tensor smoothed_loss(const ForwardOutput& out, const data::Batch& batch) const;
   class EvaluationPace;
-  Metrics evaluate_with_compute_metrics(EvaluationPace& pace, const std::string& prefix);
+  Metrics evaluate_with_compute_metrics(EvaluationPace& pace, GraphedBatchStep* graph, const std::string& prefix);
+  // args.step_graphs for evaluation: the recorded forward, made on first use
+  // and kept from one evaluation to the next while training; null where
+  // evaluation runs eagerly (a device without step graphs, detect_anomaly,
+  // or a forward the rehearsal refused).
+  GraphedBatchStep* evaluation_graph();
+  // One evaluation batch's forward: replayed from evaluation_graph() when
+  // there is one (`graph`), else eagerly under the caller's autocast region.
+  ForwardOutput evaluation_forward(GraphedBatchStep* graph, const data::Batch& batch);
+  // Says once why the recorded evaluation runs eagerly, and frees the graph
+  // when no training will evaluate again with it.
+  void after_evaluation_graph(GraphedBatchStep* graph);
   void flush_loss_window();
   void log(nlohmann::json entry);
   void log_training_loss();
@@ -286,6 +300,9 @@ class Trainer {
   // Non-null while steps go through a recorded graph (args.step_graphs).
   std::unique_ptr<GraphedTrainingStep> step_graphs_;
   StepGraphReport step_graph_report_;
+  std::unique_ptr<GraphedBatchStep> eval_graph_;
+  // Why evaluation runs eagerly until train() starts again ("" while it may be recorded).
+  std::string eval_graph_refused_;
 
   // Per-step losses since the last flush, on the device: [logging_steps].
   Tensor loss_window_;

@@ -7,11 +7,13 @@
 #include <vector>
 
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/data/shard_dataset.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/train/metrics.h"
+#include "hearth/train/step_graph.h"
 #include "hearth/train/step_timeline.h"
 #include "hearth/train/trainer.h"
 
@@ -20,6 +22,9 @@ namespace {
 
 using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
+
+constexpr const char* kEvaluationModelReplaced =
+    "the model's parameters or buffers were replaced after its evaluation was recorded";
 
 }  // namespace
 
@@ -58,6 +63,60 @@ Metrics Trainer::evaluate() {
   return evaluate(eval_dataset_);
 }
 
+GraphedBatchStep* Trainer::evaluation_graph() {
+  // A model whose tensors moved since the recording (weights put into new
+  // ones, another memory layout) is recorded anew.
+  if (eval_graph_ && (eval_graph_->watched_memory_moved() ||
+                      eval_graph_->fallback_reason() == kEvaluationModelReplaced))
+    eval_graph_.reset();
+  if (eval_graph_) return eval_graph_.get();
+  const Device d = device_.device;
+  if (!eval_graph_refused_.empty() || !args_.step_graphs.value_or(true) || args_.detect_anomaly || d.is_cpu() ||
+      !device_runtime(d.kind).supports_step_graphs())
+    return nullptr;
+  // The forward under an autocast region of its own, inside the recording: a
+  // region's casts last only as long as it does, and the recorded forward
+  // reads the weights (or the low-precision copies the optimizer writes in
+  // place) at every replay, so later evaluations see the trained weights.
+  auto forward = [this](const data::Batch& batch) {
+    std::optional<AutocastGuard> autocast = autocast_scope();
+    ForwardOutput out = run_forward(batch);
+    return std::vector<Tensor>{out.loss.reshape({}), out.logits};
+  };
+  // The parameters and buffers (batch norm's running statistics) the
+  // recorded forward reads, asked of the model at each replay.
+  auto in_use = [this] {
+    std::vector<const void*> out;
+    for (const Tensor& p : model_->parameters()) out.push_back(p.data_ptr());
+    for (const Tensor& b : model_->buffers()) out.push_back(b.defined() ? b.data_ptr() : nullptr);
+    return out;
+  };
+  eval_graph_ = std::make_unique<GraphedBatchStep>(d, forward, model_->parameters(), in_use, kEvaluationModelReplaced);
+  return eval_graph_.get();
+}
+
+ForwardOutput Trainer::evaluation_forward(GraphedBatchStep* graph, const data::Batch& batch) {
+  if (graph == nullptr) return run_forward(batch);
+  // The recorded shapes are a full batch's, never the smaller last one.
+  const bool full = batch.at(data::field::kLabels).size(0) == args_.per_device_eval_batch_size;
+  std::vector<Tensor> out = (*graph)(batch, full);
+  return ForwardOutput{out[0], out[1]};
+}
+
+void Trainer::after_evaluation_graph(GraphedBatchStep* graph) {
+  if (graph == nullptr) return;
+  const std::string reason = graph->fallback_reason();  // a copy: the graph may go
+  if (!reason.empty() && reason != kEvaluationModelReplaced) {
+    // The rehearsal refused the forward (it reads the host, ...): evaluation
+    // stays eager until train() starts again, and says so once.
+    eval_graph_refused_ = reason;
+    eval_graph_.reset();
+    say("hearth: step_graphs: evaluation runs eagerly: " + reason);
+  }
+  // Outside train() no later evaluation of this run reuses the recording.
+  if (!state_.is_training) eval_graph_.reset();
+}
+
 Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, const std::string& prefix) {
   HEARTH_CHECK(dataset != nullptr, ValueError, "[trainer] evaluate() was given a null dataset");
   const bool was_training = model_->is_training();
@@ -65,10 +124,13 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   const auto t0 = Clock::now();
   Metrics metrics;
   std::string pace_line;
+  GraphedBatchStep* graph = nullptr;
   {
     NoGradGuard no_grad;
-    // One region for the whole evaluation: each parameter is cast once.
-    std::optional<AutocastGuard> autocast = autocast_scope();
+    graph = evaluation_graph();
+    // Eagerly, one region for the whole evaluation: each parameter is cast
+    // once. A recorded forward has its own (evaluation_graph()).
+    std::optional<AutocastGuard> autocast = graph ? std::nullopt : autocast_scope();
     const data::DataLoaderOptions lo = loader_options(args_.per_device_eval_batch_size);
     std::shared_ptr<const data::Dataset> share = dataset;
     if (group_) {
@@ -80,12 +142,12 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     data::DataLoader loader(share, lo);
     EvaluationPace pace(loader, device_.device);
     if (options_.compute_metrics) {
-      metrics = evaluate_with_compute_metrics(pace, prefix);
+      metrics = evaluate_with_compute_metrics(pace, graph, prefix);
     } else {
       ClassificationMetrics acc;
       while (std::optional<data::Batch> b = pace.next()) {
         pace.forward_begins();
-        ForwardOutput out = run_forward(*b);
+        ForwardOutput out = evaluation_forward(graph, *b);
         acc.update(out.logits, b->at(data::field::kLabels).to(device_.device));
         pace.forward_ends(*b);
       }
@@ -98,6 +160,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
     }
     pace_line = pace.line();
   }
+  after_evaluation_graph(graph);
   if (!pace_line.empty()) say(pace_line);
   model_->train(was_training);
   const double runtime = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -119,7 +182,8 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   return metrics;
 }
 
-Metrics Trainer::evaluate_with_compute_metrics(EvaluationPace& pace, const std::string& prefix) {
+Metrics Trainer::evaluate_with_compute_metrics(EvaluationPace& pace, GraphedBatchStep* graph,
+                                              const std::string& prefix) {
   // Losses stay on the device until the end; logits and labels come to the
   // CPU batch by batch, since compute_metrics needs them all at once.
   Tensor loss_sum;
@@ -127,7 +191,7 @@ Metrics Trainer::evaluate_with_compute_metrics(EvaluationPace& pace, const std::
   std::vector<Tensor> logits, labels;
   while (std::optional<data::Batch> b = pace.next()) {
     pace.forward_begins();
-    ForwardOutput out = run_forward(*b);
+    ForwardOutput out = evaluation_forward(graph, *b);
     const Tensor& y = b->at(data::field::kLabels);
     const int64_t n = y.size(0);
     Tensor weighted = mul(out.loss.reshape({}).to(DType::float64), static_cast<double>(n));

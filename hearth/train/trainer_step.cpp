@@ -75,6 +75,7 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
       if (!args_.auto_find_batch_size || micro_batch_size_ <= 1 || reducer_) throw;
       optimizer_->zero_grad();
       if (step_graphs_) stop_step_graphs("batches run in slices after running out of memory");
+      eval_graph_.reset();  // the recorded evaluation's memory too; it is recorded again when next needed
       device_runtime(device_.device.kind).empty_cache(device_.device.index);
       const int64_t before = micro_batch_size_;
       micro_batch_size_ = (micro_batch_size_ + 1) / 2;

@@ -32,6 +32,9 @@ std::string Trainer::step_graph_obstacles() const {
 void Trainer::setup_step_graphs() {
   step_graphs_.reset();
   step_graph_report_ = StepGraphReport{};
+  // Evaluation is recorded anew for this run (trainer_evaluate.cpp).
+  eval_graph_.reset();
+  eval_graph_refused_.clear();
   if (!args_.step_graphs.value_or(true)) return;
   const std::string obstacles = step_graph_obstacles();
   if (!obstacles.empty()) {
@@ -100,6 +103,7 @@ void Trainer::finish_step_graphs() {
 }
 
 void Trainer::abandon_step_graphs() {
+  eval_graph_.reset();
   if (!step_graphs_) return;
   // An error left the run (an out-of-memory error, a signal): release the
   // graph and leave the model as an eager step that failed leaves it, without

@@ -4,7 +4,10 @@
 // same run trained eagerly, the smaller last batch of each epoch (run eagerly
 // between replays) included. Another dropout mask or a stale input would move
 // them by far more than the tolerance, which is for cuDNN's weight-gradient
-// algorithms: they may sum in a different order from run to run.
+// algorithms: they may sum in a different order from run to run. Evaluation
+// after each epoch, its forward recorded once and replayed in both, gives
+// the eager evaluation's loss and accuracy (fp16-mixed too, whose training
+// steps run eagerly).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -151,6 +154,62 @@ TEST(TrainerStepGraphsFallback, Fp16MixedTrainsEagerlyAndSaysWhy) {
   EXPECT_NE(r.report.eager_reason.find("fp16-mixed"), std::string::npos) << r.report.eager_reason;
   EXPECT_EQ(r.step_losses.size(), 14u);
 }
+
+// eval_loss and eval_accuracy of each evaluation (one per epoch) of a run on
+// cuda:0: 44 evaluation samples in batches of 8 (five full, one of 4).
+std::vector<std::pair<double, double>> evaluations_on_cuda(const std::string& dir, bool graphs,
+                                                           const std::string& precision) {
+  TrainingArguments args;
+  args.output_dir = dir;
+  args.device = cuda0().str();
+  args.per_device_train_batch_size = 8;
+  args.per_device_eval_batch_size = 8;
+  args.num_train_epochs = 2;
+  args.learning_rate = 1e-2;
+  args.eval_strategy = "epoch";
+  args.save_strategy = "no";
+  args.report_to = {"none"};
+  args.precision = precision;
+  args.step_graphs = graphs;
+  train::TrainerOptions options;
+  options.console = nullptr;
+  manual_seed(33);
+  auto eval_images = std::make_shared<data::TensorDataset>(
+      data::Example::Map{{data::field::kPixelValues, randn({44, 3, 8, 8})}, {data::field::kLabels, randint(0, 5, {44})}});
+  train::Trainer trainer(small_cnn(), args, images(), eval_images, {}, options);
+  trainer.train();
+  std::vector<std::pair<double, double>> out;
+  for (const auto& entry : trainer.state().log_history)
+    if (entry.contains("eval_loss"))
+      out.emplace_back(entry["eval_loss"].get<double>(), entry["eval_accuracy"].get<double>());
+  return out;
+}
+
+class TrainerEvaluationGraphs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TrainerEvaluationGraphs, ReplayedEvaluationEqualsEagerEvaluation) {
+  HEARTH_REQUIRE_CUDA();
+  hearth::testing::TempDir dir;
+  const auto eager = evaluations_on_cuda(dir.file("eager"), false, GetParam());
+  const auto graphed = evaluations_on_cuda(dir.file("graphed"), true, GetParam());
+  ASSERT_EQ(eager.size(), 2u);
+  ASSERT_EQ(graphed.size(), 2u);
+  EXPECT_NE(eager[0].first, eager[1].first) << "the model did not train between the evaluations";
+  for (size_t i = 0; i < 2; ++i) {
+    // The second evaluation replays the first one's recording: it must read
+    // the weights (or their bf16 copies) as trained since.
+    EXPECT_NEAR(graphed[i].first, eager[i].first, 1e-4 * std::abs(eager[i].first)) << "evaluation " << i;
+    EXPECT_NEAR(graphed[i].second, eager[i].second, 1.0 / 44 + 1e-9) << "evaluation " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Precision, TrainerEvaluationGraphs, ::testing::Values("fp32", "bf16-mixed", "fp16-mixed"),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
 
 }  // namespace
 }  // namespace hearth::gpu_testing

@@ -8,7 +8,10 @@
 //   recorded step keeps those rules, is replayed, and trains exactly as the
 //   eager run does, the smaller last batch of each epoch included; a step
 //   that breaks the rules, and arguments that rule recording out, run eagerly
-//   with one message naming the reason.
+//   with one message naming the reason;
+// - evaluation's forward is recorded the same way, kept from one evaluation
+//   of a run to the next (so the later ones read the trained weights), and
+//   gives the eager evaluation's metrics.
 #include <cstdlib>
 #include <cstring>
 #include <set>
@@ -442,6 +445,152 @@ TEST(TrainerStepGraphs, ArgumentsThatRuleRecordingOutAreNamed) {
   };
   EXPECT_NE(train(dir.file("anomaly"), true, graph_device(), anomaly).report.eager_reason.find("detect_anomaly"),
             std::string::npos);
+}
+
+// ---- evaluation -------------------------------------------------------------------
+
+struct EvaluatedRun {
+  std::vector<std::pair<double, double>> evaluations;  // eval_loss, eval_accuracy of each
+  std::string said;
+};
+
+std::vector<std::pair<double, double>> evaluations_of(const TrainerState& state) {
+  std::vector<std::pair<double, double>> out;
+  for (const auto& entry : state.log_history)
+    if (entry.contains("eval_loss"))
+      out.emplace_back(entry["eval_loss"].get<double>(), entry["eval_accuracy"].get<double>());
+  return out;
+}
+
+// Trains on graph_device() with an evaluation after each epoch: 44 samples
+// in batches of 8, five full batches and one of 4.
+EvaluatedRun train_evaluating(const std::string& dir, bool graphs,
+                              const std::function<void(TrainingArguments&, TrainerOptions&)>& adjust = {},
+                              std::vector<CallbackPtr> callbacks = {}) {
+  TrainingArguments args = toy_args(dir);
+  args.use_cpu = false;
+  args.device = graph_device().str();
+  args.dataloader_pin_memory = false;
+  args.step_graphs = graphs;
+  args.eval_strategy = "epoch";
+  args.per_device_eval_batch_size = 8;
+  std::ostringstream console;
+  TrainerOptions options;
+  options.console = &console;
+  options.progress_bar = false;
+  if (adjust) adjust(args, options);
+  auto model = small_cnn();
+  Trainer trainer(model, args, images(), images(44), std::move(callbacks), options);
+  trainer.train();
+  return EvaluatedRun{evaluations_of(trainer.state()), console.str()};
+}
+
+TEST(TrainerStepGraphs, RecordedEvaluationGivesTheEagerMetricsAfterEveryEpoch) {
+  TempDir dir;
+  const EvaluatedRun eager = train_evaluating(dir.file("eager"), false);
+  ReplayingRuntime& rt = graph_runtime();
+  const int captures = rt.captures, replays = rt.replays, rehearsals = rt.rehearsals;
+  const EvaluatedRun graphs = train_evaluating(dir.file("graphs"), true);
+  ASSERT_EQ(eager.evaluations.size(), 2u);
+  EXPECT_EQ(graphs.evaluations, eager.evaluations);
+  EXPECT_NE(eager.evaluations[0].first, eager.evaluations[1].first) << "the model did not train between them";
+  // Training: one recording, 10 replays. Evaluation 1: batch 1 warms up,
+  // batch 2 is rehearsed, 3-5 are replayed, the batch of 4 runs eagerly;
+  // evaluation 2 replays the same recording for its five full batches.
+  EXPECT_EQ(rt.captures - captures, 2);
+  EXPECT_EQ(rt.rehearsals - rehearsals, 2);
+  EXPECT_EQ(rt.replays - replays, 10 + 3 + 5);
+  EXPECT_EQ(count_of(graphs.said, "evaluation runs eagerly"), 0u) << graphs.said;
+}
+
+TEST(TrainerStepGraphs, EvaluateOutsideTrainingRecordsEachCallAndGivesTheEagerMetrics) {
+  TempDir dir;
+  auto evaluate_twice = [&](bool graphs) {
+    TrainingArguments args = toy_args(dir.file(graphs ? "graphs" : "eager"));
+    args.use_cpu = false;
+    args.device = graph_device().str();
+    args.dataloader_pin_memory = false;
+    args.step_graphs = graphs;
+    args.per_device_eval_batch_size = 8;
+    Trainer trainer(small_cnn(), args, images(), images(44), {}, testing::quiet());
+    std::vector<std::pair<double, double>> out;
+    for (int i = 0; i < 2; ++i) {
+      Metrics m = trainer.evaluate();
+      out.emplace_back(m.at("eval_loss"), m.at("eval_accuracy"));
+    }
+    return out;
+  };
+  const auto eager = evaluate_twice(false);
+  ReplayingRuntime& rt = graph_runtime();
+  const int captures = rt.captures, replays = rt.replays;
+  const auto graphs = evaluate_twice(true);
+  EXPECT_EQ(graphs, eager);
+  // Outside train() each call records (and frees) its own: 3 replays each.
+  EXPECT_EQ(rt.captures - captures, 2);
+  EXPECT_EQ(rt.replays - replays, 6);
+}
+
+TEST(TrainerStepGraphs, AnEvaluationThatReadsTheHostRunsEagerlyAndSaysWhyOnce) {
+  TempDir dir;
+  auto reads_host_when_evaluating = [](TrainingArguments&, TrainerOptions& o) {
+    o.forward = [](nn::Module& model, const data::Batch& batch) {
+      ForwardOutput out = image_classification_forward(model, batch);
+      if (!model.is_training() && out.loss.item<float>() < 0) out.loss = mul(out.loss, 2.0);  // never: the read matters
+      return out;
+    };
+  };
+  const EvaluatedRun eager = train_evaluating(dir.file("eager"), false, reads_host_when_evaluating);
+  const int captures = graph_runtime().captures;
+  const EvaluatedRun graphs = train_evaluating(dir.file("graphs"), true, reads_host_when_evaluating);
+  EXPECT_EQ(graphs.evaluations, eager.evaluations);
+  EXPECT_EQ(graph_runtime().captures - captures, 1) << "training only";
+  EXPECT_EQ(count_of(graphs.said, "evaluation runs eagerly"), 1u) << graphs.said;
+  EXPECT_NE(graphs.said.find("hearth: step_graphs: evaluation runs eagerly: it copies between host and device"),
+            std::string::npos)
+      << graphs.said;
+}
+
+// Lays the model's weights out channels_last after the first evaluation: new
+// memory for each 4-D tensor, as a user's callback might.
+class RelayAfterFirstEvaluation : public TrainerCallback {
+ public:
+  explicit RelayAfterFirstEvaluation(std::shared_ptr<nn::Module> model) : model_(std::move(model)) {}
+  std::string name() const override { return "RelayAfterFirstEvaluation"; }
+  void on_evaluate(const TrainingArguments&, TrainerState&, TrainerControl&, const Metrics&) override {
+    if (++evaluations_ == 1) model_->to(MemoryFormat::channels_last);
+  }
+
+ private:
+  std::shared_ptr<nn::Module> model_;
+  int evaluations_ = 0;
+};
+
+TEST(TrainerStepGraphs, AnEvaluationOfAModelWhoseWeightsMovedIsRecordedAnew) {
+  TempDir dir;
+  // Gradient accumulation keeps training eager, whose steps follow the new memory.
+  auto run = [&](bool graphs) {
+    TrainingArguments args = toy_args(dir.file(graphs ? "graphs" : "eager"));
+    args.use_cpu = false;
+    args.device = graph_device().str();
+    args.dataloader_pin_memory = false;
+    args.step_graphs = graphs;
+    args.gradient_accumulation_steps = 2;
+    args.eval_strategy = "epoch";
+    args.per_device_eval_batch_size = 8;
+    auto model = small_cnn();
+    Trainer trainer(model, args, images(), images(44), {std::make_shared<RelayAfterFirstEvaluation>(model)},
+                    testing::quiet());
+    trainer.train();
+    return evaluations_of(trainer.state());
+  };
+  const auto eager = run(false);
+  ReplayingRuntime& rt = graph_runtime();
+  const int captures = rt.captures, replays = rt.replays;
+  const auto graphs = run(true);
+  ASSERT_EQ(eager.size(), 2u);
+  EXPECT_EQ(graphs, eager);
+  EXPECT_EQ(rt.captures - captures, 2) << "each evaluation recorded its own";
+  EXPECT_EQ(rt.replays - replays, 3 + 3);
 }
 
 }  // namespace
