@@ -6,8 +6,8 @@
 // them by far more than the tolerance, which is for cuDNN's weight-gradient
 // algorithms: they may sum in a different order from run to run. Evaluation
 // after each epoch, its forward recorded once and replayed in both, gives
-// the eager evaluation's loss and accuracy (fp16-mixed too, whose training
-// steps run eagerly).
+// the loss and accuracy an eager evaluation of the same weights gives
+// (fp16-mixed too, whose training steps run eagerly).
 #include <cmath>
 #include <memory>
 #include <string>
@@ -155,12 +155,43 @@ TEST(TrainerStepGraphsFallback, Fp16MixedTrainsEagerlyAndSaysWhy) {
   EXPECT_EQ(r.step_losses.size(), 14u);
 }
 
-// eval_loss and eval_accuracy of each evaluation (one per epoch) of a run on
-// cuda:0: 44 evaluation samples in batches of 8 (five full, one of 4).
-std::vector<std::pair<double, double>> evaluations_on_cuda(const std::string& dir, bool graphs,
-                                                           const std::string& precision) {
+// At each evaluation of a run whose evaluations are recorded, the same
+// evaluation by a Trainer whose steps all run eagerly, on the same model.
+class EagerEvaluationBeside : public train::TrainerCallback {
+ public:
+  EagerEvaluationBeside(std::shared_ptr<nn::Module> model, TrainingArguments args,
+                        std::shared_ptr<const data::Dataset> eval_set)
+      : model_(std::move(model)), args_(std::move(args)), eval_set_(std::move(eval_set)) {}
+  std::string name() const override { return "EagerEvaluationBeside"; }
+  void on_evaluate(const TrainingArguments&, train::TrainerState&, train::TrainerControl&,
+                   const train::Metrics& metrics) override {
+    TrainingArguments eager = args_;
+    eager.step_graphs = false;
+    train::TrainerOptions options;
+    options.console = nullptr;
+    train::Trainer beside(model_, eager, eval_set_, eval_set_, {}, options);
+    const train::Metrics m = beside.evaluate();
+    recorded.emplace_back(metrics.at("eval_loss"), metrics.at("eval_accuracy"));
+    eager_ones.emplace_back(m.at("eval_loss"), m.at("eval_accuracy"));
+  }
+  std::vector<std::pair<double, double>> recorded, eager_ones;
+
+ private:
+  std::shared_ptr<nn::Module> model_;
+  TrainingArguments args_;
+  std::shared_ptr<const data::Dataset> eval_set_;
+};
+
+class TrainerEvaluationGraphs : public ::testing::TestWithParam<std::string> {};
+
+// 44 evaluation samples in batches of 8 (five full, one of 4), after each of
+// two epochs: the second evaluation replays the first one's recording, so it
+// must read the weights (or their low-precision copies) as trained since.
+TEST_P(TrainerEvaluationGraphs, ReplayedEvaluationEqualsEagerEvaluation) {
+  HEARTH_REQUIRE_CUDA();
+  hearth::testing::TempDir dir;
   TrainingArguments args;
-  args.output_dir = dir;
+  args.output_dir = dir.file("run");
   args.device = cuda0().str();
   args.per_device_train_batch_size = 8;
   args.per_device_eval_batch_size = 8;
@@ -169,37 +200,24 @@ std::vector<std::pair<double, double>> evaluations_on_cuda(const std::string& di
   args.eval_strategy = "epoch";
   args.save_strategy = "no";
   args.report_to = {"none"};
-  args.precision = precision;
-  args.step_graphs = graphs;
+  args.precision = GetParam();
+  args.step_graphs = true;
+  manual_seed(33);
+  auto eval_set = std::make_shared<data::TensorDataset>(
+      data::Example::Map{{data::field::kPixelValues, randn({44, 3, 8, 8})}, {data::field::kLabels, randint(0, 5, {44})}});
+  auto model = small_cnn();
+  auto beside = std::make_shared<EagerEvaluationBeside>(model, args, eval_set);
   train::TrainerOptions options;
   options.console = nullptr;
-  manual_seed(33);
-  auto eval_images = std::make_shared<data::TensorDataset>(
-      data::Example::Map{{data::field::kPixelValues, randn({44, 3, 8, 8})}, {data::field::kLabels, randint(0, 5, {44})}});
-  train::Trainer trainer(small_cnn(), args, images(), eval_images, {}, options);
+  train::Trainer trainer(model, args, images(), eval_set, {beside}, options);
   trainer.train();
-  std::vector<std::pair<double, double>> out;
-  for (const auto& entry : trainer.state().log_history)
-    if (entry.contains("eval_loss"))
-      out.emplace_back(entry["eval_loss"].get<double>(), entry["eval_accuracy"].get<double>());
-  return out;
-}
-
-class TrainerEvaluationGraphs : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(TrainerEvaluationGraphs, ReplayedEvaluationEqualsEagerEvaluation) {
-  HEARTH_REQUIRE_CUDA();
-  hearth::testing::TempDir dir;
-  const auto eager = evaluations_on_cuda(dir.file("eager"), false, GetParam());
-  const auto graphed = evaluations_on_cuda(dir.file("graphed"), true, GetParam());
-  ASSERT_EQ(eager.size(), 2u);
-  ASSERT_EQ(graphed.size(), 2u);
-  EXPECT_NE(eager[0].first, eager[1].first) << "the model did not train between the evaluations";
+  ASSERT_EQ(beside->recorded.size(), 2u);
+  ASSERT_EQ(beside->eager_ones.size(), 2u);
+  EXPECT_NE(beside->eager_ones[0].first, beside->eager_ones[1].first) << "the model did not train between them";
   for (size_t i = 0; i < 2; ++i) {
-    // The second evaluation replays the first one's recording: it must read
-    // the weights (or their bf16 copies) as trained since.
-    EXPECT_NEAR(graphed[i].first, eager[i].first, 1e-4 * std::abs(eager[i].first)) << "evaluation " << i;
-    EXPECT_NEAR(graphed[i].second, eager[i].second, 1.0 / 44 + 1e-9) << "evaluation " << i;
+    EXPECT_NEAR(beside->recorded[i].first, beside->eager_ones[i].first, 1e-6 * std::abs(beside->eager_ones[i].first))
+        << "evaluation " << i;
+    EXPECT_EQ(beside->recorded[i].second, beside->eager_ones[i].second) << "evaluation " << i;
   }
 }
 
@@ -210,6 +228,5 @@ INSTANTIATE_TEST_SUITE_P(Precision, TrainerEvaluationGraphs, ::testing::Values("
                              if (c == '-') c = '_';
                            return name;
                          });
-
 }  // namespace
 }  // namespace hearth::gpu_testing
