@@ -42,7 +42,10 @@ void ClassificationMetrics::update(const Tensor& logits, const Tensor& labels) {
   num_classes_ = logits.size(1);
   if (logits.size(0) == 0) return;
   num_samples_ += logits.size(0);
-  accumulate(loss_sum_, cast(cross_entropy(logits, labels, Tensor(), -100, "sum"), DType::float64));
+  // In float32 at least, as autocast runs the loss: half-precision logits
+  // summed in their own dtype would round the batch's loss to ~3 digits.
+  const Tensor wide = logits.dtype() == DType::float64 ? logits : cast(logits, DType::float32);
+  accumulate(loss_sum_, cast(cross_entropy(wide, labels, Tensor(), -100, "sum"), DType::float64));
   Tensor pred = argmax(logits, 1);
   accumulate(correct_, sum(cast(eq(pred, labels), DType::int64)));
   if (num_classes_ == 2) {

@@ -10,6 +10,7 @@
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/data/shard_dataset.h"
+#include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/train/metrics.h"
@@ -74,13 +75,19 @@ GraphedBatchStep* Trainer::evaluation_graph() {
   if (!eval_graph_refused_.empty() || !args_.step_graphs.value_or(true) || args_.detect_anomaly || d.is_cpu() ||
       !device_runtime(d.kind).supports_step_graphs())
     return nullptr;
-  // The forward under an autocast region of its own, inside the recording: a
-  // region's casts last only as long as it does, and the recorded forward
-  // reads the weights (or the low-precision copies the optimizer writes in
-  // place) at every replay, so later evaluations see the trained weights.
+  // The forward under an autocast region of its own, inside the recording,
+  // its weights' casts dropped when it ends (evaluation_forward() drops any
+  // before it): an eager evaluation keeps them from batch to batch, but a
+  // recorded forward must cast the weights itself, or read the low-precision
+  // copies the optimizer writes in place, so that later evaluations see the
+  // trained weights and no replay reads a cast freed since.
   auto forward = [this](const data::Batch& batch) {
-    std::optional<AutocastGuard> autocast = autocast_scope();
-    ForwardOutput out = run_forward(batch);
+    ForwardOutput out;
+    {
+      std::optional<AutocastGuard> autocast = autocast_scope();
+      out = run_forward(batch);
+    }
+    clear_autocast_cache();
     return std::vector<Tensor>{out.loss.reshape({}), out.logits};
   };
   // The parameters and buffers (batch norm's running statistics) the
@@ -99,6 +106,7 @@ ForwardOutput Trainer::evaluation_forward(GraphedBatchStep* graph, const data::B
   if (graph == nullptr) return run_forward(batch);
   // The recorded shapes are a full batch's, never the smaller last one.
   const bool full = batch.at(data::field::kLabels).size(0) == args_.per_device_eval_batch_size;
+  clear_autocast_cache();  // outside the step: a recorded step must not free what was made before it
   std::vector<Tensor> out = (*graph)(batch, full);
   return ForwardOutput{out[0], out[1]};
 }

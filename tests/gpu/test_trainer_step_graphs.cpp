@@ -182,13 +182,10 @@ class EagerEvaluationBeside : public train::TrainerCallback {
   std::shared_ptr<const data::Dataset> eval_set_;
 };
 
-class TrainerEvaluationGraphs : public ::testing::TestWithParam<std::string> {};
-
 // 44 evaluation samples in batches of 8 (five full, one of 4), after each of
 // two epochs: the second evaluation replays the first one's recording, so it
 // must read the weights (or their low-precision copies) as trained since.
-TEST_P(TrainerEvaluationGraphs, ReplayedEvaluationEqualsEagerEvaluation) {
-  HEARTH_REQUIRE_CUDA();
+void expect_recorded_evaluations_equal_eager_ones(const std::string& precision) {
   hearth::testing::TempDir dir;
   TrainingArguments args;
   args.output_dir = dir.file("run");
@@ -200,7 +197,7 @@ TEST_P(TrainerEvaluationGraphs, ReplayedEvaluationEqualsEagerEvaluation) {
   args.eval_strategy = "epoch";
   args.save_strategy = "no";
   args.report_to = {"none"};
-  args.precision = GetParam();
+  args.precision = precision;
   args.step_graphs = true;
   manual_seed(33);
   auto eval_set = std::make_shared<data::TensorDataset>(
@@ -219,6 +216,23 @@ TEST_P(TrainerEvaluationGraphs, ReplayedEvaluationEqualsEagerEvaluation) {
         << "evaluation " << i;
     EXPECT_EQ(beside->recorded[i].second, beside->eager_ones[i].second) << "evaluation " << i;
   }
+}
+
+class TrainerEvaluationGraphs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(TrainerEvaluationGraphs, ReplayedEvaluationEqualsEagerEvaluation) {
+  HEARTH_REQUIRE_CUDA();
+  expect_recorded_evaluations_equal_eager_ones(GetParam());
+}
+
+// Without the optimizer's bf16 copies the recorded forward casts the weights
+// itself at every replay (an eager evaluation reuses one cast per weight).
+TEST(TrainerEvaluationGraphsHalfCopies, WithoutTheCopiesTheReplayCastsTheTrainedWeights) {
+  HEARTH_REQUIRE_CUDA();
+  const bool before = optimizer_half_copies_enabled();
+  set_optimizer_half_copies_enabled(false);
+  expect_recorded_evaluations_equal_eager_ones("bf16-mixed");
+  set_optimizer_half_copies_enabled(before);
 }
 
 INSTANTIATE_TEST_SUITE_P(Precision, TrainerEvaluationGraphs, ::testing::Values("fp32", "bf16-mixed", "fp16-mixed"),

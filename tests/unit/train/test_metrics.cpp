@@ -31,6 +31,31 @@ TEST(ClassificationMetrics, LossAndAccuracyOverSeveralBatches) {
   EXPECT_EQ(m.compute("test_").count("test_accuracy"), 1u);
 }
 
+// bfloat16 logits (a recorded bf16-mixed forward hands them over outside
+// autocast) give the loss of their values in float32, not one summed in
+// bfloat16, which keeps ~3 digits.
+TEST(ClassificationMetrics, HalfPrecisionLogitsGiveTheirFloat32Loss) {
+  std::vector<float> values;
+  std::vector<int64_t> labels;
+  std::vector<double> expected_terms;
+  for (int i = 0; i < 64; ++i) {
+    std::vector<double> row;
+    for (int c = 0; c < 3; ++c) {
+      // Values bfloat16 holds exactly, so the reference sees what the tensor holds.
+      const float v = static_cast<float>((i * 7 + c * 13) % 17) / 8.0f - 1.0f;
+      values.push_back(v);
+      row.push_back(v);
+    }
+    labels.push_back(i % 3);
+    expected_terms.push_back(cross_entropy_of(row, i % 3));
+  }
+  ClassificationMetrics m;
+  m.update(tensor(values, {64, 3}).to(DType::bfloat16), tensor(labels, {64}));
+  double expected = 0;
+  for (double t : expected_terms) expected += t;
+  EXPECT_NEAR(m.compute().at("eval_loss"), expected / 64, 1e-6);
+}
+
 TEST(ClassificationMetrics, BinaryTasksAlsoReportF1) {
   ClassificationMetrics m;
   // predictions 1, 1, 0, 0 against labels 1, 0, 1, 0: tp 1, fp 1, fn 1.
