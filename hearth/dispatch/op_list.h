@@ -188,5 +188,6 @@
   X(sgd_step,                     optim,             SgdStepAttrs,          (0, 2),       0, false, ())           \
   X(adam_step,                    optim,             AdamStepAttrs,         (0, 2, 3, 4), 0, false, ())           \
   X(sgd_step_foreach,             optim,             SgdStepAttrs,          (0, 2),       3, false, ())           \
-  X(adam_step_foreach,            optim,             AdamStepAttrs,         (0, 2, 3, 4), 5, false, ())
+  X(adam_step_foreach,            optim,             AdamStepAttrs,         (0, 2, 3, 4), 5, false, ())           \
+  X(clip_grad_norm_foreach,       optim,             ClipGradNormAttrs,     (0),          1, false, ())
 // clang-format on

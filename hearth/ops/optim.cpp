@@ -224,4 +224,33 @@ void adam_step_foreach_(const std::vector<Tensor>& params, const std::vector<Ten
   run_foreach(op, 5, groups, a, [&](const std::vector<Tensor>& g) { adam_step_(g[0], g[1], g[2], g[3], g[4], a); });
 }
 
+Tensor clip_grad_norm_foreach_(const std::vector<Tensor>& grads, const ClipGradNormAttrs& a, bool* done) {
+  static OpHandle op = detail::op_handle(OpId::clip_grad_norm_foreach);
+  *done = false;
+  HEARTH_CHECK(!grads.empty(), ValueError, "[clip_grad_norm_foreach] needs at least one gradient");
+  check_hyper("clip_grad_norm_foreach", a.max_norm >= 0, "max_norm", a.max_norm);
+  check_hyper("clip_grad_norm_foreach", a.norm_type > 0, "norm_type", a.norm_type);
+  const Tensor& first = grads.front();
+  detail::check_floating("clip_grad_norm_foreach", first, "grads[0]");
+  for (size_t i = 1; i < grads.size(); ++i) {
+    HEARTH_CHECK(grads[i].dtype() == first.dtype() && grads[i].device() == first.device(), TypeError,
+                 "[clip_grad_norm_foreach] gradient ", i, " is ", dtype_name(grads[i].dtype()), " on ",
+                 grads[i].device().str(), "; gradient 0 is ", dtype_name(first.dtype()), " on ", first.device().str());
+  }
+  if (!supports(op, first.device().kind, first.dtype())) return Tensor();
+  std::vector<Writable> w;
+  std::vector<Tensor> inputs;
+  w.reserve(grads.size());
+  for (const Tensor& g : grads) {
+    w.emplace_back(g, dense(g));
+    inputs.push_back(w.back().arg);
+  }
+  const DType acc = first.dtype() == DType::float64 ? DType::float64 : DType::float32;
+  Tensor total = Tensor::empty({}, acc, first.device());
+  detail::run(op, inputs, {total}, a);
+  for (const Writable& x : w) x.finish();
+  *done = true;
+  return total;
+}
+
 }  // namespace hearth::optim

@@ -7,8 +7,18 @@
 #include "hearth/ops/factory.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/reduction.h"
+#include "hearth/optim/functional.h"
 
 namespace hearth::optim {
+namespace {
+
+bool one_dtype_and_device(const std::vector<Tensor>& grads) {
+  for (const Tensor& g : grads)
+    if (g.dtype() != grads[0].dtype() || g.device() != grads[0].device() || !is_floating(g.dtype())) return false;
+  return true;
+}
+
+}  // namespace
 
 Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type, bool error_if_nonfinite) {
   HEARTH_CHECK(max_norm >= 0, ValueError, "[clip_grad_norm_] max_norm must be non-negative, got ", max_norm);
@@ -21,6 +31,15 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, doubl
   if (grads.empty()) return zeros({}, DType::float32);
 
   const Device device = grads[0].device();
+  // One call where the backend has it (a few kernels for any number of
+  // gradients; composed, clipping is two kernels per gradient and one more
+  // per step of the norm); error_if_nonfinite must read the norm before
+  // anything is scaled, so it takes the composed path.
+  if (!error_if_nonfinite && one_dtype_and_device(grads)) {
+    bool done = false;
+    Tensor total = clip_grad_norm_foreach_(grads, ClipGradNormAttrs{max_norm, norm_type}, &done);
+    if (done) return total;
+  }
   bool any_double = false;
   for (const Tensor& g : grads) any_double = any_double || g.dtype() == DType::float64;
   const DType acc = any_double ? DType::float64 : DType::float32;

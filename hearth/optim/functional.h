@@ -38,4 +38,12 @@ void adam_step_foreach_(const std::vector<Tensor>& params, const std::vector<Ten
                         const std::vector<Tensor>& exp_avgs, const std::vector<Tensor>& exp_avg_sqs,
                         const std::vector<Tensor>& max_exp_avg_sqs, const AdamStepAttrs& attrs);
 
+// Clips `grads` (at least one; one dtype, one device) by their global p-norm
+// in one dispatched call ("clip_grad_norm_foreach"), returning that norm
+// before clipping as a 0-d tensor on their device; false in *done (and
+// nothing touched) where the backend has no kernel for them, so the caller
+// composes the clipping from other ops. Gradients that are not dense are
+// clipped through dense copies written back.
+Tensor clip_grad_norm_foreach_(const std::vector<Tensor>& grads, const ClipGradNormAttrs& attrs, bool* done);
+
 }  // namespace hearth::optim

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "hearth/backends/cpu/level_kernel_registrar.h"
 #include "hearth/core/half.h"
@@ -137,10 +138,74 @@ void foreach_kernel(OpCall& call) {
   }
 }
 
+// |x|^p summed (or the largest |x| for p = infinity) over x[0, n) in double:
+// fixed blocks, each summed on one thread, then the blocks in order, so the
+// result does not depend on the number of threads.
+template <typename T>
+double power_sum(const T* x, int64_t n, double p) {
+  constexpr int64_t kBlock = 65536;
+  const bool inf = std::isinf(p);
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<double> part(static_cast<size_t>(blocks), 0.0);
+  parallel_for(blocks, 1, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      double acc = 0.0;
+      const int64_t end = std::min(n, (b + 1) * kBlock);
+      for (int64_t i = b * kBlock; i < end; ++i) {
+        const double v = std::abs(static_cast<double>(x[i]));
+        if (inf)
+          acc = std::max(acc, v);
+        else
+          acc += p == 2.0 ? v * v : p == 1.0 ? v : std::pow(v, p);
+      }
+      part[static_cast<size_t>(b)] = acc;
+    }
+  });
+  double total = 0.0;
+  for (double v : part) total = inf ? std::max(total, v) : total + v;
+  return total;
+}
+
+// The p-norm from power_sum's result.
+double norm_of(double power_sum, double p) {
+  if (std::isinf(p)) return power_sum;
+  return p == 1.0 ? power_sum : p == 2.0 ? std::sqrt(power_sum) : std::pow(power_sum, 1.0 / p);
+}
+
+// Each gradient's norm rounded to A (the dtype the composed norm returns),
+// the norm of those, the coefficient in A, then the scaling by it rounded to
+// the gradients' dtype.
+void clip_grad_norm_foreach_kernel(OpCall& call) {
+  const ClipGradNormAttrs& a = call.attrs<ClipGradNormAttrs>();
+  const double p = a.norm_type;
+  visit_floating(call.in(0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
+    double norms_power = 0.0;
+    for (const Tensor& g : call.inputs) {
+      const A norm = static_cast<A>(norm_of(power_sum(static_cast<const T*>(g.data_ptr()), g.numel(), p), p));
+      const double v = static_cast<double>(norm);
+      norms_power = std::isinf(p) ? std::max(norms_power, v) : norms_power + (p == 2.0 ? v * v : std::pow(v, p));
+    }
+    const A total = static_cast<A>(norm_of(norms_power, p));
+    *static_cast<A*>(call.out(0).data_ptr()) = total;
+    const A coef = std::min(A(1), static_cast<A>(a.max_norm) / (total + static_cast<A>(1e-6)));
+    const T scale = static_cast<T>(coef);
+    using C = compute_t<T>;
+    for (const Tensor& g : call.inputs) {
+      T* x = static_cast<T*>(g.data_ptr());
+      parallel_for(g.numel(), kGrainElementwise, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) x[i] = static_cast<T>(static_cast<C>(x[i]) * static_cast<C>(scale));
+      });
+    }
+  });
+}
+
 HEARTH_REGISTER_CPU_KERNEL(sgd_step, sgd_step_kernel, DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(sgd_step_foreach, foreach_kernel<sgd_step_kernel, 3>, DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(adam_step_foreach, foreach_kernel<adam_step_kernel, 5>, DTypeSet::floating());
 HEARTH_REGISTER_CPU_KERNEL(adam_step, adam_step_kernel, DTypeSet::floating());
+HEARTH_REGISTER_CPU_KERNEL(clip_grad_norm_foreach, clip_grad_norm_foreach_kernel, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cpu

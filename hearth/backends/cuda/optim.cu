@@ -1,11 +1,12 @@
-// Fused optimizer steps on CUDA (formulas in hearth/dispatch/schemas/optim.h,
-// shared with the CPU kernels). Every update is multi-tensor: a launch covers
+// Fused optimizer steps and gradient clipping on CUDA (formulas in
+// hearth/dispatch/schemas/optim.h, shared with the CPU kernels). Every update is multi-tensor: a launch covers
 // up to kMaxTensors parameters, each cut into chunks of kChunk elements, one
 // block per chunk, with the tensors' addresses passed in the kernel's
 // arguments. A step of ResNet-50 (161 parameters) is then 5 launches instead
 // of 161, and each element is read and written once. The single-tensor ops are
 // the same launch with one tensor. A parameter's low-precision copy (autocast's
 // cast of it, hearth/ops/param_half_copies.h) is written in the same loop.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <type_traits>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "hearth/backends/cuda/loops.cuh"
+#include "hearth/backends/cuda/nn_util.cuh"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/optim.h"
 
@@ -173,7 +175,9 @@ CopyKind copy_kind(const Tensor& copy) {
 }
 
 // Packs the groups of `call` (Depth inputs each) into launches of `launch`.
-template <int Depth, typename Launch>
+// `copies`: whether the call's outputs are the parameters' copies, one per
+// group (the steps); clipping's one output is not.
+template <int Depth, bool kCopies = true, typename Launch>
 void for_each_launch(const OpCall& call, Launch&& launch) {
   TensorLists<Depth> tl{};
   int tensors = 0, blocks = 0;
@@ -193,7 +197,7 @@ void for_each_launch(const OpCall& call, Launch&& launch) {
       if (t.defined()) aligned = aligned && reinterpret_cast<uintptr_t>(t.data_ptr()) % 16 == 0;
     }
     // One output per group where the call has any (hearth/dispatch/schemas/optim.h).
-    const Tensor copy = call.outputs.empty() ? Tensor() : call.outputs.at(base / Depth);
+    const Tensor copy = !kCopies || call.outputs.empty() ? Tensor() : call.outputs.at(base / Depth);
     const CopyKind kind = copy_kind(copy);
     HEARTH_CHECK(kind == kNoCopy || call.in(base).dtype() == DType::float32, TypeError,
                  "[optim] a parameter's low-precision copy needs a float32 parameter");
@@ -256,12 +260,170 @@ void adam_step_foreach(OpCall& call) {
   });
 }
 
+// ---- clip_grad_norm_foreach ------------------------------------------------
+// Four steps, none of which reads a value on the host:
+// 1. each chunk's sum of |x|^p (the largest |x| for p = infinity) into a
+//    partial of its own: chunks are numbered in launch order, so a gradient's
+//    chunks are consecutive partials;
+// 2. each gradient's norm from its partials, summed in order by one thread;
+// 3. one block: the norm of the norms (the total, the op's output) and the
+//    coefficient min(1, max_norm / (total + 1e-6));
+// 4. every gradient scaled by the coefficient rounded to its dtype.
+// Every sum runs in a fixed order, so the result does not change from run to run.
+
+enum PowerKind : int { kPowerGeneral = 0, kPowerOne = 1, kPowerTwo = 2, kPowerInf = 3 };
+
+template <typename A>
+__device__ __forceinline__ A power_term(A v, int kind, A p) {
+  v = v < A(0) ? -v : v;
+  if (kind == kPowerTwo) return v * v;
+  if (kind == kPowerOne || kind == kPowerInf) return v;
+  return pow(v, p);
+}
+
+template <typename A>
+__device__ __forceinline__ A power_combine(A a, A b, int kind) {
+  return kind == kPowerInf ? (a < b ? b : a) : a + b;
+}
+
+template <typename A>
+__device__ __forceinline__ A norm_from_power(A s, int kind, A p) {
+  if (kind == kPowerTwo) return sqrt(s);
+  if (kind == kPowerOne || kind == kPowerInf) return s;
+  return pow(s, A(1) / p);
+}
+
+template <typename D>
+__global__ void chunk_power_sums_kernel(TensorLists<1> tl, acc_t<D>* partials, int kind, acc_t<D> p) {
+  using A = acc_t<D>;
+  __shared__ A smem[32];
+  const int t = tl.block_tensor[blockIdx.x];
+  const int64_t begin = static_cast<int64_t>(tl.block_chunk[blockIdx.x]) * kChunk;
+  const int64_t end = min(begin + kChunk, tl.numel[t]);
+  const D* x = static_cast<const D*>(tl.ptr[0][t]);
+  A acc = A(0);
+  int64_t scalar_from = begin;
+  if (tl.aligned[t]) {
+    const int64_t quads = (end - begin) / 4;
+    for (int64_t q = threadIdx.x; q < quads; q += blockDim.x) {
+      const Quad<D> r = *reinterpret_cast<const Quad<D>*>(x + begin + 4 * q);
+#pragma unroll
+      for (int l = 0; l < 4; ++l) acc = power_combine(acc, power_term(to_acc(r.v[l]), kind, p), kind);
+    }
+    scalar_from = begin + 4 * quads;
+  }
+  for (int64_t i = scalar_from + threadIdx.x; i < end; i += blockDim.x)
+    acc = power_combine(acc, power_term(to_acc(x[i]), kind, p), kind);
+  A v[1] = {acc};
+  if (kind == kPowerInf)
+    nn::block_reduce<1>(v, nn::MaxOp{}, smem);
+  else
+    nn::block_reduce<1>(v, nn::SumOp{}, smem);
+  if (threadIdx.x == 0) partials[blockIdx.x] = v[0];
+}
+
+inline constexpr int kNormsPerLaunch = 256;
+struct PartialRanges {
+  int first[kNormsPerLaunch];
+  int count[kNormsPerLaunch];
+};
+
+template <typename A>
+__global__ void tensor_norms_kernel(PartialRanges r, int tensors, const A* partials, A* norms, int kind, A p) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= tensors) return;
+  A s = A(0);
+  for (int c = 0; c < r.count[i]; ++c) s = power_combine(s, partials[r.first[i] + c], kind);
+  norms[i] = norm_from_power(s, kind, p);
+}
+
+template <typename A>
+__global__ void total_norm_kernel(const A* norms, int n, A* total, A* coef, int kind, A p, A max_norm) {
+  __shared__ A smem[32];
+  A acc = A(0);
+  for (int i = threadIdx.x; i < n; i += blockDim.x) acc = power_combine(acc, power_term(norms[i], kind, p), kind);
+  A v[1] = {acc};
+  if (kind == kPowerInf)
+    nn::block_reduce<1>(v, nn::MaxOp{}, smem);
+  else
+    nn::block_reduce<1>(v, nn::SumOp{}, smem);
+  if (threadIdx.x == 0) {
+    const A t = norm_from_power(v[0], kind, p);
+    *total = t;
+    const A c = max_norm / (t + A(1e-6));
+    *coef = c < A(1) ? c : A(1);
+  }
+}
+
+template <typename D>
+__global__ void scale_kernel(TensorLists<1> tl, const acc_t<D>* coef) {
+  using A = acc_t<D>;
+  const A c = to_acc(from_acc<D>(*coef));  // rounded to the gradients' dtype, as mul by cast(coef) rounds it
+  constexpr bool kWrites[1] = {true};
+  for_chunk<D>(tl, kWrites, [&](D& g) { g = from_acc<D>(to_acc(g) * c); });
+}
+
+void clip_grad_norm_foreach(OpCall& call) {
+  const Tensor& first = call.in(0);
+  const int dev = first.device().index;
+  activate(dev);
+  const ClipGradNormAttrs& a = call.attrs<ClipGradNormAttrs>();
+  const int kind = std::isinf(a.norm_type) ? kPowerInf
+                   : a.norm_type == 2.0    ? kPowerTwo
+                   : a.norm_type == 1.0    ? kPowerOne
+                                           : kPowerGeneral;
+  // The chunks of each gradient, in the order the launches number them.
+  std::vector<int> first_partial, partial_count;
+  int64_t chunks = 0;
+  for (const Tensor& g : call.inputs) {
+    const int64_t c = (g.numel() + kChunk - 1) / kChunk;
+    first_partial.push_back(static_cast<int>(chunks));
+    partial_count.push_back(static_cast<int>(c));
+    chunks += c;
+  }
+  const int n = static_cast<int>(call.inputs.size());
+  HEARTH_CUDA_DISPATCH_FLOATING(first.dtype(), "clip_grad_norm_foreach", [&] {
+    using A = acc_t<scalar_t>;
+    const DType acc_dtype = std::is_same_v<A, double> ? DType::float64 : DType::float32;
+    // partials, then each gradient's norm, then the coefficient
+    Tensor scratch = Tensor::empty({chunks + n + 1}, acc_dtype, first.device());
+    A* partials = static_cast<A*>(scratch.data_ptr());
+    A* norms = partials + chunks;
+    A* coef = norms + n;
+    const A p = static_cast<A>(a.norm_type);
+    int64_t done = 0;
+    for_each_launch<1, false>(call, [&](const TensorLists<1>& tl, int blocks) {
+      chunk_power_sums_kernel<scalar_t><<<blocks, kThreads, 0, stream(dev)>>>(tl, partials + done, kind, p);
+      HEARTH_CUDA_CHECK_LAUNCH();
+      done += blocks;
+    });
+    for (int base = 0; base < n; base += kNormsPerLaunch) {
+      PartialRanges r{};
+      const int count = std::min(kNormsPerLaunch, n - base);
+      for (int k = 0; k < count; ++k) {
+        r.first[k] = first_partial[static_cast<size_t>(base + k)];
+        r.count[k] = partial_count[static_cast<size_t>(base + k)];
+      }
+      tensor_norms_kernel<A><<<(count + 127) / 128, 128, 0, stream(dev)>>>(r, count, partials, norms + base, kind, p);
+      HEARTH_CUDA_CHECK_LAUNCH();
+    }
+    total_norm_kernel<A><<<1, 1024, 0, stream(dev)>>>(norms, n, static_cast<A*>(call.out(0).data_ptr()), coef, kind,
+                                                      p, static_cast<A>(a.max_norm));
+    HEARTH_CUDA_CHECK_LAUNCH();
+    for_each_launch<1, false>(call, [&](const TensorLists<1>& tl, int blocks) {
+      scale_kernel<scalar_t><<<blocks, kThreads, 0, stream(dev)>>>(tl, coef);
+      HEARTH_CUDA_CHECK_LAUNCH();
+    });
+  });
+}
+
 DeviceKind cuda_kind() { return register_device_kind("cuda"); }
 // The single-tensor ops are one group of the foreach layout.
 HEARTH_REGISTER_KERNEL(sgd_step, cuda_kind(), sgd_step_foreach, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(adam_step, cuda_kind(), adam_step_foreach, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(sgd_step_foreach, cuda_kind(), sgd_step_foreach, DTypeSet::floating());
 HEARTH_REGISTER_KERNEL(adam_step_foreach, cuda_kind(), adam_step_foreach, DTypeSet::floating());
+HEARTH_REGISTER_KERNEL(clip_grad_norm_foreach, cuda_kind(), clip_grad_norm_foreach, DTypeSet::floating());
 
 }  // namespace
 }  // namespace hearth::cuda

@@ -39,6 +39,19 @@
 //              where the backend has them, so a backend launches a few kernels
 //              per step instead of one per parameter.
 //
+//   clip_grad_norm_foreach  inputs {grad} x n  outputs {total}  ClipGradNormAttrs
+//              mutates every input (torch.nn.utils.clip_grad_norm_'s foreach
+//              path). In the accumulation dtype A (float64 for float64
+//              gradients, else float32), with p = norm_type (infinity: the
+//              largest magnitude):
+//                norm_i = ||grad_i||_p
+//                total  = ||(norm_0, ..., norm_{n-1})||_p    (a 0-d A, the output)
+//                coef   = min(1, max_norm / (total + 1e-6))
+//                grad_i = grad_i * (coef rounded to the gradients' dtype)
+//              Every gradient is dense (contiguous, or dense in another flat
+//              layout: the order of elements does not matter), of one dtype,
+//              on one device, n >= 1. The coefficient never comes to the host.
+//
 //   copy (every op): the parameter's low-precision copy (autocast's cast of
 //              it, hearth/ops/param_half_copies.h), written with the new
 //              parameter: copy = cast(param, copy.dtype) after the update,
@@ -62,6 +75,11 @@ struct SgdStepAttrs {
   bool nesterov = false;
   bool maximize = false;
   bool init_buffer = false;  // the buffer's first step: it takes d as is
+};
+
+struct ClipGradNormAttrs {
+  double max_norm = 1.0;
+  double norm_type = 2.0;  // > 0; infinity for the largest magnitude
 };
 
 struct AdamStepAttrs {

@@ -1,5 +1,9 @@
 // The foreach optimizer steps update each parameter exactly as the
-// single-tensor steps do, across dtypes, sizes and non-contiguous parameters.
+// single-tensor steps do, across dtypes, sizes and non-contiguous parameters;
+// the foreach gradient clipping gives the norm and the gradients computed
+// here in double, for every norm type.
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -87,6 +91,75 @@ TEST(ForeachSteps, ListsOfDifferentLengthsAreRejected) {
   p.grads.pop_back();
   SgdStepAttrs s;
   EXPECT_THROW(optim::sgd_step_foreach_(p.params, p.grads, {}, s), ValueError);
+}
+
+// The norm and clipped values in double, from each gradient's norm rounded
+// to `acc` as the op rounds it.
+struct ClipExpected {
+  double total;
+  std::vector<std::vector<double>> grads;
+};
+
+ClipExpected clip_in_double(const std::vector<Tensor>& grads, double max_norm, double p, DType acc) {
+  const bool inf = std::isinf(p);
+  auto round_acc = [&](double v) { return acc == DType::float32 ? static_cast<double>(static_cast<float>(v)) : v; };
+  double norms_power = 0;
+  for (const Tensor& g : grads) {
+    double s = 0;
+    for (double v : contiguous(cast(g, DType::float64)).to_vector<double>())
+      s = inf ? std::max(s, std::abs(v)) : s + std::pow(std::abs(v), p);
+    const double norm = round_acc(inf ? s : std::pow(s, 1.0 / p));
+    norms_power = inf ? std::max(norms_power, norm) : norms_power + std::pow(norm, p);
+  }
+  ClipExpected e;
+  e.total = round_acc(inf ? norms_power : std::pow(norms_power, 1.0 / p));
+  const double coef = std::min(1.0, max_norm / (e.total + 1e-6));
+  for (const Tensor& g : grads) {
+    std::vector<double> v = contiguous(cast(g, DType::float64)).to_vector<double>();
+    for (double& x : v) x *= coef;
+    e.grads.push_back(v);
+  }
+  return e;
+}
+
+TEST(ClipGradNormForeach, MatchesTheNormAndScalingInDoubleForEveryNormType) {
+  NoGradGuard no_grad;
+  const double kInf = std::numeric_limits<double>::infinity();
+  for (DType dt : {DType::float32, DType::float64, DType::bfloat16}) {
+    for (double p : {1.0, 2.0, 3.0, kInf}) {
+      for (double max_norm : {0.5, 1e6}) {  // clipped, and left as it is
+        SCOPED_TRACE(std::string(dtype_name(dt)) + " p=" + std::to_string(p) + " max_norm=" + std::to_string(max_norm));
+        manual_seed(11);
+        // Sizes around the CPU kernel's block of 65536, one transposed (not contiguous).
+        std::vector<Tensor> grads = {randn({7}, dt), randn({65537}, dt), randn({1}, dt),
+                                     transpose(randn({6, 4}, dt), 0, 1)};
+        const DType acc = dt == DType::float64 ? DType::float64 : DType::float32;
+        const ClipExpected e = clip_in_double(grads, max_norm, p, acc);
+        bool done = false;
+        const Tensor total = optim::clip_grad_norm_foreach_(grads, ClipGradNormAttrs{max_norm, p}, &done);
+        ASSERT_TRUE(done);
+        EXPECT_EQ(total.dtype(), acc);
+        EXPECT_EQ(total.dim(), 0);
+        const double tol = dt == DType::float64 ? 1e-12 : 1e-5;
+        EXPECT_NEAR(total.item<double>(), e.total, tol * e.total);
+        const double grad_tol = dt == DType::bfloat16 ? 1e-2 : dt == DType::float32 ? 1e-6 : 1e-12;
+        for (size_t i = 0; i < grads.size(); ++i) {
+          const std::vector<double> got = contiguous(cast(grads[i], DType::float64)).to_vector<double>();
+          ASSERT_EQ(got.size(), e.grads[i].size());
+          for (size_t k = 0; k < got.size(); ++k)
+            ASSERT_NEAR(got[k], e.grads[i][k], grad_tol * (std::abs(e.grads[i][k]) + 1e-3)) << "gradient " << i << "[" << k << "]";
+        }
+      }
+    }
+  }
+}
+
+TEST(ClipGradNormForeach, GradientsOfTwoDtypesAreRejected) {
+  NoGradGuard no_grad;
+  std::vector<Tensor> grads = {randn({3}, DType::float32), randn({3}, DType::float64)};
+  bool done = false;
+  EXPECT_THROW(optim::clip_grad_norm_foreach_(grads, ClipGradNormAttrs{}, &done), TypeError);
+  EXPECT_FALSE(done);
 }
 
 }  // namespace
