@@ -15,7 +15,10 @@ namespace hearth::optim {
 // or float64 for float64 gradients), so no host synchronisation is needed.
 // Parameters without a gradient are skipped; with none, the norm is 0.
 // error_if_nonfinite reads the norm on the host and throws ValueError when it
-// is NaN or infinite, before touching the gradients.
+// is NaN or infinite, before touching the gradients. Gradients of one dtype on
+// one device are clipped in one dispatched call where the backend has it
+// (clip_grad_norm_foreach, hearth/optim/functional.h); otherwise, or with
+// error_if_nonfinite, from per-gradient norms and scalings.
 Tensor clip_grad_norm_(const std::vector<Tensor>& params, double max_norm, double norm_type = 2.0,
                        bool error_if_nonfinite = false);
 

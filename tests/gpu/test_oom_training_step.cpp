@@ -20,7 +20,9 @@ using train::testing::check_oom_anywhere_in_a_step;
 
 TEST(CudaOomStep, InjectedFailuresAnywhereInAStepLeaveTheRunConsistent) {
   HEARTH_REQUIRE_CUDA();
-  check_oom_anywhere_in_a_step("cuda:0", 11, 700);
+  // Every 4th allocation: a step of the fused optimizer and clipping allocates
+  // a few dozen times, and the sweep must fail several of them.
+  check_oom_anywhere_in_a_step("cuda:0", 4, 700);
 }
 
 // One Linear layer sized so that weights, gradients and activations fit the
