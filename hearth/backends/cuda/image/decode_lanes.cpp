@@ -85,8 +85,8 @@ size_t decode_lanes_from_env() {
 
 bool host_decoding_from_env() {
   const std::string v = env_string("HEARTH_IMAGE_HOST_DECODING");
-  if (v.empty() || v == "auto") return true;
-  if (v == "off") return false;
+  if (v == "auto") return true;
+  if (v.empty() || v == "off") return false;
   HEARTH_THROW(ValueError, "[cuda] HEARTH_IMAGE_HOST_DECODING must be auto or off, got \"", v, "\"");
 }
 

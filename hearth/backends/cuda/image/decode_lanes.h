@@ -4,11 +4,11 @@
 // The device decodes a few batches at once (HEARTH_IMAGE_DECODE_LANES, 2 by
 // default); more decoding states than that only add memory and contention.
 // Loader workers beyond the lanes wait for one, which costs nothing while
-// the device decodes faster than the model trains. It does not while a
-// training step shares the GPU: the JPEG engines then deliver about as many
-// images a second as ResNet-50 trains on, and the workers queue for a lane
-// with their cores idle. A worker whose batch would wait longer for the
-// device than the host takes to make it makes it on the host instead (the
+// the device decodes faster than the model trains. Under a training step the
+// JPEG engines deliver about as many images a second as ResNet-50 trains on.
+// With HEARTH_IMAGE_HOST_DECODING=auto a worker whose batch would wait
+// longer for the device than the host takes to make it makes it on the host
+// instead (the
 // CPU path's decode and transforms, then copied up), so the host's cores and
 // the engines together feed the step, and no batch comes later than the
 // device would have made it (the loader hands batches over in order, so a
@@ -18,8 +18,12 @@
 // epoch or an evaluation ends, another starts) the device's time is
 // forgotten: the next batches meet another load (evaluation decodes several
 // times faster than training lets it), so no batch goes to the host until
-// one has been timed on the device again. HEARTH_IMAGE_HOST_DECODING=off
-// keeps every batch on the device.
+// one has been timed on the device again. By default (off) every batch is
+// made on the device: since the device has 32 work queues (runtime.cu) the
+// engines keep up with ResNet-50's bf16 step on an H100 by themselves, and
+// host batches (the CPU path's float32 pixels, copied up) made training no
+// faster at 12-16 workers, 10% slower at 8, and evaluation slower
+// (bench/NOTES.md section 45).
 //
 // Plain C++ (no CUDA): the policy is tested where CI runs.
 #pragma once
@@ -66,7 +70,7 @@ class DecodeLanes {
 };
 
 // HEARTH_IMAGE_DECODE_LANES (default 2; 0: no limit) and
-// HEARTH_IMAGE_HOST_DECODING (auto, the default, or off), read once.
+// HEARTH_IMAGE_HOST_DECODING (off, the default, or auto), read once.
 size_t decode_lanes_from_env();
 bool host_decoding_from_env();
 

@@ -158,6 +158,10 @@ TEST(DecodeLanes, TheVariablesAreReadOrRefusedWithTheirNames) {
   }
   {
     ScopedEnv unset("HEARTH_IMAGE_HOST_DECODING", "");
+    EXPECT_FALSE(host_decoding_from_env()) << "off by default";
+  }
+  {
+    ScopedEnv on("HEARTH_IMAGE_HOST_DECODING", "auto");
     EXPECT_TRUE(host_decoding_from_env());
   }
   {
