@@ -462,18 +462,24 @@ std::vector<std::pair<double, double>> evaluations_of(const TrainerState& state)
   return out;
 }
 
-// Trains on graph_device() with an evaluation after each epoch: 44 samples
-// in batches of 8, five full batches and one of 4.
-EvaluatedRun train_evaluating(const std::string& dir, bool graphs,
-                              const std::function<void(TrainingArguments&, TrainerOptions&)>& adjust = {},
-                              std::vector<CallbackPtr> callbacks = {}) {
+// toy_args on graph_device(), evaluating in batches of 8.
+TrainingArguments evaluating_args(const std::string& dir, bool graphs) {
   TrainingArguments args = toy_args(dir);
   args.use_cpu = false;
   args.device = graph_device().str();
   args.dataloader_pin_memory = false;
   args.step_graphs = graphs;
-  args.eval_strategy = "epoch";
   args.per_device_eval_batch_size = 8;
+  return args;
+}
+
+// Trains on graph_device() with an evaluation after each epoch: 44 samples
+// in batches of 8, five full batches and one of 4.
+EvaluatedRun train_evaluating(const std::string& dir, bool graphs,
+                              const std::function<void(TrainingArguments&, TrainerOptions&)>& adjust = {},
+                              std::vector<CallbackPtr> callbacks = {}) {
+  TrainingArguments args = evaluating_args(dir, graphs);
+  args.eval_strategy = "epoch";
   std::ostringstream console;
   TrainerOptions options;
   options.console = &console;
@@ -506,12 +512,7 @@ TEST(TrainerStepGraphs, RecordedEvaluationGivesTheEagerMetricsAfterEveryEpoch) {
 TEST(TrainerStepGraphs, EvaluateOutsideTrainingRecordsEachCallAndGivesTheEagerMetrics) {
   TempDir dir;
   auto evaluate_twice = [&](bool graphs) {
-    TrainingArguments args = toy_args(dir.file(graphs ? "graphs" : "eager"));
-    args.use_cpu = false;
-    args.device = graph_device().str();
-    args.dataloader_pin_memory = false;
-    args.step_graphs = graphs;
-    args.per_device_eval_batch_size = 8;
+    TrainingArguments args = evaluating_args(dir.file(graphs ? "graphs" : "eager"), graphs);
     Trainer trainer(small_cnn(), args, images(), images(44), {}, testing::quiet());
     std::vector<std::pair<double, double>> out;
     for (int i = 0; i < 2; ++i) {
@@ -569,14 +570,9 @@ TEST(TrainerStepGraphs, AnEvaluationOfAModelWhoseWeightsMovedIsRecordedAnew) {
   TempDir dir;
   // Gradient accumulation keeps training eager, whose steps follow the new memory.
   auto run = [&](bool graphs) {
-    TrainingArguments args = toy_args(dir.file(graphs ? "graphs" : "eager"));
-    args.use_cpu = false;
-    args.device = graph_device().str();
-    args.dataloader_pin_memory = false;
-    args.step_graphs = graphs;
+    TrainingArguments args = evaluating_args(dir.file(graphs ? "graphs" : "eager"), graphs);
     args.gradient_accumulation_steps = 2;
     args.eval_strategy = "epoch";
-    args.per_device_eval_batch_size = 8;
     auto model = small_cnn();
     Trainer trainer(model, args, images(), images(44), {std::make_shared<RelayAfterFirstEvaluation>(model)},
                     testing::quiet());
