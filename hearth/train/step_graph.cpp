@@ -87,9 +87,9 @@ void GraphedBatchStep::make_inputs(const data::Batch& batch) {
     HEARTH_CHECK(out.size() == outputs_.size(), ValueError, "[step graphs] the step gave ", out.size(),
                  " outputs where it gave ", outputs_.size(), " before");
     for (size_t i = 0; i < out.size(); ++i) {
-      HEARTH_CHECK(out[i].defined() == outputs_[i].defined() &&
-                       (!out[i].defined() || out[i].shape() == outputs_[i].shape()),
-                   ValueError, "[step graphs] the step's output ", i, " changed shape between calls on batches of one shape");
+      HEARTH_CHECK(
+          out[i].defined() == outputs_[i].defined() && (!out[i].defined() || out[i].shape() == outputs_[i].shape()),
+          ValueError, "[step graphs] the step's output ", i, " changed shape between calls on batches of one shape");
       if (out[i].defined()) outputs_[i].copy_(out[i]);
     }
   });
@@ -142,7 +142,8 @@ std::vector<const void*> parameter_and_gradient_addresses(const std::vector<Tens
 
 GraphedTrainingStep::GraphedTrainingStep(Device device, ForwardBackward forward_backward, std::vector<Tensor> params)
     : step_(
-          device, [fb = std::move(forward_backward)](const data::Batch& batch) { return std::vector<Tensor>{fb(batch)}; },
+          device,
+          [fb = std::move(forward_backward)](const data::Batch& batch) { return std::vector<Tensor>{fb(batch)}; },
           params, [params] { return parameter_and_gradient_addresses(params); },
           "the parameters or their gradients were replaced after the step was recorded (gradients set to none, or "
           "weights put into new tensors), so the recorded step would update tensors the model no longer uses") {}

@@ -67,8 +67,8 @@ Metrics Trainer::evaluate() {
 GraphedBatchStep* Trainer::evaluation_graph() {
   // A model whose tensors moved since the recording (weights put into new
   // ones, another memory layout) is recorded anew.
-  if (eval_graph_ && (eval_graph_->watched_memory_moved() ||
-                      eval_graph_->fallback_reason() == kEvaluationModelReplaced))
+  if (eval_graph_ &&
+      (eval_graph_->watched_memory_moved() || eval_graph_->fallback_reason() == kEvaluationModelReplaced))
     eval_graph_.reset();
   if (eval_graph_) return eval_graph_.get();
   const Device d = device_.device;
@@ -191,7 +191,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
 }
 
 Metrics Trainer::evaluate_with_compute_metrics(EvaluationPace& pace, GraphedBatchStep* graph,
-                                              const std::string& prefix) {
+                                               const std::string& prefix) {
   // Losses stay on the device until the end; logits and labels come to the
   // CPU batch by batch, since compute_metrics needs them all at once.
   Tensor loss_sum;

@@ -128,29 +128,28 @@ ParityCase foreach_case(const char* name, std::vector<DType> dtypes, bool huge) 
 const ParityRegistrar foreach_many(foreach_case("sgd/adamw foreach, 44 tensors, 2 steps", kFloat, false));
 const ParityRegistrar foreach_huge(foreach_case("sgd/adamw foreach, one tensor over a launch", {DType::float32}, true));
 
-
 ParityCase clip_case(double norm_type, double max_norm, std::vector<DType> dtypes = kFloat, bool huge = false) {
-  return ParityCase{"clip_grad_norm_foreach p=" + std::to_string(norm_type) + " max_norm=" + std::to_string(max_norm) +
-                        (huge ? ", one tensor over a launch" : ""),
-                    {"clip_grad_norm_foreach"},
-                    std::move(dtypes),
-                    [huge](DType dt) {
-                      std::vector<Tensor> in;
-                      for (int64_t n : foreach_sizes(huge)) in.push_back(random_input({n}, dt));
-                      return in;
-                    },
-                    [norm_type, max_norm](const std::vector<Tensor>& in, Device) {
-                      NoGradGuard no_grad;
-                      std::vector<Tensor> grads;
-                      for (const Tensor& t : in) grads.push_back(t.clone());
-                      bool done = false;
-                      const Tensor total =
-                          optim::clip_grad_norm_foreach_(grads, ClipGradNormAttrs{max_norm, norm_type}, &done);
-                      std::vector<Tensor> out{total.reshape({1})};
-                      out.insert(out.end(), grads.begin(), grads.end());
-                      return out;
-                    },
-                    false};
+  return ParityCase{
+      "clip_grad_norm_foreach p=" + std::to_string(norm_type) + " max_norm=" + std::to_string(max_norm) +
+          (huge ? ", one tensor over a launch" : ""),
+      {"clip_grad_norm_foreach"},
+      std::move(dtypes),
+      [huge](DType dt) {
+        std::vector<Tensor> in;
+        for (int64_t n : foreach_sizes(huge)) in.push_back(random_input({n}, dt));
+        return in;
+      },
+      [norm_type, max_norm](const std::vector<Tensor>& in, Device) {
+        NoGradGuard no_grad;
+        std::vector<Tensor> grads;
+        for (const Tensor& t : in) grads.push_back(t.clone());
+        bool done = false;
+        const Tensor total = optim::clip_grad_norm_foreach_(grads, ClipGradNormAttrs{max_norm, norm_type}, &done);
+        std::vector<Tensor> out{total.reshape({1})};
+        out.insert(out.end(), grads.begin(), grads.end());
+        return out;
+      },
+      false};
 }
 
 const ParityRegistrar clip_two(clip_case(2.0, 1.0));

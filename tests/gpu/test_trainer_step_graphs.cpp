@@ -200,8 +200,8 @@ void expect_recorded_evaluations_equal_eager_ones(const std::string& precision) 
   args.precision = precision;
   args.step_graphs = true;
   manual_seed(33);
-  auto eval_set = std::make_shared<data::TensorDataset>(
-      data::Example::Map{{data::field::kPixelValues, randn({44, 3, 8, 8})}, {data::field::kLabels, randint(0, 5, {44})}});
+  auto eval_set = std::make_shared<data::TensorDataset>(data::Example::Map{
+      {data::field::kPixelValues, randn({44, 3, 8, 8})}, {data::field::kLabels, randint(0, 5, {44})}});
   auto model = small_cnn();
   auto beside = std::make_shared<EagerEvaluationBeside>(model, args, eval_set);
   train::TrainerOptions options;

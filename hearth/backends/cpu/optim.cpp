@@ -8,9 +8,9 @@
 #include <vector>
 
 #include "hearth/backends/cpu/level_kernel_registrar.h"
-#include "hearth/core/half.h"
 #include "hearth/backends/cpu/nn_kernel_util.h"
 #include "hearth/backends/cpu/parallel.h"
+#include "hearth/core/half.h"
 
 namespace hearth::cpu {
 namespace {

@@ -407,8 +407,8 @@ void clip_grad_norm_foreach(OpCall& call) {
       tensor_norms_kernel<A><<<(count + 127) / 128, 128, 0, stream(dev)>>>(r, count, partials, norms + base, kind, p);
       HEARTH_CUDA_CHECK_LAUNCH();
     }
-    total_norm_kernel<A><<<1, 1024, 0, stream(dev)>>>(norms, n, static_cast<A*>(call.out(0).data_ptr()), coef, kind,
-                                                      p, static_cast<A>(a.max_norm));
+    total_norm_kernel<A><<<1, 1024, 0, stream(dev)>>>(norms, n, static_cast<A*>(call.out(0).data_ptr()), coef, kind, p,
+                                                      static_cast<A>(a.max_norm));
     HEARTH_CUDA_CHECK_LAUNCH();
     for_each_launch<1, false>(call, [&](const TensorLists<1>& tl, int blocks) {
       scale_kernel<scalar_t><<<blocks, kThreads, 0, stream(dev)>>>(tl, coef);

@@ -147,7 +147,8 @@ TEST(ClipGradNormForeach, MatchesTheNormAndScalingInDoubleForEveryNormType) {
           const std::vector<double> got = contiguous(cast(grads[i], DType::float64)).to_vector<double>();
           ASSERT_EQ(got.size(), e.grads[i].size());
           for (size_t k = 0; k < got.size(); ++k)
-            ASSERT_NEAR(got[k], e.grads[i][k], grad_tol * (std::abs(e.grads[i][k]) + 1e-3)) << "gradient " << i << "[" << k << "]";
+            ASSERT_NEAR(got[k], e.grads[i][k], grad_tol * (std::abs(e.grads[i][k]) + 1e-3))
+                << "gradient " << i << "[" << k << "]";
         }
       }
     }
