@@ -374,9 +374,10 @@ std::vector<Field> make_fields() {
       boolean("auto_find_batch_size", &A::auto_find_batch_size,
               "on out-of-memory, halve the batch and raise gradient accumulation (same samples per step)"),
       also_named(optional_boolean("step_graphs", &A::step_graphs,
-                                  "record each training step's forward and backward as a step graph (a CUDA graph "
-                                  "on CUDA) and replay it; default: on where the device has step graphs (eager where "
-                                  "a step cannot be recorded, saying why); false or --no_step_graphs: always eager"),
+                                  "record each training step's forward and backward, and evaluation's forward, as "
+                                  "step graphs (CUDA graphs on CUDA) and replay them; default: on where the device has "
+                                  "step graphs (eager where a step cannot be recorded, saying why); false or "
+                                  "--no_step_graphs: always eager"),
                  {"cuda_graphs"}),
       boolean("gradient_checkpointing", &A::gradient_checkpointing,
               "keep only each block's input in training and recompute the rest in backward (less memory, more "

@@ -132,7 +132,9 @@ struct TrainingArguments {
   // without step graphs. false (--no_step_graphs): always eager. A batch of
   // other shapes than the recorded ones (an epoch's smaller last batch) runs
   // eagerly for that step. Also read as "cuda_graphs" (--cuda_graphs), its
-  // former name.
+  // former name. Evaluation's forward is recorded and replayed the same way
+  // (trainer_evaluate.cpp), ruled out only by a device without step graphs,
+  // detect_anomaly, or a forward its rehearsal refuses.
   std::optional<bool> step_graphs;
   // Activation checkpointing (Hugging Face's gradient_checkpointing): the
   // model's blocks keep only their inputs and recompute the rest in backward,
