@@ -509,6 +509,45 @@ TEST(TrainerStepGraphs, RecordedEvaluationGivesTheEagerMetricsAfterEveryEpoch) {
   EXPECT_EQ(count_of(graphs.said, "evaluation runs eagerly"), 0u) << graphs.said;
 }
 
+// With compute_metrics the evaluation takes every batch's logits to the host
+// and its loss from the forward: through the recorded forward, the same
+// logits and loss as eagerly.
+TEST(TrainerStepGraphs, RecordedEvaluationFeedsComputeMetricsTheEagerLogitsAndLoss) {
+  TempDir dir;
+  auto logits_sum = [](TrainingArguments&, TrainerOptions& o) {
+    o.compute_metrics = [](const Tensor& logits, const Tensor& labels) {
+      double total = 0;
+      for (float v : logits.to(DType::float32).contiguous().to_vector<float>()) total += v;
+      return Metrics{{"logits_sum", total}, {"samples", static_cast<double>(labels.size(0))}};
+    };
+  };
+  auto sums = [](const std::string& said, const TrainerState& state) {
+    std::vector<std::pair<double, double>> out;
+    for (const auto& entry : state.log_history)
+      if (entry.contains("eval_logits_sum"))
+        out.emplace_back(entry["eval_logits_sum"].get<double>(), entry["eval_loss"].get<double>());
+    EXPECT_EQ(out.size(), 2u) << said;
+    return out;
+  };
+  auto run = [&](bool graphs) {
+    TrainingArguments args = evaluating_args(dir.file(graphs ? "graphs" : "eager"), graphs);
+    args.eval_strategy = "epoch";
+    std::ostringstream console;
+    TrainerOptions options;
+    options.console = &console;
+    options.progress_bar = false;
+    logits_sum(args, options);
+    Trainer trainer(small_cnn(), args, images(), images(44), {}, options);
+    trainer.train();
+    return sums(console.str(), trainer.state());
+  };
+  const auto eager = run(false);
+  const int replays = graph_runtime().replays;
+  const auto graphs = run(true);
+  EXPECT_EQ(graphs, eager);
+  EXPECT_EQ(graph_runtime().replays - replays, 10 + 3 + 5);
+}
+
 TEST(TrainerStepGraphs, EvaluateOutsideTrainingRecordsEachCallAndGivesTheEagerMetrics) {
   TempDir dir;
   auto evaluate_twice = [&](bool graphs) {
