@@ -138,7 +138,14 @@ void foreach_kernel(OpCall& call) {
   }
 }
 
-// |x|^p summed (or the largest |x| for p = infinity) over x[0, n) in double:
+// |v|^p, the term a p-norm sums (|v| itself for p = infinity, whose terms are
+// combined by max).
+double power_term(double v, double p) {
+  v = std::abs(v);
+  return p == 2.0 ? v * v : (p == 1.0 || std::isinf(p)) ? v : std::pow(v, p);
+}
+
+// The terms of x[0, n) summed (or their largest, for p = infinity) in double:
 // fixed blocks, each summed on one thread, then the blocks in order, so the
 // result does not depend on the number of threads.
 template <typename T>
@@ -152,11 +159,8 @@ double power_sum(const T* x, int64_t n, double p) {
       double acc = 0.0;
       const int64_t end = std::min(n, (b + 1) * kBlock);
       for (int64_t i = b * kBlock; i < end; ++i) {
-        const double v = std::abs(static_cast<double>(x[i]));
-        if (inf)
-          acc = std::max(acc, v);
-        else
-          acc += p == 2.0 ? v * v : p == 1.0 ? v : std::pow(v, p);
+        const double v = power_term(static_cast<double>(x[i]), p);
+        acc = inf ? std::max(acc, v) : acc + v;
       }
       part[static_cast<size_t>(b)] = acc;
     }
@@ -184,8 +188,8 @@ void clip_grad_norm_foreach_kernel(OpCall& call) {
     double norms_power = 0.0;
     for (const Tensor& g : call.inputs) {
       const A norm = static_cast<A>(norm_of(power_sum(static_cast<const T*>(g.data_ptr()), g.numel(), p), p));
-      const double v = static_cast<double>(norm);
-      norms_power = std::isinf(p) ? std::max(norms_power, v) : norms_power + (p == 2.0 ? v * v : std::pow(v, p));
+      const double v = power_term(static_cast<double>(norm), p);
+      norms_power = std::isinf(p) ? std::max(norms_power, v) : norms_power + v;
     }
     const A total = static_cast<A>(norm_of(norms_power, p));
     *static_cast<A*>(call.out(0).data_ptr()) = total;

@@ -1,8 +1,8 @@
 // Fused optimizer steps and gradient clipping on CUDA (formulas in
-// hearth/dispatch/schemas/optim.h, shared with the CPU kernels). Every update is multi-tensor: a launch covers
-// up to kMaxTensors parameters, each cut into chunks of kChunk elements, one
-// block per chunk, with the tensors' addresses passed in the kernel's
-// arguments. A step of ResNet-50 (161 parameters) is then 5 launches instead
+// hearth/dispatch/schemas/optim.h, shared with the CPU kernels). Every update
+// is multi-tensor: a launch covers up to kMaxTensors parameters, each cut into
+// chunks of kChunk elements, one block per chunk, with the tensors' addresses
+// passed in the kernel's arguments. A step of ResNet-50 (161 parameters) is then 5 launches instead
 // of 161, and each element is read and written once. The single-tensor ops are
 // the same launch with one tensor. A parameter's low-precision copy (autocast's
 // cast of it, hearth/ops/param_half_copies.h) is written in the same loop.

@@ -8,11 +8,10 @@
 // JPEG engines deliver about as many images a second as ResNet-50 trains on.
 // With HEARTH_IMAGE_HOST_DECODING=auto a worker whose batch would wait
 // longer for the device than the host takes to make it makes it on the host
-// instead (the
-// CPU path's decode and transforms, then copied up), so the host's cores and
-// the engines together feed the step, and no batch comes later than the
-// device would have made it (the loader hands batches over in order, so a
-// slow one holds up those behind it). Both times are running averages of
+// instead (the CPU path's decode and transforms, then copied up), so the
+// host's cores and the engines together feed the step, and no batch comes
+// later than the device would have made it (the loader hands batches over in
+// order, so a slow one holds up those behind it). Both times are running averages of
 // the batches made each way (the host's starts at a guess, 1 ms an image,
 // until a batch has been made there). When the lanes have stood idle (an
 // epoch or an evaluation ends, another starts) the device's time is
