@@ -139,7 +139,7 @@ int device_decoding_stages(const DeviceLoaderOptions& o) {
       }
       const Tensor batch = choice.decoder->decode_batch(
           jobs, data::image_batch_format(samples[0].plan, dtype, fmt),
-          [&](size_t slot) { return ds->make_on_host(samples[slot]).at(data::field::kPixelValues); });
+          [&](size_t slot) { return ds->make_on_host(samples[slot]).at(data::field::kPixelValues); }, {});
       auto t2 = Clock::now();
       if (round > 0) {
         plan_s += std::chrono::duration<double>(t1 - t0).count();

@@ -48,11 +48,13 @@ if(_want_cuda)
 else()
   file(GLOB HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/backends/no_cuda/*.cpp)
   # Why CUDA cannot be used, in words: plain C++ the stub says too. nvJPEG's
-  # loader and the image decoder's choice of lanes are plain C++ as well, so
+  # loader and the image decoder's lanes, host threads and host share are plain C++ as well, so
   # their tests run in every build.
   list(APPEND HEARTH_BACKEND_SOURCES ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/diagnosis.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/nvjpeg_library.cpp
-       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/decode_lanes.cpp)
+       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/decode_lanes.cpp
+       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_decode_pool.cpp
+       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_share.cpp)
   set(HEARTH_BACKEND_LIBS ${CMAKE_DL_LIBS})
   set(HEARTH_CUDA_STATUS "OFF (CPU-only build)")
 endif()

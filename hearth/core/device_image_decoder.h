@@ -63,6 +63,18 @@ struct EncodedImageJob {
 // already normalised: called for the images the device could not decode.
 using HostImageFallback = std::function<Tensor(size_t slot)>;
 
+// Image `slot` decoded on the host as the CPU path decodes it (the region its
+// box touches, at a reduced scale where the CPU path would reduce), for the
+// device to resample: uint8 [h, w, 3] and the resampling's box in those
+// pixels. Pixels undefined when the file does not decode; the fallback then
+// makes the image (or its replacement). Called from several threads at once,
+// for different slots.
+struct HostDecodedImage {
+  Tensor pixels;
+  double box_top = 0, box_left = 0, box_height = 0, box_width = 0;
+};
+using HostImageDecode = std::function<HostDecodedImage(size_t slot)>;
+
 class DeviceImageDecoder {
  public:
   virtual ~DeviceImageDecoder() = default;
@@ -71,8 +83,10 @@ class DeviceImageDecoder {
   // The finished batch on the decoder's device: its work is complete when
   // this returns, so the tensor can be used from any stream or thread. Safe
   // to call from several threads at once (each call gets its own state).
+  // `decode_on_host` (may be empty) lets the decoder have part of the batch
+  // decoded on the host while the device decodes the rest.
   virtual Tensor decode_batch(const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
-                              const HostImageFallback& fallback) = 0;
+                              const HostImageFallback& fallback, const HostImageDecode& decode_on_host) = 0;
 };
 
 // A device's decoder, or in words why it has none.

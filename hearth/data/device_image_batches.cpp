@@ -78,7 +78,25 @@ Batch DeviceImageBatches::build(const int64_t* indices, size_t count, int64_t ep
     fields[slot] = without_image(made);
     return pixels;
   };
-  Tensor pixels = decoder_->decode_batch(jobs, image_batch_format(first, dtype_, memory_format_), on_host);
+  // What the CPU path decodes for the sample: the region its resize reads,
+  // at the size it is resized to (RandomResizedCrop's and Resize's request).
+  const HostImageDecode decode_on_host = [&](size_t slot) {
+    const PlannedSample& s = samples[slot];
+    HostDecodedImage out;
+    try {
+      DecodedRegion region = s.image.decode_region({s.plan.box, s.plan.resized_height, s.plan.resized_width});
+      out.pixels = std::move(region.pixels);
+      out.box_top = region.box.top;
+      out.box_left = region.box.left;
+      out.box_height = region.box.height;
+      out.box_width = region.box.width;
+    } catch (const IoError&) {
+      // Left undefined: the fallback makes the sample, or its replacement.
+    }
+    return out;
+  };
+  Tensor pixels =
+      decoder_->decode_batch(jobs, image_batch_format(first, dtype_, memory_format_), on_host, decode_on_host);
 
   BatchAssembler assembler(static_cast<int64_t>(count), make_output);
   for (const Example& f : fields) assembler.add(f);

@@ -268,6 +268,47 @@ TEST_F(ImageDecodingCuda, PhotographsAgreeWithinTheDecodersDifferences) {
   }
 }
 
+// The host's share of a batch is decoded by the CPU path's own decoder (the
+// region, and the reduced scale, it would decode) and resampled by the
+// device's kernel: every image sent to the host comes out as the CPU path's
+// to float rounding, photographs and reduced scales included, where the
+// engines differ from libjpeg by their IDCT.
+TEST_F(ImageDecodingCuda, ImagesDecodedOnTheHostAreTheCpuPathsToFloatRounding) {
+  REQUIRE_CUDA_IMAGE_DECODER();
+  TempDir large;
+  hearth::bench::write_synthetic_jpegs(dir_.path(), 24, 500, 375, 3);
+  hearth::bench::write_synthetic_jpegs(large.path(), 12, 1000, 750, 2);  // crops of 2x the output: half scale
+  ScopedEnv all("HEARTH_IMAGE_HOST_DECODING", "1");
+  ScopedEnv threads("HEARTH_IMAGE_HOST_THREADS", "3");
+  for (const char* fast : {"0", "1"})
+    for (const std::string& root : {dir_.path(), large.path()}) {
+      ScopedEnv decode_fast("HEARTH_IMAGE_FAST_DECODE", fast);
+      forget_device_image_decoders(cuda0().kind);
+      const std::vector<std::pair<std::string, std::function<std::shared_ptr<TransformDataset>()>>> pipelines = {
+          {"RandomResizedCrop(224)", [&] { return train_set(root, 224); }},
+          {"Resize(256), CenterCrop(224)", [&] { return eval_set(root, 256, 224); }}};
+      for (const auto& [name, make] : pipelines) {
+        const Epoch cpu = run_epoch(make(), Device(), DType::float32, MemoryFormat::contiguous, 1);
+        const Levels l = compare(run_epoch(make(), cuda0(), DType::float32, MemoryFormat::contiguous, 1), cpu);
+        std::printf("[ image pipeline ] decoded on the host, %s, %s, fast decode %s: max %.2g levels\n",
+                    root == dir_.path() ? "500x375" : "1000x750", name.c_str(), fast, l.max);
+        EXPECT_LT(l.max, 1e-3) << name << ", fast decode " << fast;
+      }
+    }
+  // Half of each batch on the host: the batch is whole, within the engines'
+  // differences from the CPU path.
+  {
+    ScopedEnv half("HEARTH_IMAGE_HOST_DECODING", "0.5");
+    forget_device_image_decoders(cuda0().kind);
+    const Epoch cpu = run_epoch(train_set(dir_.path(), 224), Device(), DType::float32, MemoryFormat::contiguous, 0);
+    const Levels l =
+        compare(run_epoch(train_set(dir_.path(), 224), cuda0(), DType::bfloat16, MemoryFormat::channels_last, 0), cpu);
+    EXPECT_LT(l.mean, 1.5);
+    EXPECT_LT(l.max, 48);
+  }
+  forget_device_image_decoders(cuda0().kind);
+}
+
 TEST_F(ImageDecodingCuda, FilesTheDeviceDoesNotTakeAreTheCpuPathsExactly) {
   REQUIRE_CUDA_IMAGE_DECODER();
   write_file(dir_.path() + "/a/grey.jpg", encode_jpeg(300, 200, {1, 1, true}, 3));

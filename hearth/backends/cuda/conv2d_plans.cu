@@ -200,7 +200,8 @@ std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const 
       then(CUDNN_POINTWISE_ADD, &tr);
     }
     if (a.relu) then(CUDNN_POINTWISE_RELU_FWD, nullptr);
-    return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), true), "conv2d forward with its epilogue");
+    return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), true), "conv2d forward with its epilogue",
+                             "convolution and one elementwise pass");
   });
 }
 
@@ -220,6 +221,13 @@ bool run_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tenso
 bool run_fused_forward(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& bias, const Tensor& residual,
                        const Conv2dAttrs& a, cudnnHandle_t h) {
   if (!fusion_wanted() || !graph_path_wanted(x, w, y)) return false;
+  // Without tensor cores (float32 with TF32 off) the engines that take the
+  // fused graphs are slower than the convolution with one elementwise pass:
+  // cuDNN's runtime-compiled one (from its fallback list, where heuristics
+  // A has none) ran ResNet-50's evaluation at 324 img/s against 3,180
+  // unfused on an H100, and VGG16's precompiled ones at 902 against 1,032
+  // (bench/NOTES.md section 46).
+  if (x.dtype() == DType::float32 && !tf32_allowed()) return false;
   if (residual.defined() && !dense_in(residual, channels_last(x))) return false;
   std::shared_ptr<graph::ExecutionPlan> plan = fused_forward_plan(x, w, y, bias, residual, a, h);
   if (!plan) return false;

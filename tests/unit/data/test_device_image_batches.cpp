@@ -53,7 +53,7 @@ class HostImageDecoder final : public DeviceImageDecoder {
   std::string description() const override { return "the test's host decoder"; }
 
   Tensor decode_batch(const std::vector<EncodedImageJob>& jobs, const ImageBatchFormat& format,
-                      const HostImageFallback& fallback) override {
+                      const HostImageFallback& fallback, const HostImageDecode& /*decode_on_host*/) override {
     const auto n = static_cast<int64_t>(jobs.size());
     const int64_t plane = format.height * format.width;
     Tensor host = Tensor::empty({n, 3, format.height, format.width}, DType::float32);

@@ -1,8 +1,11 @@
 // The CUDA backend's image decoder (hearth/core/device_image_decoder.h):
 // nvJPEG decodes a batch's files into device memory as Y, Cb and Cr planes,
-// one kernel converts them all to RGB (ycbcr_to_rgb.h), the images nvJPEG
-// does not take are made on the host and copied up, and one kernel resizes,
-// crops, flips and normalises all of them into the batch (image_resample.h).
+// one kernel converts them all to RGB (ycbcr_to_rgb.h), and one kernel
+// resizes, crops, flips and normalises all of them into the batch
+// (image_resample.h). With HEARTH_IMAGE_HOST_DECODING on, host threads
+// decode a share of the batch meanwhile (host_share.h) to 8-bit pixels,
+// copied up for the same resampling kernel. The images nvJPEG does not take
+// are made whole on the host and copied up.
 //
 // Each call runs in the calling thread (a loader worker) on a stream of its
 // own, with buffers of its own taken from a pool of per-call states, and
@@ -13,6 +16,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <mutex>
 #include <utility>
@@ -22,11 +26,14 @@
 #include "hearth/backends/cuda/image/batch_memory.h"
 #include "hearth/backends/cuda/image/block_cache.h"
 #include "hearth/backends/cuda/image/decode_lanes.h"
+#include "hearth/backends/cuda/image/host_decode_pool.h"
+#include "hearth/backends/cuda/image/host_share.h"
 #include "hearth/backends/cuda/image/image_resample.h"
 #include "hearth/backends/cuda/image/nvjpeg_decoder.h"
 #include "hearth/backends/cuda/image/ycbcr_to_rgb.h"
 #include "hearth/core/device_image_decoder.h"
 #include "hearth/core/device_runtime.h"
+#include "hearth/core/env.h"
 #include "hearth/core/memory_format.h"
 
 namespace hearth::cuda {
@@ -68,6 +75,23 @@ std::pair<int32_t, int32_t> pixels_touched(double start, double length, int32_t 
   return {static_cast<int32_t>(first), static_cast<int32_t>(end)};
 }
 
+// Copies an image decoded on the host (uint8 [h, w, 3]) to `dst` as 4-byte
+// pixels, rows `pitch` bytes apart: the layout the resampling kernel reads.
+void copy_rgb_to_rgbx(const Tensor& rgb, uint8_t* dst, size_t pitch) {
+  const auto h = static_cast<size_t>(rgb.size(0)), w = static_cast<size_t>(rgb.size(1));
+  const uint8_t* src = rgb.data<uint8_t>();
+  for (size_t y = 0; y < h; ++y) {
+    const uint8_t* in = src + y * w * 3;
+    uint8_t* out = dst + y * pitch;
+    for (size_t x = 0; x < w; ++x) {
+      out[4 * x] = in[3 * x];
+      out[4 * x + 1] = in[3 * x + 1];
+      out[4 * x + 2] = in[3 * x + 2];
+      out[4 * x + 3] = 0;
+    }
+  }
+}
+
 // Copies the files nvJPEG will decode into `files` (page-locked) and points
 // `data` at the copies.
 void stage_files(GrowingBuffer& files, const std::vector<NvjpegDecoder::Inspection>& inspected,
@@ -105,6 +129,9 @@ struct CallState {
   // that copy is asynchronous, from the loader's pageable buffers the driver
   // stages it through its own and the worker blocks meanwhile.
   GrowingBuffer files_host{BlockKind::pinned_host};
+  // The pixels of the images decoded on the host, and their copy on the device.
+  GrowingBuffer host_pixels{BlockKind::pinned_host};
+  GrowingBuffer host_pixels_device{BlockKind::device};
 
   ~CallState() {
     if (finished != nullptr) cudaEventDestroy(finished);
@@ -124,84 +151,135 @@ class CudaImageDecoder final : public DeviceImageDecoder {
       : device_(device),
         nvjpeg_(std::move(nvjpeg)),
         memory_(BatchMemory::create(device)),
-        lanes_(decode_lanes_from_env(), host_decoding_from_env()) {}
+        lanes_(decode_lanes_from_env()),
+        share_mode_(host_share_mode_from_env(&fixed_share_)),
+        pool_(share_mode_ == HostShare::Mode::off ? 0 : host_decode_threads_from_env()),
+        share_(share_mode_, fixed_share_, pool_.threads(), lanes_.lanes()),
+        report_(env_flag("HEARTH_IMAGE_DECODE_REPORT")) {}
 
-  std::string description() const override { return nvjpeg_->description(); }
+  std::string description() const override {
+    const size_t threads = pool_.threads();
+    return nvjpeg_->description() +
+           (threads > 0 ? "; " + std::to_string(threads) + " host threads decode a share of each batch" : "");
+  }
 
   Tensor decode_batch(const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
-                      const HostImageFallback& fallback) override;
+                      const HostImageFallback& fallback, const HostImageDecode& decode_on_host) override;
 
  private:
   // A call's state, taken from its pool and returned to it (after its
-  // stream has finished, so its staging may be written again). States that
-  // decode with nvJPEG and states that stage host-made batches are pooled
-  // apart: only the first kind holds nvJPEG's memory.
+  // stream has finished, so its staging may be written again).
   class Lease {
    public:
-    Lease(CudaImageDecoder& d, bool with_nvjpeg) : d_(d), with_nvjpeg_(with_nvjpeg), s_(d.take_state(with_nvjpeg)) {}
+    explicit Lease(CudaImageDecoder& d) : d_(d), s_(d.take_state()) {}
     ~Lease() {
       s_->wait();
       (void)cudaGetLastError();
       // What nvJPEG freed during the call: its work on the stream is done.
       release_blocks_held();
       std::lock_guard<std::mutex> lock(d_.mu_);
-      (with_nvjpeg_ ? d_.idle_ : d_.idle_host_).push_back(std::move(s_));
+      d_.idle_.push_back(std::move(s_));
     }
     CallState& operator*() { return *s_; }
 
    private:
     CudaImageDecoder& d_;
-    bool with_nvjpeg_;
     std::unique_ptr<CallState> s_;
   };
 
-  // Frees a device lane when the batch is done with it, however it ends.
+  // Holds a decoding lane for the call, however it ends.
   class LaneHeld {
    public:
-    LaneHeld(DecodeLanes& lanes, size_t images)
-        : lanes_(lanes), images_(images), since_(std::chrono::steady_clock::now()) {}
-    ~LaneHeld() {
-      lanes_.leave_device(images_, std::chrono::duration<double>(std::chrono::steady_clock::now() - since_).count());
-    }
+    explicit LaneHeld(DecodeLanes& lanes) : lanes_(lanes) { lanes_.enter(); }
+    ~LaneHeld() { lanes_.leave(); }
+    LaneHeld(const LaneHeld&) = delete;
+    LaneHeld& operator=(const LaneHeld&) = delete;
 
    private:
     DecodeLanes& lanes_;
-    size_t images_;
-    std::chrono::steady_clock::time_point since_;
   };
 
-  std::unique_ptr<CallState> take_state(bool with_nvjpeg) {
+  std::unique_ptr<CallState> take_state() {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      std::vector<std::unique_ptr<CallState>>& pool = with_nvjpeg ? idle_ : idle_host_;
-      if (!pool.empty()) {
-        std::unique_ptr<CallState> s = std::move(pool.back());
-        pool.pop_back();
+      if (!idle_.empty()) {
+        std::unique_ptr<CallState> s = std::move(idle_.back());
+        idle_.pop_back();
         return s;
       }
     }
     auto s = std::make_unique<CallState>();
-    if (with_nvjpeg) s->session = nvjpeg_->new_session();
+    s->session = nvjpeg_->new_session();
     HEARTH_CUDA_CHECK(cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking));
     HEARTH_CUDA_CHECK(cudaEventCreateWithFlags(&s->finished, cudaEventBlockingSync | cudaEventDisableTiming));
     return s;
   }
 
-  // The batch made in `call`: with nvJPEG (what it declines made on the
-  // host), or all of it on the host.
   Tensor make_batch(CallState& call, const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
-                    const HostImageFallback& fallback);
+                    const HostImageFallback& fallback, const HostImageDecode& decode_on_host);
+
+  // Counts where a batch's images were made; with HEARTH_IMAGE_DECODE_REPORT
+  // set, says so for every kReportEvery batches on stderr.
+  void count_batch(size_t on_device, size_t decoded_on_host, size_t made_whole_on_host) {
+    if (!report_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    counts_.batches += 1;
+    counts_.on_device += on_device;
+    counts_.decoded_on_host += decoded_on_host;
+    counts_.made_whole_on_host += made_whole_on_host;
+    if (counts_.batches < kReportEvery) return;
+    std::fprintf(stderr,
+                 "[cuda] image decoder, last %zu batches: %zu images decoded on the device, %zu on the host (%zu "
+                 "threads), %zu made whole on the host; %.3f ms an image on a lane, %.3f ms on a host thread\n",
+                 counts_.batches, counts_.on_device, counts_.decoded_on_host, pool_.threads(),
+                 counts_.made_whole_on_host, 1e3 * share_.device_seconds_per_image(),
+                 1e3 * share_.host_seconds_per_image());
+    counts_ = {};
+  }
+  static constexpr size_t kReportEvery = 50;
 
   int device_;
   std::unique_ptr<NvjpegDecoder> nvjpeg_;
   std::shared_ptr<BatchMemory> memory_;
   DecodeLanes lanes_;
+  double fixed_share_ = 0.0;  // set by share_mode_'s initialiser, after this one
+  HostShare::Mode share_mode_;
+  HostDecodePool pool_;
+  HostShare share_;
+  const bool report_;
+  struct Counts {
+    size_t batches = 0, on_device = 0, decoded_on_host = 0, made_whole_on_host = 0;
+  } counts_;  // since the last report (mu_)
   std::mutex mu_;
-  std::vector<std::unique_ptr<CallState>> idle_, idle_host_;
+  std::vector<std::unique_ptr<CallState>> idle_;
+};
+
+// Finishes a set of host jobs when the call leaves early (an exception):
+// the jobs use the call's buffers, so they must be done before those go.
+class JobsFinished {
+ public:
+  JobsFinished(HostDecodePool& pool, std::shared_ptr<HostDecodePool::JobSet> set) : pool_(pool), set_(std::move(set)) {}
+  ~JobsFinished() {
+    if (!set_) return;
+    try {
+      pool_.finish(*set_);
+    } catch (...) {
+      // The call is already leaving with its own error.
+    }
+  }
+  // Finishes the set now; rethrows a job's exception.
+  void finish() {
+    std::shared_ptr<HostDecodePool::JobSet> set = std::move(set_);
+    pool_.finish(*set);
+  }
+
+ private:
+  HostDecodePool& pool_;
+  std::shared_ptr<HostDecodePool::JobSet> set_;
 };
 
 Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images, const ImageBatchFormat& format,
-                                      const HostImageFallback& fallback) {
+                                      const HostImageFallback& fallback, const HostImageDecode& decode_on_host) {
   HEARTH_CHECK(format.dtype == DType::float32 || format.dtype == DType::bfloat16, TypeError,
                "[cuda] the image decoder writes float32 or bfloat16 batches, not ", dtype_name(format.dtype));
   HEARTH_CHECK(format.height >= 1 && format.width >= 1, ValueError, "[cuda] image batch size must be positive, got ",
@@ -209,23 +287,15 @@ Tensor CudaImageDecoder::decode_batch(const std::vector<EncodedImageJob>& images
   const size_t n = images.size();
   HEARTH_CHECK(n >= 1 && n <= 65535, ValueError, "[cuda] the image decoder takes 1 to 65535 images a batch, got ", n);
   HEARTH_CUDA_CHECK(cudaSetDevice(device_));
-  const auto start = std::chrono::steady_clock::now();
-  if (lanes_.enter(n) == DecodeLanes::Route::host) {
-    Tensor batch;
-    {
-      Lease lease(*this, /*with_nvjpeg=*/false);
-      batch = make_batch(*lease, images, format, fallback);
-    }
-    lanes_.record_host(n, std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-    return batch;
-  }
-  LaneHeld lane(lanes_, n);
-  Lease lease(*this, /*with_nvjpeg=*/true);
-  return make_batch(*lease, images, format, fallback);
+  LaneHeld lane(lanes_);
+  Lease lease(*this);
+  return make_batch(*lease, images, format, fallback, decode_on_host);
 }
 
 Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedImageJob>& images,
-                                    const ImageBatchFormat& format, const HostImageFallback& fallback) {
+                                    const ImageBatchFormat& format, const HostImageFallback& fallback,
+                                    const HostImageDecode& decode_on_host) {
+  using Clock = std::chrono::steady_clock;
   const size_t n = images.size();
   std::vector<const uint8_t*> data(n, nullptr);
   std::vector<size_t> sizes(n, 0);
@@ -235,12 +305,59 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
     data[i] = job.data;
     sizes[i] = job.size;
   }
-  // A host-made batch has no nvJPEG session: every image takes the fallback.
-  std::vector<NvjpegDecoder::Inspection> inspected =
-      call.session ? call.session->inspect(data, sizes) : std::vector<NvjpegDecoder::Inspection>(n);
+  std::vector<NvjpegDecoder::Inspection> inspected = call.session->inspect(data, sizes);
   for (size_t i = 0; i < n; ++i)  // the plan was drawn from the header's size: nvJPEG must read the same
     if (inspected[i].widths[0] != images[i].width || inspected[i].heights[0] != images[i].height)
       inspected[i].route = NvjpegDecoder::Inspection::Route::none;
+
+  // The host's share: the batch's last images the device would decode, taken
+  // from nvJPEG's list. Each gets room for the whole pixels its box touches
+  // at full size (a reduced scale decodes fewer), 4 bytes a pixel.
+  struct HostImage {
+    size_t slot = 0;
+    size_t offset = 0, pitch = 0, capacity_rows = 0, capacity_width = 0;
+    HostDecodedImage decoded;  // pixels left undefined when the host could not decode it
+  };
+  std::vector<HostImage> host_images;
+  size_t host_bytes = 0;
+  if (decode_on_host) {
+    std::vector<size_t> candidates;
+    for (size_t i = 0; i < n; ++i)
+      if (inspected[i].route != NvjpegDecoder::Inspection::Route::none) candidates.push_back(i);
+    const size_t count = share_.host_images(candidates.size());
+    for (size_t k = candidates.size() - count; k < candidates.size(); ++k) {
+      HostImage h;
+      h.slot = candidates[k];
+      const ImageResampling& r = images[h.slot].resampling;
+      const auto [left, right] = pixels_touched(r.box_left, r.box_width, static_cast<int32_t>(images[h.slot].width));
+      const auto [top, bottom] = pixels_touched(r.box_top, r.box_height, static_cast<int32_t>(images[h.slot].height));
+      h.capacity_width = static_cast<size_t>(right - left);
+      h.capacity_rows = static_cast<size_t>(bottom - top);
+      h.pitch = round_up(h.capacity_width * 4, 64);
+      h.offset = host_bytes;
+      host_bytes += round_up(h.pitch * h.capacity_rows, 256);
+      inspected[h.slot].route = NvjpegDecoder::Inspection::Route::none;
+      host_images.push_back(std::move(h));
+    }
+  }
+  uint8_t* host_pixels = host_bytes > 0 ? call.host_pixels.reserve(host_bytes) : nullptr;
+  uint8_t* host_pixels_device = host_bytes > 0 ? call.host_pixels_device.reserve(host_bytes) : nullptr;
+  // Started before nvJPEG's call, which blocks this thread while the engines decode.
+  JobsFinished host_jobs(pool_, pool_.start(host_images.size(), [&](size_t k) {
+    HostImage& h = host_images[k];
+    const auto began = Clock::now();
+    HostDecodedImage d = decode_on_host(h.slot);
+    const bool fits = d.pixels.defined() && d.pixels.dtype() == DType::uint8 && d.pixels.dim() == 3 &&
+                      d.pixels.size(2) == 3 && d.pixels.size(0) >= 1 && d.pixels.size(1) >= 1 &&
+                      static_cast<size_t>(d.pixels.size(0)) <= h.capacity_rows &&
+                      static_cast<size_t>(d.pixels.size(1)) <= h.capacity_width;
+    if (fits) {
+      d.pixels = d.pixels.contiguous();
+      copy_rgb_to_rgbx(d.pixels, host_pixels + h.offset, h.pitch);
+      h.decoded = std::move(d);
+    }
+    share_.record_host(std::chrono::duration<double>(Clock::now() - began).count());
+  }));
 
   // Where each image's planes go, and its RGB after the conversion: rows
   // padded to 64 bytes, planes to 256.
@@ -274,16 +391,26 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
       destinations[i].pitch[c] = place[i].pitches[c];
     }
   }
-  if (call.session) stage_files(call.files_host, inspected, data, sizes);
-  const std::vector<char> ok =
-      call.session ? call.session->decode(data, sizes, inspected, destinations, call.stream) : std::vector<char>(n, 0);
+  const auto device_began = Clock::now();
+  stage_files(call.files_host, inspected, data, sizes);
+  const std::vector<char> ok = call.session->decode(data, sizes, inspected, destinations, call.stream);
+  size_t device_count = 0;
+  for (size_t i = 0; i < n; ++i) device_count += ok[i] ? 1 : 0;
+  share_.record_device(device_count, std::chrono::duration<double>(Clock::now() - device_began).count());
+  host_jobs.finish();  // this thread takes the jobs no host thread has reached
+  std::vector<const HostImage*> decoded_on_host(n, nullptr);
+  for (const HostImage& h : host_images)
+    if (h.decoded.pixels.defined()) decoded_on_host[h.slot] = &h;
+  if (host_bytes > 0)
+    HEARTH_CUDA_CHECK(
+        cudaMemcpyAsync(host_pixels_device, host_pixels, host_bytes, cudaMemcpyHostToDevice, call.stream));
 
-  // The rest made on the host while the device decodes.
+  // The rest made whole on the host.
   const size_t plane = static_cast<size_t>(format.height * format.width);
   std::vector<Tensor> ready(n);
   size_t ready_count = 0;
   for (size_t i = 0; i < n; ++i) {
-    if (ok[i]) continue;
+    if (ok[i] || decoded_on_host[i] != nullptr) continue;
     ready[i] = fallback(i).contiguous();
     HEARTH_CHECK(ready[i].dtype() == DType::float32 && ready[i].numel() == static_cast<int64_t>(3 * plane),
                  ShapeError, "[cuda] image ", i, " made on the host is ", dtype_name(ready[i].dtype()), " ",
@@ -345,6 +472,22 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
       y.region_height = bottom - top;
       max_region_width = std::max(max_region_width, y.region_width);
       max_region_height = std::max(max_region_height, y.region_height);
+    } else if (const HostImage* h = decoded_on_host[i]) {
+      const EncodedImageJob& job = images[i];
+      const ImageResampling& r = job.resampling;
+      s.pixels = host_pixels_device + h->offset;
+      s.pitch = static_cast<int64_t>(h->pitch);
+      s.height = static_cast<int32_t>(h->decoded.pixels.size(0));
+      s.width = static_cast<int32_t>(h->decoded.pixels.size(1));
+      s.box_top = h->decoded.box_top;
+      s.box_left = h->decoded.box_left;
+      s.box_height = h->decoded.box_height;
+      s.box_width = h->decoded.box_width;
+      s.resized_height = static_cast<int32_t>(r.resized_height);
+      s.resized_width = static_cast<int32_t>(r.resized_width);
+      s.window_top = static_cast<int32_t>(r.window_top);
+      s.window_left = static_cast<int32_t>(r.window_left);
+      s.flip = r.flip ? 1 : 0;
     } else {
       std::memcpy(host + ready_at, ready[i].data_ptr(), 3 * plane * sizeof(float));
       s.ready = reinterpret_cast<const float*>(dev + ready_at);
@@ -363,6 +506,7 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
   std::shared_ptr<Storage> storage = memory_->take(nbytes, call.stream);
   launch_resample_batch(reinterpret_cast<const ResampleSource*>(dev + conversions_bytes), static_cast<int64_t>(n),
                         format, storage->data(), call.stream, max_taps);
+  count_batch(device_count, n - device_count - ready_count, ready_count);
   // Complete before it is handed over: the training stream may use it at once.
   const cudaError_t err = call.wait();
   HEARTH_CHECK(err == cudaSuccess, DeviceError, "[cuda] decoding a batch of ", n, " images on cuda:", device_,
