@@ -3,12 +3,14 @@
 // pack and one cudnnBackendExecute on the host, against the legacy entry
 // points' descriptor set-up and per-call planning (~150 us a convolution on
 // the host, which bound ResNet-50's eager step). Shapes no engine takes,
-// float64, strided tensors and HEARTH_CUDNN_BENCHMARK keep the legacy path;
-// HEARTH_CUDNN_LEGACY=1 forces it everywhere (for comparisons).
+// float64 and strided tensors keep the legacy path; HEARTH_CUDNN_LEGACY=1
+// forces it everywhere (for comparisons). HEARTH_CUDNN_BENCHMARK=1 times the
+// heuristics' first candidates of each plan and keeps the fastest.
 #include <array>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <tuple>
 
 #include "hearth/backends/cuda/conv2d_plans.h"
@@ -59,7 +61,7 @@ bool dense_in(const Tensor& t, bool nhwc) {
 
 bool graph_path_wanted(const Tensor& x, const Tensor& w, const Tensor& y) {
   static const bool legacy = env_flag("HEARTH_CUDNN_LEGACY");
-  if (legacy || cudnn_benchmark_mode() || x.dtype() == DType::float64) return false;
+  if (legacy || x.dtype() == DType::float64) return false;
   const bool nhwc = channels_last(x);
   return dense_in(x, nhwc) && dense_in(w, nhwc) && dense_in(y, nhwc);
 }
@@ -73,8 +75,9 @@ std::vector<int64_t> conv_geometry(const Tensor& x, const Tensor& w, const Tenso
   g.insert(g.end(), w.shape().begin(), w.shape().end());
   g.insert(g.end(), y.shape().begin(), y.shape().end());
   g.insert(g.end(), {a.stride[0], a.stride[1], a.padding[0], a.padding[1], a.dilation[0], a.dilation[1],
-                     channels_last(x) ? 1 : 0, tf32_allowed() ? 1 : 0, graph::pointer_alignment(x.data_ptr()),
-                     graph::pointer_alignment(w.data_ptr()), graph::pointer_alignment(y.data_ptr())});
+                     channels_last(x) ? 1 : 0, tf32_allowed() ? 1 : 0, cudnn_benchmark_mode() ? 1 : 0,
+                     graph::pointer_alignment(x.data_ptr()), graph::pointer_alignment(w.data_ptr()),
+                     graph::pointer_alignment(y.data_ptr())});
   return g;
 }
 
@@ -105,6 +108,53 @@ void execute(const graph::ExecutionPlan& plan, cudnnHandle_t h, const std::vecto
   plan.execute(h, uids, data, ws.defined() ? ws.data_ptr() : nullptr);
 }
 
+// cudnn.benchmark for the graph path (HEARTH_CUDNN_BENCHMARK=1): a timer for
+// build_plan that runs each candidate on the call's own tensors, with a
+// scratch buffer in place of the one the pass writes (data[written], of
+// `written_bytes`: a pass that adds into its output must not add more than
+// once), once to warm up and then kTimedRuns times between two events on the
+// handle's stream. None (the heuristics' first plan) outside benchmark mode,
+// and while the stream is being recorded into a step graph, which would
+// keep the trials.
+std::optional<graph::PlanTimer> benchmark_timer(cudnnHandle_t h, std::vector<int64_t> uids, std::vector<void*> data,
+                                                size_t written, size_t written_bytes, Device device) {
+  if (!cudnn_benchmark_mode()) return std::nullopt;
+  cudaStream_t stream = nullptr;
+  if (cudnnGetStream(h, &stream) != CUDNN_STATUS_SUCCESS) return std::nullopt;
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  if (cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone)
+    return std::nullopt;
+  Tensor scratch = workspace_tensor(written_bytes, device);
+  data[written] = scratch.defined() ? scratch.data_ptr() : nullptr;
+  return graph::PlanTimer([=](const graph::ExecutionPlan& plan) -> double {
+    constexpr int kTimedRuns = 3;
+    cudaEvent_t began = nullptr, ended = nullptr;
+    double ms = -1.0;
+    try {
+      Tensor ws = workspace_tensor(static_cast<size_t>(plan.workspace_bytes()), device);
+      void* workspace = ws.defined() ? ws.data_ptr() : nullptr;
+      plan.execute(h, uids, data, workspace);  // warm-up: first-run costs are not the plan's speed
+      if (cudaEventCreate(&began) == cudaSuccess && cudaEventCreate(&ended) == cudaSuccess &&
+          cudaEventRecord(began, stream) == cudaSuccess) {
+        for (int i = 0; i < kTimedRuns; ++i) plan.execute(h, uids, data, workspace);
+        float elapsed = 0.f;
+        if (cudaEventRecord(ended, stream) == cudaSuccess && cudaEventSynchronize(ended) == cudaSuccess &&
+            cudaEventElapsedTime(&elapsed, began, ended) == cudaSuccess)
+          ms = static_cast<double>(elapsed) / kTimedRuns;
+      }
+    } catch (const std::exception&) {
+      ms = -1.0;  // a candidate that cannot run (its workspace does not fit, the engine fails) is passed over
+    }
+    if (began != nullptr) cudaEventDestroy(began);
+    if (ended != nullptr) cudaEventDestroy(ended);
+    (void)scratch;  // kept alive with the timer
+    return ms;
+  });
+}
+
+// The build_plan argument for an optional timer.
+const graph::PlanTimer* timer_or_null(const std::optional<graph::PlanTimer>& t) { return t ? &*t : nullptr; }
+
 // The plan for one pass; nullptr: no engine. accumulate: the backward-data
 // pass with beta = 1 (dx += the data gradient), a plan of its own: engines
 // differ in what they take, and a shape may have one without the other.
@@ -120,6 +170,11 @@ std::shared_ptr<graph::ExecutionPlan> pass_plan(ConvPass pass, const Tensor& x, 
     graph::Descriptor tw = tensor_spec(kUidW, w.shape(), dt, nhwc, graph::pointer_alignment(w.data_ptr()));
     graph::Descriptor ty = tensor_spec(kUidY, y.shape(), dt, nhwc, graph::pointer_alignment(y.data_ptr()));
     graph::Descriptor conv = convolution(a);
+    // The tensor the pass writes: y forward, x's gradient backward-data, w's backward-filter.
+    const size_t written = pass == ConvPass::forward ? 2 : pass == ConvPass::backward_data ? 0 : 1;
+    const Tensor& out = written == 2 ? y : written == 0 ? x : w;
+    const std::optional<graph::PlanTimer> timer = benchmark_timer(
+        h, {kUidX, kUidW, kUidY}, {x.data_ptr(), w.data_ptr(), y.data_ptr()}, written, out.nbytes(), x.device());
     std::vector<graph::Descriptor> ops;
     const char* what = "conv2d forward";
     if (pass == ConvPass::forward) {
@@ -132,7 +187,7 @@ std::shared_ptr<graph::ExecutionPlan> pass_plan(ConvPass pass, const Tensor& x, 
         return nullptr;  // a cuDNN that refuses beta = 1 here: the caller computes and adds
       }
       return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), false), what,
-                               "a data gradient of its own, then an add");
+                               "a data gradient of its own, then an add", timer_or_null(timer));
     } else if (pass == ConvPass::backward_data) {
       ops.push_back(graph::conv_backward_data_op(conv, ty, tw, tx, CUDNN_DATA_FLOAT));
       what = "conv2d backward-data";
@@ -140,7 +195,8 @@ std::shared_ptr<graph::ExecutionPlan> pass_plan(ConvPass pass, const Tensor& x, 
       ops.push_back(graph::conv_backward_filter_op(conv, tx, ty, tw, CUDNN_DATA_FLOAT));
       what = "conv2d backward-filter";
     }
-    return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), false), what);
+    return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), false), what, "legacy path",
+                             timer_or_null(timer));
   });
 }
 
@@ -200,8 +256,20 @@ std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const 
       then(CUDNN_POINTWISE_ADD, &tr);
     }
     if (a.relu) then(CUDNN_POINTWISE_RELU_FWD, nullptr);
+    std::vector<int64_t> uids{kUidX, kUidW, kUidY};
+    std::vector<void*> data{x.data_ptr(), w.data_ptr(), y.data_ptr()};
+    if (bias.defined()) {
+      uids.push_back(kUidBias);
+      data.push_back(bias.data_ptr());
+    }
+    if (residual.defined()) {
+      uids.push_back(kUidResidual);
+      data.push_back(residual.data_ptr());
+    }
+    const std::optional<graph::PlanTimer> timer =
+        benchmark_timer(h, std::move(uids), std::move(data), 2, y.nbytes(), x.device());
     return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), true), "conv2d forward with its epilogue",
-                             "convolution and one elementwise pass");
+                             "convolution and one elementwise pass", timer_or_null(timer));
   });
 }
 

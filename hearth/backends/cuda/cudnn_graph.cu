@@ -1,6 +1,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <string>
 
 #include "hearth/backends/cuda/cuda_check.h"
 #include "hearth/backends/cuda/cudnn_graph.h"
@@ -291,7 +292,7 @@ Descriptor reshape_op(const Descriptor& x, const Descriptor& y) {
 }
 
 std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Descriptor> ops, const EngineFilter& filter,
-                                          const char* what, const char* otherwise) {
+                                          const char* what, const char* otherwise, const PlanTimer* timer) {
   Descriptor graph(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   std::vector<cudnnBackendDescriptor_t> raw;
   for (const auto& op : ops) raw.push_back(op.get());
@@ -306,9 +307,22 @@ std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Desc
     return nullptr;
   }
   const auto start = std::chrono::steady_clock::now();
+  // The candidates in the heuristics' order: the first only, or with a
+  // timer up to kMaxTimedPlans of them. The fallback list is asked only when
+  // mode A gives none: its engines are the slow generic ones, some compiled
+  // at run time.
+  struct Candidate {
+    std::shared_ptr<ExecutionPlan> plan;
+    bool from_a = true;
+    bool runtime_compiled = false;
+  };
+  std::vector<Candidate> candidates;
+  const size_t wanted = timer != nullptr ? kMaxTimedPlans : 1;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    if (!candidates.empty()) break;
     std::vector<Descriptor> configs = heuristic_configs(graph, mode);
     for (Descriptor& cfg : configs) {
+      if (candidates.size() >= wanted) break;
       const EngineNotes notes = read_notes(cfg.get());
       if (!passes(notes, filter)) continue;
       Descriptor plan(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
@@ -323,20 +337,42 @@ std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Desc
       auto out = std::make_shared<ExecutionPlan>();
       out->plan_ = std::move(plan);
       out->config_ = std::move(cfg);
-      out->graph_ = std::move(graph);
-      out->ops_ = std::move(ops);
       out->workspace_ = workspace;
       out->engine_ = notes.index;
-      if (log)
-        std::fprintf(stderr, "[cudnn] %s: engine %lld%s (heuristics %s), workspace %lld bytes, planned in %.0f ms\n",
-                     what, static_cast<long long>(notes.index), notes.runtime_compiled ? " (runtime-compiled)" : "",
-                     mode == CUDNN_HEUR_MODE_A ? "A" : "fallback", static_cast<long long>(workspace),
-                     std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
-      return out;
+      candidates.push_back({std::move(out), mode == CUDNN_HEUR_MODE_A, notes.runtime_compiled});
     }
   }
-  if (log) std::fprintf(stderr, "[cudnn] %s: no engine of the graph API; %s\n", what, otherwise);
-  return nullptr;
+  if (candidates.empty()) {
+    if (log) std::fprintf(stderr, "[cudnn] %s: no engine of the graph API; %s\n", what, otherwise);
+    return nullptr;
+  }
+  // With a timer the fastest candidate that ran; the heuristics' first when
+  // none could be timed.
+  size_t chosen = 0;
+  int timed = 0;
+  if (timer != nullptr && candidates.size() > 1) {
+    double best = 0;
+    for (size_t i = 0; i < candidates.size(); ++i) {
+      const double ms = (*timer)(*candidates[i].plan);
+      if (ms < 0) continue;
+      ++timed;
+      if (timed == 1 || ms < best) {
+        best = ms;
+        chosen = i;
+      }
+    }
+  }
+  Candidate& c = candidates[chosen];
+  c.plan->graph_ = std::move(graph);
+  c.plan->ops_ = std::move(ops);
+  if (log)
+    std::fprintf(stderr, "[cudnn] %s: engine %lld%s (heuristics %s%s), workspace %lld bytes, planned in %.0f ms\n",
+                 what, static_cast<long long>(c.plan->engine_), c.runtime_compiled ? " (runtime-compiled)" : "",
+                 c.from_a ? "A" : "fallback",
+                 timed > 0 ? (", fastest of " + std::to_string(timed) + " timed").c_str() : "",
+                 static_cast<long long>(c.plan->workspace_),
+                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return c.plan;
 }
 
 void ExecutionPlan::execute(cudnnHandle_t handle, const std::vector<int64_t>& uids, const std::vector<void*>& data,

@@ -13,7 +13,9 @@
 
 #include <cudnn.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <utility>
@@ -107,6 +109,17 @@ struct EngineFilter {
   int64_t max_workspace = int64_t(2) << 30;
 };
 
+class ExecutionPlan;
+
+// Runs a candidate plan and says how long it took (milliseconds), or a
+// negative number when it could not be run: the caller's own tensors and
+// scratch outputs are behind it.
+using PlanTimer = std::function<double(const ExecutionPlan&)>;
+
+// Candidates a timer tries at most (cuDNN's heuristics rank them; the best
+// is almost always among the first few).
+inline constexpr size_t kMaxTimedPlans = 8;
+
 class ExecutionPlan {
  public:
   int64_t workspace_bytes() const { return workspace_; }
@@ -117,7 +130,7 @@ class ExecutionPlan {
 
  private:
   friend std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t, std::vector<Descriptor>, const EngineFilter&,
-                                                   const char*, const char*);
+                                                   const char*, const char*, const PlanTimer*);
   // What the plan was built from, kept alive with it.
   std::vector<Descriptor> ops_;
   Descriptor graph_, config_;
@@ -126,12 +139,15 @@ class ExecutionPlan {
   int64_t engine_ = -1;
 };
 
-// The first configuration cuDNN's heuristics rank highest (mode A, then the
-// fallback list) that passes the filter and finalizes; nullptr when none does
-// (the caller keeps its other path for that shape, which `otherwise` names
-// in the HEARTH_CUDNN_LOG=1 line).
+// The first configuration cuDNN's heuristics rank highest (mode A, else the
+// fallback list) that passes the filter and finalizes; with a `timer`, the
+// fastest of the first kMaxTimedPlans such configurations, as timed
+// (cudnn.benchmark's autotuning, for the graph API). nullptr when none
+// finalizes (the caller keeps its other path for that shape, which
+// `otherwise` names in the HEARTH_CUDNN_LOG=1 line).
 std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Descriptor> ops, const EngineFilter& filter,
-                                          const char* what, const char* otherwise = "legacy path");
+                                          const char* what, const char* otherwise = "legacy path",
+                                          const PlanTimer* timer = nullptr);
 
 // The largest power of two (at most 16) that divides the address: a tensor's
 // declared alignment, part of a plan's cache key.
