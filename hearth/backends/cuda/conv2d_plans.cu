@@ -216,6 +216,26 @@ bool fusion_wanted() {
   return on;
 }
 
+// The fused forward's tensors by uid: x, w, y, then the bias and the
+// residual where the call has them.
+struct FusedBindings {
+  std::vector<int64_t> uids;
+  std::vector<void*> data;
+};
+FusedBindings fused_bindings(const Tensor& x, const Tensor& w, const Tensor& y, const Tensor& bias,
+                             const Tensor& residual) {
+  FusedBindings b{{kUidX, kUidW, kUidY}, {x.data_ptr(), w.data_ptr(), y.data_ptr()}};
+  if (bias.defined()) {
+    b.uids.push_back(kUidBias);
+    b.data.push_back(bias.data_ptr());
+  }
+  if (residual.defined()) {
+    b.uids.push_back(kUidResidual);
+    b.data.push_back(residual.data_ptr());
+  }
+  return b;
+}
+
 std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const Tensor& w, const Tensor& y,
                                                          const Tensor& bias, const Tensor& residual,
                                                          const Conv2dAttrs& a, cudnnHandle_t h) {
@@ -256,18 +276,9 @@ std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const 
       then(CUDNN_POINTWISE_ADD, &tr);
     }
     if (a.relu) then(CUDNN_POINTWISE_RELU_FWD, nullptr);
-    std::vector<int64_t> uids{kUidX, kUidW, kUidY};
-    std::vector<void*> data{x.data_ptr(), w.data_ptr(), y.data_ptr()};
-    if (bias.defined()) {
-      uids.push_back(kUidBias);
-      data.push_back(bias.data_ptr());
-    }
-    if (residual.defined()) {
-      uids.push_back(kUidResidual);
-      data.push_back(residual.data_ptr());
-    }
+    FusedBindings b = fused_bindings(x, w, y, bias, residual);
     const std::optional<graph::PlanTimer> timer =
-        benchmark_timer(h, std::move(uids), std::move(data), 2, y.nbytes(), x.device());
+        benchmark_timer(h, std::move(b.uids), std::move(b.data), 2, y.nbytes(), x.device());
     return graph::build_plan(h, std::move(ops), engine_filter(x.dtype(), true), "conv2d forward with its epilogue",
                              "convolution and one elementwise pass", timer_or_null(timer));
   });
@@ -299,17 +310,8 @@ bool run_fused_forward(const Tensor& x, const Tensor& w, const Tensor& y, const 
   if (residual.defined() && !dense_in(residual, channels_last(x))) return false;
   std::shared_ptr<graph::ExecutionPlan> plan = fused_forward_plan(x, w, y, bias, residual, a, h);
   if (!plan) return false;
-  std::vector<int64_t> uids{kUidX, kUidW, kUidY};
-  std::vector<void*> data{x.data_ptr(), w.data_ptr(), y.data_ptr()};
-  if (bias.defined()) {
-    uids.push_back(kUidBias);
-    data.push_back(bias.data_ptr());
-  }
-  if (residual.defined()) {
-    uids.push_back(kUidResidual);
-    data.push_back(residual.data_ptr());
-  }
-  execute(*plan, h, uids, data, y.device());
+  const FusedBindings b = fused_bindings(x, w, y, bias, residual);
+  execute(*plan, h, b.uids, b.data, y.device());
   return true;
 }
 
