@@ -286,7 +286,11 @@ std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const 
 
 }  // namespace
 
-bool cudnn_benchmark_mode() { return env_flag("HEARTH_CUDNN_BENCHMARK"); }
+bool cudnn_benchmark_mode() {
+  // Read once: every convolution call asks, in its plan's key.
+  static const bool on = env_flag("HEARTH_CUDNN_BENCHMARK");
+  return on;
+}
 
 bool run_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a,
                     cudnnHandle_t h, bool accumulate) {

@@ -75,6 +75,28 @@ std::pair<int32_t, int32_t> pixels_touched(double start, double length, int32_t 
   return {static_cast<int32_t>(first), static_cast<int32_t>(end)};
 }
 
+// What the resampling kernel reads of an image decoded to `pixels` (4 bytes
+// a pixel, rows `pitch` apart, height x width), with the box, sizes, window
+// and flip of its resampling.
+ResampleSource resample_source(const ImageResampling& r, const uint8_t* pixels, int64_t pitch, int32_t height,
+                               int32_t width) {
+  ResampleSource s;
+  s.pixels = pixels;
+  s.pitch = pitch;
+  s.height = height;
+  s.width = width;
+  s.box_top = r.box_top;
+  s.box_left = r.box_left;
+  s.box_height = r.box_height;
+  s.box_width = r.box_width;
+  s.resized_height = static_cast<int32_t>(r.resized_height);
+  s.resized_width = static_cast<int32_t>(r.resized_width);
+  s.window_top = static_cast<int32_t>(r.window_top);
+  s.window_left = static_cast<int32_t>(r.window_left);
+  s.flip = r.flip ? 1 : 0;
+  return s;
+}
+
 // Copies an image decoded on the host (uint8 [h, w, 3]) to `dst` as 4-byte
 // pixels, rows `pitch` bytes apart: the layout the resampling kernel reads.
 void copy_rgb_to_rgbx(const Tensor& rgb, uint8_t* dst, size_t pitch) {
@@ -152,9 +174,8 @@ class CudaImageDecoder final : public DeviceImageDecoder {
         nvjpeg_(std::move(nvjpeg)),
         memory_(BatchMemory::create(device)),
         lanes_(decode_lanes_from_env()),
-        share_mode_(host_share_mode_from_env(&fixed_share_)),
-        pool_(share_mode_ == HostShare::Mode::off ? 0 : host_decode_threads_from_env()),
-        share_(share_mode_, fixed_share_, pool_.threads(), lanes_.lanes()),
+        share_(HostShare::from_env(lanes_.lanes())),
+        pool_(share_.host_threads()),
         report_(env_flag("HEARTH_IMAGE_DECODE_REPORT")) {}
 
   std::string description() const override {
@@ -242,10 +263,8 @@ class CudaImageDecoder final : public DeviceImageDecoder {
   std::unique_ptr<NvjpegDecoder> nvjpeg_;
   std::shared_ptr<BatchMemory> memory_;
   DecodeLanes lanes_;
-  double fixed_share_ = 0.0;  // set by share_mode_'s initialiser, after this one
-  HostShare::Mode share_mode_;
-  HostDecodePool pool_;
   HostShare share_;
+  HostDecodePool pool_;  // share_.host_threads() threads
   const bool report_;
   struct Counts {
     size_t batches = 0, on_device = 0, decoded_on_host = 0, made_whole_on_host = 0;
@@ -450,19 +469,8 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
 
       const EncodedImageJob& job = images[i];
       const ImageResampling& r = job.resampling;
-      s.pixels = rgb_base + p.rgb;
-      s.pitch = static_cast<int64_t>(p.rgb_pitch);
-      s.height = static_cast<int32_t>(job.height);
-      s.width = static_cast<int32_t>(job.width);
-      s.box_top = r.box_top;
-      s.box_left = r.box_left;
-      s.box_height = r.box_height;
-      s.box_width = r.box_width;
-      s.resized_height = static_cast<int32_t>(r.resized_height);
-      s.resized_width = static_cast<int32_t>(r.resized_width);
-      s.window_top = static_cast<int32_t>(r.window_top);
-      s.window_left = static_cast<int32_t>(r.window_left);
-      s.flip = r.flip ? 1 : 0;
+      s = resample_source(r, rgb_base + p.rgb, static_cast<int64_t>(p.rgb_pitch), static_cast<int32_t>(job.height),
+                          static_cast<int32_t>(job.width));
       // The resampling's taps lie in the whole pixels the box touches.
       const auto [left, right] = pixels_touched(r.box_left, r.box_width, y.width);
       const auto [top, bottom] = pixels_touched(r.box_top, r.box_height, y.height);
@@ -473,21 +481,14 @@ Tensor CudaImageDecoder::make_batch(CallState& call, const std::vector<EncodedIm
       max_region_width = std::max(max_region_width, y.region_width);
       max_region_height = std::max(max_region_height, y.region_height);
     } else if (const HostImage* h = decoded_on_host[i]) {
-      const EncodedImageJob& job = images[i];
-      const ImageResampling& r = job.resampling;
-      s.pixels = host_pixels_device + h->offset;
-      s.pitch = static_cast<int64_t>(h->pitch);
-      s.height = static_cast<int32_t>(h->decoded.pixels.size(0));
-      s.width = static_cast<int32_t>(h->decoded.pixels.size(1));
+      s = resample_source(images[i].resampling, host_pixels_device + h->offset, static_cast<int64_t>(h->pitch),
+                          static_cast<int32_t>(h->decoded.pixels.size(0)),
+                          static_cast<int32_t>(h->decoded.pixels.size(1)));
+      // Its box in the pixels the host decoded (a region, maybe at a reduced scale).
       s.box_top = h->decoded.box_top;
       s.box_left = h->decoded.box_left;
       s.box_height = h->decoded.box_height;
       s.box_width = h->decoded.box_width;
-      s.resized_height = static_cast<int32_t>(r.resized_height);
-      s.resized_width = static_cast<int32_t>(r.resized_width);
-      s.window_top = static_cast<int32_t>(r.window_top);
-      s.window_left = static_cast<int32_t>(r.window_left);
-      s.flip = r.flip ? 1 : 0;
     } else {
       std::memcpy(host + ready_at, ready[i].data_ptr(), 3 * plane * sizeof(float));
       s.ready = reinterpret_cast<const float*>(dev + ready_at);

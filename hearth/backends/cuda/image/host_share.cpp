@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "hearth/backends/cuda/image/host_decode_pool.h"
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 
@@ -27,6 +28,12 @@ HostShare::HostShare(Mode mode, double fixed_fraction, size_t host_threads, size
       fixed_fraction_(std::clamp(fixed_fraction, 0.0, 1.0)),
       host_threads_(static_cast<double>(host_threads)),
       lanes_(static_cast<double>(std::max<size_t>(lanes, 1))) {}
+
+HostShare HostShare::from_env(size_t lanes) {
+  double fraction = 0.0;
+  const Mode mode = host_share_mode_from_env(&fraction);
+  return HostShare(mode, fraction, mode == Mode::off ? 0 : host_decode_threads_from_env(), lanes);
+}
 
 size_t HostShare::host_images(size_t candidates) const {
   const double n = static_cast<double>(candidates);

@@ -36,6 +36,12 @@ class HostShare {
   // threads (none: nothing goes to the host). `lanes`: batches the device
   // decodes at once (0: no limit, counted as 1).
   HostShare(Mode mode, double fixed_fraction, size_t host_threads, size_t lanes);
+  // As HEARTH_IMAGE_HOST_DECODING and HEARTH_IMAGE_HOST_THREADS say (no
+  // threads when off), for `lanes` lanes.
+  static HostShare from_env(size_t lanes);
+
+  // The threads the share is sized for: none when nothing goes to the host.
+  size_t host_threads() const { return mode_ == Mode::off ? 0 : static_cast<size_t>(host_threads_); }
 
   // Of `candidates` images the device could decode, how many the host decodes.
   size_t host_images(size_t candidates) const;
