@@ -1,16 +1,12 @@
-# Decides whether the CUDA backend is built. Sets HEARTH_BACKEND_SOURCES,
-# HEARTH_BACKEND_LIBS, HEARTH_BACKEND_INCLUDE_DIRS, HEARTH_BACKEND_PROCESS_GROUPS
-# and HEARTH_CUDA_STATUS. Without CUDA the stub in hearth/backends/no_cuda
-# registers the "cuda" device kind as unavailable, so nothing above
-# hearth/dispatch needs an #ifdef.
+# Decides whether the CUDA backend is built (cmake/backends.cmake includes it):
+# sets HEARTH_CUDA_ENABLED and HEARTH_CUDA_STATUS and appends to
+# HEARTH_BACKEND_SOURCES, HEARTH_BACKEND_LIBS, HEARTH_BACKEND_INCLUDE_DIRS and
+# HEARTH_BACKEND_PROCESS_GROUPS. Without CUDA the generic stub
+# (hearth/backends/unbuilt/) registers the "cuda" kind as unavailable.
 #
 # The backend's process group (hearth/backends/cuda/distributed/, NCCL) is
 # built with it when nccl.h and libnccl are found: in the CUDA toolkit, or in
 # Python's site-packages (the nvidia-nccl wheel).
-set(HEARTH_BACKEND_SOURCES "")
-set(HEARTH_BACKEND_LIBS "")
-set(HEARTH_BACKEND_INCLUDE_DIRS "")
-set(HEARTH_BACKEND_PROCESS_GROUPS "")
 set(HEARTH_NCCL_ENABLED OFF)
 set(HEARTH_CUDA_ENABLED OFF)
 set(_want_cuda OFF)
@@ -36,26 +32,27 @@ if(_want_cuda)
   set(CMAKE_CUDA20_STANDARD_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
   set(CMAKE_CUDA_STANDARD 20)
-  file(GLOB_RECURSE HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS
+  file(GLOB_RECURSE _cuda_sources CONFIGURE_DEPENDS
     ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cpp ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/*.cu)
   # The process group needs NCCL: added below when it is found.
-  list(FILTER HEARTH_BACKEND_SOURCES EXCLUDE REGEX "/hearth/backends/cuda/distributed/")
+  list(FILTER _cuda_sources EXCLUDE REGEX "/hearth/backends/cuda/distributed/")
+  list(APPEND HEARTH_BACKEND_SOURCES ${_cuda_sources})
   find_library(CUDNN_LIBRARY cudnn HINTS ${CUDAToolkit_LIBRARY_DIR} REQUIRED)
   # dl: the runtime opens the driver library itself to say why it cannot be loaded.
-  set(HEARTH_BACKEND_LIBS CUDA::cudart_static CUDA::cublasLt ${CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
+  list(APPEND HEARTH_BACKEND_LIBS CUDA::cudart_static CUDA::cublasLt ${CUDNN_LIBRARY} ${CMAKE_DL_LIBS})
   set(HEARTH_CUDA_STATUS "ON (sm_${CMAKE_CUDA_ARCHITECTURES})")
   set(HEARTH_CUDA_ENABLED ON)
 else()
-  file(GLOB HEARTH_BACKEND_SOURCES CONFIGURE_DEPENDS ${CMAKE_SOURCE_DIR}/hearth/backends/no_cuda/*.cpp)
-  # Why CUDA cannot be used, in words: plain C++ the stub says too. nvJPEG's
-  # loader and the image decoder's lanes, host threads and host share are plain C++ as well, so
+  hearth_backend_not_built(cuda "hearth was built without CUDA (the CUDA toolkit was not found at configure time). Rebuild on a machine with the CUDA toolkit (nvcc), or configure with -DHEARTH_CUDA=ON to make its absence an error.")
+  # Why CUDA cannot be used, in words: plain C++. nvJPEG's loader and the image
+  # decoder's lanes, host threads and host share are plain C++ as well, so
   # their tests run in every build.
   list(APPEND HEARTH_BACKEND_SOURCES ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/diagnosis.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/nvjpeg_library.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/decode_lanes.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_decode_pool.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_share.cpp)
-  set(HEARTH_BACKEND_LIBS ${CMAKE_DL_LIBS})
+  list(APPEND HEARTH_BACKEND_LIBS ${CMAKE_DL_LIBS})
   set(HEARTH_CUDA_STATUS "OFF (CPU-only build)")
 endif()
 

@@ -23,8 +23,8 @@
 #ifndef HEARTH_BUILD_TYPE
 #define HEARTH_BUILD_TYPE "unknown"
 #endif
-#ifndef HEARTH_BUILD_CUDA
-#define HEARTH_BUILD_CUDA "unknown"
+#ifndef HEARTH_BUILD_BACKENDS
+#define HEARTH_BUILD_BACKENDS "unknown"
 #endif
 #ifndef HEARTH_BUILD_SANITIZE
 #define HEARTH_BUILD_SANITIZE 0
@@ -45,8 +45,8 @@ std::string compiler() {
 
 int print_env(const std::string& config_file) {
   std::cout << "hearth version: " << HEARTH_VERSION << "\n";
-  std::cout << "build: " << HEARTH_BUILD_TYPE << ", CUDA backend " << HEARTH_BUILD_CUDA << ", sanitizers "
-            << (HEARTH_BUILD_SANITIZE ? "on" : "off") << "\n";
+  std::cout << "build: " << HEARTH_BUILD_TYPE << ", sanitizers " << (HEARTH_BUILD_SANITIZE ? "on" : "off") << "\n";
+  std::cout << "accelerator backends built: " << HEARTH_BUILD_BACKENDS << "\n";
   std::cout << "compiler: " << compiler() << ", C++ " << __cplusplus << "\n";
   std::cout << "BLAS: " << openblas_get_config() << "\n";
   std::cout << "cpu kernels: " << cpu_level_description() << "\n";

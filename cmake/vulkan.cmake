@@ -1,0 +1,46 @@
+# Decides whether the Vulkan backend (hearth/backends/vulkan/) is built
+# (cmake/backends.cmake includes it). It needs, at build time only, Vulkan's
+# headers, volk (which loads the Vulkan loader at run time, so neither the
+# library nor its .deb depends on libvulkan) and glslc, which compiles the
+# kernels' GLSL to SPIR-V that is embedded in the library. At run time a
+# machine without a Vulkan loader or driver sees the kind as unavailable,
+# with the reason.
+set(HEARTH_VULKAN "AUTO" CACHE STRING "Build the Vulkan backend: AUTO, ON or OFF")
+set_property(CACHE HEARTH_VULKAN PROPERTY STRINGS AUTO ON OFF)
+set(HEARTH_VULKAN_ENABLED OFF)
+set(_vulkan_missing "")
+if(HEARTH_VULKAN STREQUAL "ON" OR HEARTH_VULKAN STREQUAL "AUTO")
+  find_path(VULKAN_HEADERS_DIR vulkan/vulkan.h)
+  find_path(VOLK_DIR volk.h)
+  find_file(VOLK_SOURCE volk.c HINTS ${VOLK_DIR})
+  find_program(GLSLC glslc)
+  if(NOT VULKAN_HEADERS_DIR)
+    list(APPEND _vulkan_missing "Vulkan's headers (libvulkan-dev)")
+  endif()
+  if(NOT VOLK_DIR OR NOT VOLK_SOURCE)
+    list(APPEND _vulkan_missing "volk (libvulkan-volk-dev)")
+  endif()
+  if(NOT GLSLC)
+    list(APPEND _vulkan_missing "glslc (glslc)")
+  endif()
+  if(NOT EXISTS ${CMAKE_SOURCE_DIR}/hearth/backends/vulkan/vulkan_runtime.cpp)
+    list(APPEND _vulkan_missing "its sources (hearth/backends/vulkan/)")
+  endif()
+  if(_vulkan_missing)
+    string(REPLACE ";" ", " _vulkan_missing "${_vulkan_missing}")
+    if(HEARTH_VULKAN STREQUAL "ON")
+      message(FATAL_ERROR "HEARTH_VULKAN=ON but the Vulkan backend cannot be built: missing ${_vulkan_missing}")
+    endif()
+  else()
+    set(HEARTH_VULKAN_ENABLED ON)
+  endif()
+else()
+  set(_vulkan_missing "nothing (turned off with -DHEARTH_VULKAN=OFF)")
+endif()
+
+if(HEARTH_VULKAN_ENABLED)
+  set(HEARTH_VULKAN_STATUS "ON (loader opened at run time)")
+else()
+  set(HEARTH_VULKAN_STATUS "OFF (missing ${_vulkan_missing})")
+  hearth_backend_not_built(vulkan "hearth was built without Vulkan (missing at configure time: ${_vulkan_missing}). Install them (scripts/install_deps.sh does) and rebuild, or configure with -DHEARTH_VULKAN=ON to make their absence an error.")
+endif()
