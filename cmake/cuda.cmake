@@ -43,7 +43,11 @@ if(_want_cuda)
   set(HEARTH_CUDA_STATUS "ON (sm_${CMAKE_CUDA_ARCHITECTURES})")
   set(HEARTH_CUDA_ENABLED ON)
 else()
-  hearth_backend_not_built(cuda "hearth was built without CUDA (the CUDA toolkit was not found at configure time). Rebuild on a machine with the CUDA toolkit (nvcc), or configure with -DHEARTH_CUDA=ON to make its absence an error.")
+  if(HEARTH_CUDA STREQUAL "OFF")
+    hearth_backend_not_built(cuda "hearth was built without CUDA (turned off with -DHEARTH_CUDA=OFF). Rebuild with -DHEARTH_CUDA=ON on a machine with the CUDA toolkit (nvcc).")
+  else()
+    hearth_backend_not_built(cuda "hearth was built without CUDA (the CUDA toolkit was not found at configure time). Rebuild on a machine with the CUDA toolkit (nvcc), or configure with -DHEARTH_CUDA=ON to make its absence an error.")
+  endif()
   # Why CUDA cannot be used, in words: plain C++. nvJPEG's loader and the image
   # decoder's lanes, host threads and host share are plain C++ as well, so
   # their tests run in every build.
@@ -53,7 +57,11 @@ else()
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_decode_pool.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_share.cpp)
   list(APPEND HEARTH_BACKEND_LIBS ${CMAKE_DL_LIBS})
-  set(HEARTH_CUDA_STATUS "OFF (CPU-only build)")
+  if(HEARTH_CUDA STREQUAL "OFF")
+    set(HEARTH_CUDA_STATUS "OFF (-DHEARTH_CUDA=OFF)")
+  else()
+    set(HEARTH_CUDA_STATUS "OFF (no CUDA toolkit found)")
+  endif()
 endif()
 
 if(HEARTH_CUDA_ENABLED)
