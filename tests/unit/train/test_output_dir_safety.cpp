@@ -242,6 +242,57 @@ TEST(CheckpointRotation, ALeftoverDeletingTreeIsNeverTheLatestAndIsRemoved) {
 namespace hearth::train {
 namespace {
 
+// A short run that writes what a training command writes: checkpoints, the
+// metrics log, the curves, then the final model, its arguments and state.
+void short_run_writing_everything(const std::string& output_dir) {
+  TrainingArguments args = toy_args(output_dir);
+  args.max_steps = 4;
+  args.save_strategy = "steps";
+  args.save_steps = 2;
+  args.report_to = {"jsonl"};
+  auto model = toy_model(1);
+  Trainer t(model, args, toy_dataset(64), nullptr, {}, quiet());
+  t.train();
+  io::save_safetensors((fs::path(output_dir) / kModelFile).string(), model->state_dict());
+  args.save((fs::path(output_dir) / kTrainingArgsFile).string());
+  t.save_state();
+}
+
+// Every name such a run writes in output_dir, and each one's temporary
+// "<name>.tmp": a symlink to a file outside planted at each changes nothing
+// outside, and the run still writes its files.
+TEST(OutputDirSymlinks, ASymlinkAtEveryNameARunWritesChangesNothingOutside) {
+  TempDir dir;
+  short_run_writing_everything(dir.file("probe"));
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.file("probe")))
+    if (e.is_regular_file()) names.push_back(e.path().filename().string());
+  ASSERT_GE(names.size(), 5u);  // metrics.jsonl, curves.svg, model, arguments, state (and the lock)
+
+  fs::create_directories(dir.file("outside"));
+  fs::create_directories(dir.file("run"));
+  std::vector<std::string> planted;
+  for (const std::string& name : names) {
+    for (const std::string& at : {name, name + ".tmp"}) {
+      const std::string target = dir.write("outside/" + at, "precious " + at);
+      fs::create_symlink(target, dir.file("run/" + at));
+      planted.push_back(at);
+    }
+  }
+  try {
+    short_run_writing_everything(dir.file("run"));
+  } catch (const IoError&) {
+    // Refusing a symlink may stop the run; writing through one never happens.
+  }
+  for (const std::string& at : planted) {
+    std::ifstream in(dir.file("outside/" + at));
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious " + at) << at;
+  }
+  size_t outside = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.file("outside"))) ++outside;
+  EXPECT_EQ(outside, planted.size());
+}
+
 TEST(OutputDirSymlinks, MetricsAreNeverWrittenThroughASymlink) {
   TempDir dir;
   dir.write("victim", "precious\n");
