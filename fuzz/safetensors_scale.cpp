@@ -1,10 +1,10 @@
 // libFuzzer target: safetensors headers at scale. The input does not hold the
-// file; it picks how to build one: how many entries (up to 131,072: about 10 MB of header, inside the
-// per-input timeout under the sanitizers), how
+// file; it picks how to build one: how many entries (up to 131,072, about
+// 10 MB of header, inside the per-input timeout under the sanitizers), how
 // many dimensions a shape has (up to a million), how many tensors are empty,
-// whether a name repeats and how much data follows. Loading must end in a
-// clean IoError or succeed, and take time linear in the header: at most
-// kSecondsPerMiB per MiB of header (quadratic parsing took minutes here).
+// whether a name repeats and whether the data falls short. Loading must end
+// in a clean IoError or succeed, and take time linear in the header: at most
+// kSecondsPerMiB per MiB of it (quadratic parsing took minutes here).
 #include <chrono>
 #include <cstring>
 #include <string>
