@@ -6,6 +6,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "tests/support/fifo_guard.h"
 #include "tests/support/temp_dir.h"
 
 namespace hearth::io {
@@ -193,6 +194,17 @@ TEST(AtomicFile, CopyReplacesASymlinkAtTheDestinationAndRefusesAFifoSource) {
   ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
   EXPECT_THROW(copy_file_atomic(dir.file("fifo"), dir.file("out/copy")), IoError);
   EXPECT_FALSE(fs::exists(dir.file("out/copy")));
+}
+
+// A FIFO left at the temporary name would block the open for writing.
+TEST(AtomicFile, AFifoAtTheTemporaryNameIsReplacedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.file("trainer_state.json.tmp");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(hearth::testing::returns_without_blocking(fifo, [&] {
+    write_file_atomic(dir.file("trainer_state.json"), "{}");
+  })) << "a FIFO at the temporary name blocked the write";
+  EXPECT_EQ(read_file(dir.file("trainer_state.json")), "{}");
 }
 
 }  // namespace
