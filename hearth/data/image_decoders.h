@@ -15,6 +15,11 @@ namespace hearth::data::detail {
 // corrupt or hostile header can claim gigapixels and exhaust memory.
 inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 28;
 
+// Progressive JPEGs with more scans than this are refused: every scan is a
+// pass over the whole image, so thousands of tiny ones make a small file
+// decode for minutes.
+inline constexpr int kMaxJpegScans = 64;
+
 Tensor decode_jpeg(const uint8_t* data, size_t size, const std::string& name);
 
 // The JPEG's height and width from its header alone (no pixels decoded).

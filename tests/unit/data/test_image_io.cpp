@@ -1,9 +1,12 @@
 // Decoding against PIL: every fixture image's pixels hash to what PIL decodes
 // (tests/fixtures/images/make_images.py), and bad files fail with the path.
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/data/image_io.h"
+#include "tests/support/jpeg_scans.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/data/image_fixtures.h"
 
@@ -122,6 +125,24 @@ TEST(ImageIo, CutAndDamagedFilesFailCleanly) {
       check(damaged);
     }
   }
+}
+
+// Every scan of a progressive JPEG is a pass over the whole image: a file
+// repeating one scan thousands of times decoded for minutes. Past 64 scans it
+// is refused at once; a progressive JPEG of ordinary scans still decodes.
+TEST(ImageIo, AProgressiveJpegOfThousandsOfScansIsRefusedQuickly) {
+  const std::string progressive = hearth::testing::read_file(pets_dir() + "/red_circle_5.jpg");
+  const std::string few = hearth::testing::with_repeated_last_scan(progressive, 20);
+  Tensor img = decode_image(reinterpret_cast<const uint8_t*>(few.data()), few.size(), "few.jpg");
+  EXPECT_EQ(img.size(2), 3);
+
+  const std::string hostile = hearth::testing::with_repeated_last_scan(progressive, 20000);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e =
+      io_error([&] { decode_image(reinterpret_cast<const uint8_t*>(hostile.data()), hostile.size(), "scans.jpg"); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(e.find("[image] scans.jpg: a progressive JPEG of more than 64 scans"), std::string::npos) << e;
+  EXPECT_LT(seconds, 1.0);
 }
 
 }  // namespace
