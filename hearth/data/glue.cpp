@@ -157,7 +157,8 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
   for (size_t i = 0; i < objects.size(); ++i) {
     auto& [o, line] = objects[i];
     if (line == 0) line = static_cast<int64_t>(i) + 1;  // an array: the row number
-    HEARTH_CHECK(o.is_object(), ValueError, "[glue] ", path, ":", line, ": expected a JSON object, got ", o.dump());
+    HEARTH_CHECK(o.is_object(), ValueError, "[glue] ", path, ":", line, ": expected a JSON object, got ",
+                 io::excerpt(o.dump()));
   }
   std::vector<std::string> columns;
   for (const auto& [k, v] : objects[0].first.items()) columns.push_back(k);
@@ -174,13 +175,15 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
     t.line = line;
     const ordered_json a = field(o, line, out.text_a_column);
     HEARTH_CHECK(a.is_string(), ValueError, "[glue] ", path, ":", line, ": column '", out.text_a_column,
-                 "': expected a string, got ", a.dump());
+                 "': expected a string, got ", io::excerpt(a.dump()));
     t.text_a = a.get<std::string>();
+    truncate_utf8(t.text_a, kMaxFieldBytes);  // as read_csv cuts a field
     if (out.text_b_column) {
       const ordered_json b = field(o, line, *out.text_b_column);
       HEARTH_CHECK(b.is_string(), ValueError, "[glue] ", path, ":", line, ": column '", *out.text_b_column,
-                   "': expected a string, got ", b.dump());
+                   "': expected a string, got ", io::excerpt(b.dump()));
       t.text_b = b.get<std::string>();
+      truncate_utf8(*t.text_b, kMaxFieldBytes);
     }
     if (!out.label_column.empty()) {
       const ordered_json label = field(o, line, out.label_column);

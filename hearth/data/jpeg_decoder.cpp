@@ -220,6 +220,9 @@ Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& n
                    w.left + w.width <= width,
                ValueError, "[image] ", name, ": the window (top ", w.top, ", left ", w.left, ", ", w.height, "x",
                w.width, ") is not inside the ", height, "x", width, " image at scale 1/", denom);
+  HEARTH_CHECK(static_cast<uint64_t>(w.height) * static_cast<uint64_t>(w.width) <= kMaxDecodedPixels, IoError,
+               "[image] ", name, ": decoding ", w.height, "x", w.width, " pixels of the JPEG is more than the ",
+               kMaxDecodedPixels, " hearth decodes at once");
   Tensor out = Tensor::empty({w.height, w.width, 3}, DType::uint8);
   std::vector<uint8_t> row(static_cast<size_t>(width) * (d.cmyk ? 4 : 3));
   const bool to_the_end = w.top + w.height < height && !ends_with_end_marker(data, size);

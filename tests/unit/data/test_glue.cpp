@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/csv_reader.h"
 #include "hearth/data/glue.h"
 #include "tests/support/temp_dir.h"
 
@@ -191,6 +192,20 @@ TEST_F(GlueFiles, KeepFirst) {
   EXPECT_EQ(t.rows.size(), 2u);
   keep_first(t, -1);
   EXPECT_EQ(t.rows.size(), 2u);
+}
+
+TEST_F(GlueFiles, AHugeJsonTextIsCutLikeACsvField) {
+  const std::string big(3 * kMaxFieldBytes, 'w');
+  LabeledTexts t =
+      read_text_file(write("big.jsonl", "{\"sentence\": \"" + big + "\", \"label\": 1}\n"), &glue_task("sst2"));
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].text_a.size(), kMaxFieldBytes);
+  // A bad value is quoted in part.
+  const std::string e = error_of([&] {
+    read_text_file(write("bad_big.jsonl", "{\"sentence\": [\"" + big + "\"], \"label\": 1}\n"), &glue_task("sst2"));
+  });
+  EXPECT_NE(e.find("expected a string"), std::string::npos) << e.substr(0, 300);
+  EXPECT_LT(e.size(), 1000u);
 }
 
 }  // namespace

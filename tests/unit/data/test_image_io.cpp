@@ -145,5 +145,36 @@ TEST(ImageIo, AProgressiveJpegOfThousandsOfScansIsRefusedQuickly) {
   EXPECT_LT(seconds, 1.0);
 }
 
+uint32_t png_crc(const std::string& bytes) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char ch : bytes) {
+    c ^= ch;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+std::string png_chunk(const std::string& type, const std::string& data) {
+  auto be32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  return be32(static_cast<uint32_t>(data.size())) + type + data + be32(png_crc(type + data));
+}
+
+// A PNG claiming 16384 x 16384 pixels (1-bit grey compresses such an image to
+// a few hundred kilobytes) would need an 805 MB tensor: it is refused from its
+// header, before any pixel is allocated, like a JPEG that large.
+TEST(ImageIo, APngBeyondThePixelBudgetIsRefusedFromItsHeader) {
+  std::string ihdr = std::string("\x00\x00\x40\x00\x00\x00\x40\x00", 8) + std::string("\x01\x00\x00\x00\x00", 5);
+  const std::string png = std::string("\x89PNG\r\n\x1A\n", 8) + png_chunk("IHDR", ihdr) +
+                          png_chunk("IDAT", std::string("\x78\x9C\x03\x00\x00\x00\x00\x01", 8)) + png_chunk("IEND", "");
+  const std::string e =
+      io_error([&] { decode_image(reinterpret_cast<const uint8_t*>(png.data()), png.size(), "huge.png"); });
+  EXPECT_NE(e.find("[image] huge.png: the PNG claims 16384x16384 pixels, more than the 67108864 hearth decodes"),
+            std::string::npos)
+      << e;
+}
+
 }  // namespace
 }  // namespace hearth::data
