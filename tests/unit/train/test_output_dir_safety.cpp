@@ -4,10 +4,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/log_file.h"
@@ -15,6 +18,7 @@
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/output_dir_lock.h"
 #include "hearth/train/trainer.h"
+#include "tests/support/fifo_guard.h"
 #include "tests/support/scoped_env.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/train/train_testing.h"
@@ -279,11 +283,12 @@ TEST(OutputDirSymlinks, ASymlinkAtEveryNameARunWritesChangesNothingOutside) {
       planted.push_back(at);
     }
   }
-  try {
-    short_run_writing_everything(dir.file("run"));
-  } catch (const IoError&) {
-    // Refusing a symlink may stop the run; writing through one never happens.
-  }
+  // Logs refuse the links with a warning; every other file replaces its link.
+  ::testing::internal::CaptureStderr();
+  short_run_writing_everything(dir.file("run"));
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(fs::is_symlink(dir.file("run/") + kModelFile));
+  EXPECT_TRUE(fs::exists(dir.file("run/checkpoint-4/") + kModelFile));
   for (const std::string& at : planted) {
     std::ifstream in(dir.file("outside/" + at));
     EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious " + at) << at;
@@ -293,26 +298,27 @@ TEST(OutputDirSymlinks, ASymlinkAtEveryNameARunWritesChangesNothingOutside) {
   EXPECT_EQ(outside, planted.size());
 }
 
-TEST(OutputDirSymlinks, MetricsAreNeverWrittenThroughASymlink) {
+// A log that cannot be written is given up with a warning; training goes on.
+TEST(OutputDirSymlinks, MetricsAreNeverWrittenThroughASymlinkAndTrainingGoesOn) {
   TempDir dir;
   dir.write("victim", "precious\n");
   fs::create_directories(dir.file("run"));
   fs::create_symlink(dir.file("victim"), dir.file("run/metrics.jsonl"));
   TrainingArguments args = toy_args(dir.file("run"));
-  args.max_steps = 1;
+  args.max_steps = 2;
   args.report_to = {"jsonl"};
   Trainer t(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet());
-  try {
-    t.train();
-    FAIL() << "wrote the metrics through a symlink";
-  } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("is a symbolic link"), std::string::npos) << e.what();
-  }
+  ::testing::internal::CaptureStderr();
+  TrainOutput out = t.train();
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.global_step, 2);
+  EXPECT_NE(warnings.find("hearth: warning: the metrics log stopped: "), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("is a symbolic link"), std::string::npos) << warnings;
   std::ifstream in(dir.file("victim"));
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious\n");
 }
 
-TEST(OutputDirSymlinks, TensorBoardRefusesARunsDirectoryThatIsASymlink) {
+TEST(OutputDirSymlinks, TensorBoardRefusesARunsDirectoryThatIsASymlinkAndTrainingGoesOn) {
   TempDir dir;
   fs::create_directories(dir.file("elsewhere"));
   fs::create_directories(dir.file("run"));
@@ -320,8 +326,69 @@ TEST(OutputDirSymlinks, TensorBoardRefusesARunsDirectoryThatIsASymlink) {
   TrainingArguments args = toy_args(dir.file("run"));
   args.max_steps = 1;
   args.report_to = {"tensorboard"};
-  EXPECT_THROW(Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train(), IoError);
+  ::testing::internal::CaptureStderr();
+  TrainOutput out = Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.global_step, 1);
+  EXPECT_NE(warnings.find("hearth: warning: TensorBoard logging stopped: "), std::string::npos) << warnings;
   EXPECT_TRUE(fs::is_empty(dir.file("elsewhere")));
+}
+
+// A FIFO at metrics.jsonl blocked the run at its start (and SIGTERM could
+// not stop it): now the log is given up at once.
+TEST(OutputDirFifos, AFifoAtTheMetricsLogNeverBlocksTheRun) {
+  TempDir dir;
+  fs::create_directories(dir.file("run"));
+  const std::string fifo = dir.file("run/metrics.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 2;
+  args.report_to = {"jsonl"};
+  int64_t steps = 0;
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(hearth::testing::returns_without_blocking(
+      fifo, [&] { steps = Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train().global_step; }));
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(steps, 2);
+  EXPECT_NE(warnings.find("FIFO"), std::string::npos) << warnings;
+}
+
+// Writes beyond a file-size limit fail (EFBIG) as writes on a full disk fail
+// (ENOSPC): the metrics log outgrows the limit part way through the run, is
+// given up with a warning, and the run still ends with its checkpoint (whose
+// files are each under the limit).
+TEST(OutputDirFullDisk, ALogThatCannotBeWrittenNeverStopsTrainingOrItsCheckpoints) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 60;
+  args.num_train_epochs = 100;
+  args.save_strategy = "steps";
+  args.save_steps = 30;
+  args.report_to = {"jsonl"};
+  Trainer t(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet());
+  struct rlimit before {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  void (*previous)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = before;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  ::testing::internal::CaptureStderr();
+  TrainOutput out;
+  try {
+    out = t.train();
+  } catch (...) {
+    ::setrlimit(RLIMIT_FSIZE, &before);
+    std::signal(SIGXFSZ, previous);
+    ::testing::internal::GetCapturedStderr();
+    throw;
+  }
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, previous);
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.global_step, 60);
+  EXPECT_NE(warnings.find("hearth: warning: the metrics log stopped: "), std::string::npos) << warnings;
+  EXPECT_TRUE(fs::exists(dir.file("run/checkpoint-60/model.safetensors")));
+  EXPECT_LE(fs::file_size(dir.file("run/metrics.jsonl")), 4096u);
 }
 
 TEST(OutputDirSymlinks, LogFilesRefuseSymlinksAndWriteRegularFiles) {
