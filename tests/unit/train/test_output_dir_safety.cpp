@@ -391,6 +391,25 @@ TEST(OutputDirFullDisk, ALogThatCannotBeWrittenNeverStopsTrainingOrItsCheckpoint
   EXPECT_LE(fs::file_size(dir.file("run/metrics.jsonl")), 4096u);
 }
 
+// A symlink loop anywhere in output_dir (ln -s loop o/loop) is not a
+// checkpoint: training, listing and resuming skip it.
+TEST(OutputDirSymlinks, ASymlinkLoopInOutputDirIsSkipped) {
+  TempDir dir;
+  fs::create_directories(dir.file("run"));
+  fs::create_symlink("loop", dir.file("run/loop"));
+  fs::create_symlink("checkpoint-99", dir.file("run/checkpoint-99"));
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 2;
+  args.save_strategy = "steps";
+  args.save_steps = 2;
+  Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  ASSERT_EQ(latest_checkpoint(dir.file("run")), dir.file("run/checkpoint-2"));
+  args.max_steps = 4;
+  args.resume_from_checkpoint = "latest";
+  TrainOutput out = Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  EXPECT_EQ(out.global_step, 4);
+}
+
 TEST(OutputDirSymlinks, LogFilesRefuseSymlinksAndWriteRegularFiles) {
   TempDir dir;
   dir.write("victim", "precious");
