@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -119,6 +120,9 @@ LabeledTexts from_table(const CsvTable& table, const GlueTask* task, bool labels
   return out;
 }
 
+// The largest score a JSON label may hold: its square still fits float32.
+constexpr double kMaxScore = 1e15;
+
 std::string json_text(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
@@ -187,6 +191,16 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
     }
     if (!out.label_column.empty()) {
       const ordered_json label = field(o, line, out.label_column);
+      // A label is a class (a name or an integer) or a score; a list, an
+      // object, a boolean or null is neither, and a score so large that its
+      // square overflows float32 cannot be trained on (and 1e30 once made a
+      // classification file a regression one).
+      HEARTH_CHECK(label.is_string() || label.is_number(), ValueError, "[glue] ", path, ":", line, ": column '",
+                   out.label_column, "': expected a class name, a class id or a score, got ",
+                   io::excerpt(label.dump()));
+      HEARTH_CHECK(!label.is_number_float() || std::abs(label.get<double>()) <= kMaxScore, ValueError, "[glue] ", path,
+                   ":", line, ": column '", out.label_column, "': expected a score of at most ", kMaxScore,
+                   " in magnitude, got ", label.dump());
       if (label.is_number_float()) out.json_float_labels = true;
       t.label = json_text(label);
     }
