@@ -32,8 +32,6 @@ std::optional<int64_t> checkpoint_step(const std::string& name) {
   return std::stoll(digits);
 }
 
-constexpr const char* kDeletingSuffix = ".deleting";
-
 // "checkpoint-<digits>.tmp-XXXXXX" or ".old-XXXXXX": what AtomicDirectory
 // names a tree before it is renamed into place, or the tree it replaces; and
 // "checkpoint-<digits>.deleting", a rotated checkpoint whose removal did not finish.

@@ -272,7 +272,9 @@ TrainOutput Trainer::train() {
   // a checkpoint, and nothing else would remove it.
   if (is_main_process())  // rank 0 owns the output directory
     for (const std::string& dir : remove_unfinished_checkpoints(args_.output_dir))
-      say("hearth: removed " + dir + " (a checkpoint save that did not finish)");
+      say("hearth: removed " + dir +
+          (dir.ends_with(kDeletingSuffix) ? " (an old checkpoint whose removal did not finish)"
+                                          : " (a checkpoint save that did not finish)"));
   if (args_.resume_from_checkpoint.has_value()) {
     resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir));
   } else {

@@ -7,6 +7,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
 #include <sys/resource.h>
@@ -238,6 +239,27 @@ TEST(CheckpointRotation, ALeftoverDeletingTreeIsNeverTheLatestAndIsRemoved) {
   EXPECT_EQ(latest_checkpoint(dir.path()), dir.file("checkpoint-3"));
   EXPECT_EQ(remove_unfinished_checkpoints(dir.path()), (std::vector<std::string>{dir.file("checkpoint-7.deleting")}));
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-3"}));
+}
+
+// A removal cut short is said to be one, not an unfinished save.
+TEST(CheckpointRotation, ALeftoverDeletingTreeIsDescribedAsARemovalNotASave) {
+  TempDir dir;
+  fs::create_directories(dir.file("run/checkpoint-7.deleting"));
+  fs::create_directories(dir.file("run/checkpoint-9.tmp-abcdef"));
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 1;
+  std::ostringstream console;
+  TrainerOptions opts = quiet();
+  opts.console = &console;
+  Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, opts).train();
+  EXPECT_NE(console.str().find("removed " + dir.file("run/checkpoint-7.deleting") +
+                               " (an old checkpoint whose removal did not finish)"),
+            std::string::npos)
+      << console.str();
+  EXPECT_NE(console.str().find("removed " + dir.file("run/checkpoint-9.tmp-abcdef") +
+                               " (a checkpoint save that did not finish)"),
+            std::string::npos)
+      << console.str();
 }
 
 }  // namespace
