@@ -113,7 +113,7 @@ TEST(Csv, AHugeFieldIsCutAtACharacterBoundaryAsItIsRead) {
   EXPECT_LE(cut.size(), kMaxFieldBytes);
   EXPECT_GE(cut.size(), kMaxFieldBytes - 3);
   EXPECT_EQ(cut, big.substr(0, cut.size()));
-  EXPECT_NE(static_cast<unsigned char>(big[cut.size()]) & 0xC0, 0x80u);  // not inside a character
+  EXPECT_NE(static_cast<unsigned char>(big[cut.size()]) & 0xC0, 0x80);  // not inside a character
   EXPECT_EQ(t.rows[0][1], "1");
   EXPECT_EQ(t.rows[1][0], "short");
 }
