@@ -3,12 +3,15 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 
 namespace hearth::cli {
 namespace {
 
 using json = nlohmann::json;
+
+const char* flag_name() { return "--config"; }
 
 std::string flag_value(const json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
@@ -46,8 +49,20 @@ std::vector<CLI::ConfigItem> JsonConfig::from_config(std::istream& input) const 
 
 void add_json_config(CLI::App& app, const std::string& flag) {
   app.config_formatter(std::make_shared<JsonConfig>());
-  app.set_config(flag, "", "JSON file of this command's flags by name (its own and the training arguments); "
-                           "flags on the command line win");
+  app.set_config(flag, "",
+                 "JSON file of this command's flags by name (its own and the training arguments); "
+                 "flags on the command line win")
+      // Checked before the file is opened: a FIFO would block the read forever.
+      ->check(CLI::Validator(
+          [](std::string& path) -> std::string {
+            try {
+              io::check_regular_file(path, flag_name());
+            } catch (const Error& e) {
+              return e.what();
+            }
+            return "";
+          },
+          "FILE"));
 }
 
 }  // namespace hearth::cli

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hearth/io/atomic_file.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 
 namespace hearth::cli {
@@ -35,6 +36,7 @@ void save_metrics(const std::string& output_dir, const std::string& split, const
   const fs::path all = fs::path(output_dir) / "all_results.json";
   json combined = json::object();
   if (fs::exists(all)) {
+    hearth::io::check_regular_file(all.string(), "[results]");
     std::ifstream in(all);
     combined = json::parse(hearth::io::read_json_text(in, "[results] " + all.string()), nullptr,
                            /*allow_exceptions=*/false);

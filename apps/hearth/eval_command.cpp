@@ -1,7 +1,11 @@
 // `hearth eval --checkpoint DIR`: rebuilds the model a checkpoint belongs to
 // (config.json), loads its weights (model.safetensors) and the run's
 // arguments (training_args.json), and evaluates it on the test split.
+#include <unistd.h>
+
+#include <cerrno>
 #include <charconv>
+#include <cstring>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -45,6 +49,11 @@ int run_eval(const EvalFlags& f) {
     throw UsageError("--checkpoint: expected a checkpoint directory (output_dir/checkpoint-<step>), got '" +
                      f.checkpoint + "'");
   const int64_t max_eval = parse_int("--max_eval_samples", f.max_eval_samples, -1);
+  // Where the results go must take them before the evaluation runs, not after.
+  const std::string results_dir = f.output_dir.empty() ? f.checkpoint : f.output_dir;
+  if (fs::is_directory(results_dir) && ::access(results_dir.c_str(), W_OK) != 0)
+    throw UsageError("cannot write eval_results.json into '" + results_dir + "': " + std::strerror(errno) +
+                     (f.output_dir.empty() ? "; pass --output_dir to write the results elsewhere" : ""));
   TaskConfig task = load_task_config(f.checkpoint);
   train::TrainingArguments args =
       train::TrainingArguments::load((fs::path(f.checkpoint) / train::kTrainingArgsFile).string());

@@ -28,6 +28,19 @@ using Clock = std::chrono::steady_clock;
 volatile std::sig_atomic_t g_signal = 0;
 volatile std::sig_atomic_t g_signal_count = 0;
 
+const char* stop_signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    default:
+      return "a signal";
+  }
+}
+
 void on_signal(int sig) {
   g_signal = sig;
   g_signal_count = g_signal_count + 1;
@@ -295,7 +308,13 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
   ::sigaction(SIGINT, &old_int, nullptr);
   ::sigaction(SIGTERM, &old_term, nullptr);
   ::sigaction(SIGHUP, &old_hup, nullptr);
-  if (result != 0) std::cerr << "hearth launch: failed: " << failure << "\n";
+  // After a stop signal the launcher forwarded, ranks ending on it is the
+  // stop asked for, not a failure.
+  if (result != 0 && forwarded > 0)
+    std::cerr << "hearth launch: stopped by " << stop_signal_name(static_cast<int>(g_signal))
+              << " (forwarded to every rank): " << failure << "\n";
+  else if (result != 0)
+    std::cerr << "hearth launch: failed: " << failure << "\n";
   return result;
 }
 

@@ -26,6 +26,7 @@
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/distributed/rendezvous.h"
+#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
 #include "hearth/train/callbacks.h"
@@ -189,6 +190,11 @@ void write_final_outputs(train::Trainer& trainer, const nn::Module& model, const
 // are training arguments, kept for resolve_arguments.
 void read_config_file(TrainFlags& f) {
   if (f.config.empty()) return;
+  try {
+    hearth::io::check_regular_file(f.config, "--config:");  // a FIFO would block the read
+  } catch (const Error& e) {
+    throw UsageError(e.what());
+  }
   std::ifstream in(f.config);
   if (!in.good()) throw UsageError("--config: cannot read '" + f.config + "'");
   std::string text;

@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 
 namespace run_glue {
 namespace {
@@ -15,15 +16,19 @@ std::string extension(const std::string& path) { return fs::path(path).extension
 
 // A file of the task: GLUE's own layout for .tsv, columns by name otherwise.
 LabeledTexts read_task_file(const GlueTask& task, const std::string& path) {
-  HEARTH_CHECK(fs::is_regular_file(path), hearth::IoError, "[run_glue] cannot read '", path, "': no such file");
+  // A path that is there but not a regular file (a FIFO, a folder) is named
+  // for what it is, not reported missing.
+  HEARTH_CHECK(fs::exists(path), hearth::IoError, "[run_glue] cannot read '", path, "': no such file");
+  hearth::io::check_regular_file(path, "[run_glue]");
   if (extension(path) == ".tsv") return hearth::data::read_glue_tsv(task, path);
   return hearth::data::read_text_file(path, &task);
 }
 
 std::string in_data_dir(const GlueArguments& a, const std::string& name) {
   const fs::path p = fs::path(a.data_dir) / name;
-  HEARTH_CHECK(fs::is_regular_file(p), hearth::IoError, "[run_glue] --data_dir: ", p.string(),
+  HEARTH_CHECK(fs::exists(p), hearth::IoError, "[run_glue] --data_dir: ", p.string(),
                " is missing; expected the original GLUE files of the ", a.task_name, " task there");
+  hearth::io::check_regular_file(p.string(), "[run_glue] --data_dir:");
   return p.string();
 }
 

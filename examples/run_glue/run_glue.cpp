@@ -33,6 +33,7 @@
 #include "hearth/core/generator.h"
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
+#include "hearth/io/atomic_file.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/trainer.h"
 
@@ -70,12 +71,13 @@ TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgument
 }
 
 // The tokenizer files of the model folder, copied beside the saved model so
-// that output_dir is a complete model folder.
+// that output_dir is a complete model folder. Written as every output file
+// is: atomically, replacing a symlink at the name rather than writing through it.
 void copy_tokenizer_files(const std::string& from, const std::string& to) {
   for (const char* name : {"vocab.txt", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"}) {
     const fs::path src = fs::path(from) / name;
     if (fs::exists(src) && fs::path(from) != fs::path(to))
-      fs::copy_file(src, fs::path(to) / name, fs::copy_options::overwrite_existing);
+      hearth::io::copy_file_atomic(src.string(), (fs::path(to) / name).string());
   }
 }
 

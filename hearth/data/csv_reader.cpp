@@ -19,6 +19,15 @@ size_t CsvTable::column(const std::string& name) const {
                "' (columns: ", known.empty() ? "none, the table has no header" : known, ")");
 }
 
+bool truncate_utf8(std::string& text, size_t max_bytes) {
+  if (text.size() <= max_bytes) return false;
+  size_t cut = max_bytes;
+  // Back over continuation bytes (10xxxxxx) to the start of the character.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  text.resize(cut);
+  return true;
+}
+
 namespace {
 
 class Parser {
@@ -35,7 +44,7 @@ class Parser {
       if (in_quotes_) {
         if (c == opt_.quote) {
           if (i + 1 < text_.size() && text_[i + 1] == opt_.quote) {
-            field_ += c;
+            add(c);
             ++i;
           } else {
             in_quotes_ = false;
@@ -49,11 +58,12 @@ class Parser {
                    "every row of this file is one line");
             ++line_;
           }
-          field_ += c;
+          add(c);
         }
         continue;
       }
       if (c == opt_.delimiter) {
+        finish_field();
         record_.push_back(std::move(field_));
         field_.clear();
         after_quote_ = false;
@@ -71,7 +81,7 @@ class Parser {
         has_content_ = true;
         quote_line_ = line_;
       } else {
-        field_ += c;
+        add(c);
         has_content_ = true;
       }
     }
@@ -86,8 +96,23 @@ class Parser {
     HEARTH_THROW(IoError, "[csv] ", table_.source, ":", line, ": ", args...);
   }
 
+  // Keeps a field's first max_field_bytes (and up to 3 more, so the cut can
+  // fall on a character boundary); the rest is dropped as it is read.
+  void add(char c) {
+    if (field_.size() < opt_.max_field_bytes + 3)
+      field_ += c;
+    else
+      field_cut_ = true;
+  }
+
+  void finish_field() {
+    if (truncate_utf8(field_, opt_.max_field_bytes) || field_cut_) ++table_.truncated_fields;
+    field_cut_ = false;
+  }
+
   void end_record() {
     if (!has_content_ && field_.empty()) return;  // blank line
+    finish_field();
     record_.push_back(std::move(field_));
     field_.clear();
     after_quote_ = false;
@@ -119,6 +144,7 @@ class Parser {
   bool in_quotes_ = false;
   bool after_quote_ = false;
   bool has_content_ = false;
+  bool field_cut_ = false;
 };
 
 }  // namespace
@@ -134,10 +160,12 @@ CsvTable read_csv(const std::string& path, const CsvOptions& options) {
   io::check_regular_file(path, "[csv]");
   std::ifstream in(path, std::ios::binary);
   if (!in) HEARTH_THROW(IoError, "[csv] ", path, ": cannot open: ", std::strerror(errno));
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  // Read into one string of the file's size (a string stream held two copies).
+  std::string text;
+  char chunk[1 << 16];
+  while (in.read(chunk, sizeof chunk) || in.gcount() > 0) text.append(chunk, static_cast<size_t>(in.gcount()));
   if (in.bad()) HEARTH_THROW(IoError, "[csv] ", path, ": read failed");
-  return parse_csv(buf.str(), options, path);
+  return parse_csv(text, options, path);
 }
 
 }  // namespace hearth::data

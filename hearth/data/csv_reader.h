@@ -14,6 +14,15 @@
 
 namespace hearth::data {
 
+// A field longer than this is cut to it (at a UTF-8 character boundary):
+// text is tokenized to a few hundred tokens at most, and tokenizing costs tens
+// of bytes of memory per byte of text, so a field of 200 MB cost gigabytes.
+inline constexpr size_t kMaxFieldBytes = size_t{1} << 20;
+
+// Cuts `text` to at most `max_bytes`, never inside a UTF-8 character.
+// Returns whether anything was cut.
+bool truncate_utf8(std::string& text, size_t max_bytes);
+
 struct CsvOptions {
   char delimiter = ',';
   // '\0' turns quoting off: quotes are ordinary characters. GLUE's TSV files
@@ -25,6 +34,8 @@ struct CsvOptions {
   // of its line (an unbalanced quote) is an error naming that line instead of
   // merging the lines after it into one record.
   bool multiline_fields = true;
+  // Longer fields are cut to this many bytes (see kMaxFieldBytes).
+  size_t max_field_bytes = kMaxFieldBytes;
 };
 
 struct CsvTable {
@@ -32,6 +43,7 @@ struct CsvTable {
   std::vector<std::string> columns;            // empty without a header
   std::vector<std::vector<std::string>> rows;  // the records after the header
   std::vector<int64_t> row_lines;              // the line each row starts on (1-based)
+  int64_t truncated_fields = 0;                // fields cut to CsvOptions::max_field_bytes
 
   size_t num_rows() const { return rows.size(); }
   // Index of a named column; IoError naming the file and the columns there are.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -119,6 +120,9 @@ LabeledTexts from_table(const CsvTable& table, const GlueTask* task, bool labels
   return out;
 }
 
+// The largest score a JSON label may hold: its square still fits float32.
+constexpr double kMaxScore = 1e15;
+
 std::string json_text(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
 LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
@@ -157,7 +161,8 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
   for (size_t i = 0; i < objects.size(); ++i) {
     auto& [o, line] = objects[i];
     if (line == 0) line = static_cast<int64_t>(i) + 1;  // an array: the row number
-    HEARTH_CHECK(o.is_object(), ValueError, "[glue] ", path, ":", line, ": expected a JSON object, got ", o.dump());
+    HEARTH_CHECK(o.is_object(), ValueError, "[glue] ", path, ":", line, ": expected a JSON object, got ",
+                 io::excerpt(o.dump()));
   }
   std::vector<std::string> columns;
   for (const auto& [k, v] : objects[0].first.items()) columns.push_back(k);
@@ -174,16 +179,28 @@ LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool 
     t.line = line;
     const ordered_json a = field(o, line, out.text_a_column);
     HEARTH_CHECK(a.is_string(), ValueError, "[glue] ", path, ":", line, ": column '", out.text_a_column,
-                 "': expected a string, got ", a.dump());
+                 "': expected a string, got ", io::excerpt(a.dump()));
     t.text_a = a.get<std::string>();
+    truncate_utf8(t.text_a, kMaxFieldBytes);  // as read_csv cuts a field
     if (out.text_b_column) {
       const ordered_json b = field(o, line, *out.text_b_column);
       HEARTH_CHECK(b.is_string(), ValueError, "[glue] ", path, ":", line, ": column '", *out.text_b_column,
-                   "': expected a string, got ", b.dump());
+                   "': expected a string, got ", io::excerpt(b.dump()));
       t.text_b = b.get<std::string>();
+      truncate_utf8(*t.text_b, kMaxFieldBytes);
     }
     if (!out.label_column.empty()) {
       const ordered_json label = field(o, line, out.label_column);
+      // A label is a class (a name or an integer) or a score; a list, an
+      // object, a boolean or null is neither, and a score so large that its
+      // square overflows float32 cannot be trained on (and 1e30 once made a
+      // classification file a regression one).
+      HEARTH_CHECK(label.is_string() || label.is_number(), ValueError, "[glue] ", path, ":", line, ": column '",
+                   out.label_column, "': expected a class name, a class id or a score, got ",
+                   io::excerpt(label.dump()));
+      HEARTH_CHECK(!label.is_number_float() || std::abs(label.get<double>()) <= kMaxScore, ValueError, "[glue] ", path,
+                   ":", line, ": column '", out.label_column, "': expected a score of at most ", kMaxScore,
+                   " in magnitude, got ", label.dump());
       if (label.is_number_float()) out.json_float_labels = true;
       t.label = json_text(label);
     }

@@ -14,6 +14,18 @@ namespace hearth::data::detail {
 // Images larger than this many pixels are refused rather than decoded: a
 // corrupt or hostile header can claim gigapixels and exhaust memory.
 inline constexpr uint64_t kMaxImagePixels = uint64_t{1} << 28;
+// What one decode may produce: 64 Mpx (192 MiB of RGB), more than any camera's
+// photograph. A JPEG larger than this is still read at a reduced scale or in
+// part when that is all a transform needs; a PNG (which has no reduced
+// decode) larger than this, or a JPEG whose decode would be, is refused, and
+// a data set skips it like a corrupt image. A 260 KB PNG can claim 16384 x
+// 16384 pixels: 805 MB decoded.
+inline constexpr uint64_t kMaxDecodedPixels = uint64_t{1} << 26;
+
+// Progressive JPEGs with more scans than this are refused: every scan is a
+// pass over the whole image, so thousands of tiny ones make a small file
+// decode for minutes.
+inline constexpr int kMaxJpegScans = 64;
 
 Tensor decode_jpeg(const uint8_t* data, size_t size, const std::string& name);
 

@@ -33,7 +33,21 @@ class ImageFolder::BadFiles {
     if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
     std::lock_guard<std::mutex> lock(mu_);
     if (!paths_.insert(path).second || warnings_ == nullptr) return;
-    *warnings_ << "[ImageFolder] skipping " << path << ": " << why << std::endl;
+    // A folder of 100,000 empty files printed 100,000 lines: the first few
+    // are named, the rest counted.
+    if (paths_.size() <= kNamedSkips) {
+      *warnings_ << "[ImageFolder] skipping " << path << ": " << why << std::endl;
+    } else if (paths_.size() == kNamedSkips + 1) {
+      *warnings_ << "[ImageFolder] skipping more files: they are counted, not named" << std::endl;
+    }
+  }
+
+  // After a folder is read: how many were skipped in all, when not all were named.
+  void summarize(const std::string& root) const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (warnings_ == nullptr || paths_.size() <= kNamedSkips) return;
+    *warnings_ << "[ImageFolder] " << root << ": skipped " << paths_.size() << " files in all (the first "
+               << kNamedSkips << " named above)" << std::endl;
   }
 
   std::vector<std::string> paths() const {
@@ -42,6 +56,7 @@ class ImageFolder::BadFiles {
   }
 
  private:
+  static constexpr size_t kNamedSkips = 10;
   mutable std::mutex mu_;
   std::set<std::string> paths_;
   std::ostream* warnings_;
@@ -160,6 +175,7 @@ ImageFolder::ImageFolder(const std::string& root, ImageFolderOptions options)
     for (const auto& [path, label] : good) names.insert(label);
     classes_.assign(names.begin(), names.end());
   }
+  bad_->summarize(root);
   HEARTH_CHECK(!good.empty(), ValueError, "[ImageFolder] ", root, ": found no usable image (", layout(),
                " layout; extensions ", joined(options.extensions), ")");
   std::vector<int64_t> per_class(classes_.size(), 0);

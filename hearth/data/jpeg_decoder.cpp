@@ -5,6 +5,7 @@
 // between stages, in ordinary C++.
 #include <algorithm>
 #include <csetjmp>
+#include <cstdio>
 #include <cstring>
 #include <vector>
 
@@ -26,6 +27,7 @@ struct JpegErrorManager {
   jpeg_error_mgr pub;  // first, so libjpeg's pointer to it is a pointer to this
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX];
+  bool over_limit = false;  // stopped by a limit of hearth's, not by libjpeg
 };
 
 [[noreturn]] void on_jpeg_error(j_common_ptr cinfo) {
@@ -44,13 +46,33 @@ void on_jpeg_message(j_common_ptr cinfo, int level) {
 struct JpegDecoder {
   jpeg_decompress_struct cinfo;
   JpegErrorManager err;
+  jpeg_progress_mgr progress;
   bool cmyk = false;
   bool inverted = false;  // Adobe CMYK stores 255 - value
 };
 
+// libjpeg calls this as it reads; a progressive JPEG is read scan by scan,
+// each scan a pass over every coefficient of the image, so thousands of scans
+// (a few bytes each) cost minutes. Past kMaxJpegScans decoding stops with an
+// error, as libjpeg-turbo's own tools do past their scan limit.
+void on_jpeg_progress(j_common_ptr cinfo) {
+  if (!cinfo->is_decompressor) return;
+  const auto* dinfo = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (dinfo->input_scan_number <= kMaxJpegScans) return;
+  auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+  err->over_limit = true;
+  std::snprintf(err->message, sizeof err->message,
+                "a progressive JPEG of more than %d scans (real ones have about 10; each scan is another pass over "
+                "the whole image)",
+                kMaxJpegScans);
+  std::longjmp(err->jump, 1);
+}
+
 bool read_header(JpegDecoder& d, const uint8_t* data, size_t size) {
   if (setjmp(d.err.jump)) return false;
-  jpeg_create_decompress(&d.cinfo);
+  jpeg_create_decompress(&d.cinfo);  // clears cinfo.progress: set after it
+  d.progress.progress_monitor = on_jpeg_progress;
+  d.cinfo.progress = &d.progress;
   jpeg_mem_src(&d.cinfo, data, static_cast<unsigned long>(size));
   jpeg_read_header(&d.cinfo, TRUE);
   d.cmyk = d.cinfo.jpeg_color_space == JCS_CMYK || d.cinfo.jpeg_color_space == JCS_YCCK;
@@ -139,6 +161,7 @@ void start(JpegDecoder& d, const uint8_t* data, size_t size, const std::string& 
   d.cinfo.err = jpeg_std_error(&d.err.pub);
   d.err.pub.error_exit = on_jpeg_error;
   d.err.pub.emit_message = on_jpeg_message;
+
   if (!read_header(d, data, size)) HEARTH_THROW(IoError, "[image] ", name, ": corrupt JPEG: ", d.err.message);
   const uint64_t width = d.cinfo.image_width, height = d.cinfo.image_height;
   HEARTH_CHECK(width * height <= kMaxImagePixels, IoError, "[image] ", name, ": the JPEG claims ", width, "x", height,
@@ -146,6 +169,7 @@ void start(JpegDecoder& d, const uint8_t* data, size_t size, const std::string& 
 }
 
 [[noreturn]] void throw_decode_error(const JpegDecoder& d, const std::string& name) {
+  if (d.err.over_limit) HEARTH_THROW(IoError, "[image] ", name, ": ", d.err.message);
   const bool truncated = d.err.pub.msg_code == JWRN_JPEG_EOF;
   HEARTH_THROW(IoError, "[image] ", name,
                truncated ? ": truncated JPEG (the data ends before the image does)" : ": corrupt JPEG: ",
@@ -196,6 +220,9 @@ Tensor decode_jpeg_window(const uint8_t* data, size_t size, const std::string& n
                    w.left + w.width <= width,
                ValueError, "[image] ", name, ": the window (top ", w.top, ", left ", w.left, ", ", w.height, "x",
                w.width, ") is not inside the ", height, "x", width, " image at scale 1/", denom);
+  HEARTH_CHECK(static_cast<uint64_t>(w.height) * static_cast<uint64_t>(w.width) <= kMaxDecodedPixels, IoError,
+               "[image] ", name, ": decoding ", w.height, "x", w.width, " pixels of the JPEG is more than the ",
+               kMaxDecodedPixels, " hearth decodes at once");
   Tensor out = Tensor::empty({w.height, w.width, 3}, DType::uint8);
   std::vector<uint8_t> row(static_cast<size_t>(width) * (d.cmyk ? 4 : 3));
   const bool to_the_end = w.top + w.height < height && !ends_with_end_marker(data, size);

@@ -87,8 +87,8 @@ Tensor decode_png(const uint8_t* data, size_t size, const std::string& name) {
   HEARTH_CHECK(d.info != nullptr, IoError, "[image] ", name, ": libpng could not start (out of memory?)");
   uint32_t width = 0, height = 0;
   if (!read_header(d, &width, &height)) HEARTH_THROW(IoError, "[image] ", name, ": corrupt PNG: ", d.message);
-  HEARTH_CHECK(uint64_t{width} * height <= kMaxImagePixels, IoError, "[image] ", name, ": the PNG claims ", width, "x",
-               height, " pixels, more than the ", kMaxImagePixels, " hearth decodes");
+  HEARTH_CHECK(uint64_t{width} * height <= kMaxDecodedPixels, IoError, "[image] ", name, ": the PNG claims ", width,
+               "x", height, " pixels, more than the ", kMaxDecodedPixels, " hearth decodes at once");
   Tensor out = Tensor::empty({static_cast<int64_t>(height), static_cast<int64_t>(width), 3}, DType::uint8);
   std::vector<png_bytep> rows(height);
   uint8_t* base = out.data<uint8_t>();

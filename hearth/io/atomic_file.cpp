@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/io/file_checks.h"
 
 namespace fs = std::filesystem;
 
@@ -66,7 +67,8 @@ std::string strip_trailing_slashes(std::string path) {
 }  // namespace
 
 void fsync_path(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO put where a file was expected must not block the open.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw_errno(path, "cannot open to flush", errno);
   int rc = ::fsync(fd);
   int err = errno;
@@ -78,8 +80,22 @@ void fsync_path(const std::string& path) {
 // ---- files -------------------------------------------------------------------
 
 AtomicFileWriter::AtomicFileWriter(std::string path) : path_(std::move(path)), temp_path_(path_ + ".tmp") {
-  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw_errno(temp_path_, "cannot create", errno);
+  // Whatever is at the temporary name (a crash's leftover, or a symlink, FIFO
+  // or file planted there) is unlinked first: unlink removes a symlink
+  // itself, never what it points to. The file is then created fresh, never
+  // opened through a link (O_EXCL|O_NOFOLLOW): one planted between the two
+  // calls makes the open fail instead of writing outside the folder.
+  struct stat st {};
+  if (::lstat(temp_path_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) ::unlink(temp_path_.c_str());
+  fd_ = ::open(temp_path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+  if (fd_ < 0) {
+    const int err = errno;
+    if (err == EEXIST || err == ELOOP)
+      HEARTH_THROW(IoError, "[atomic_file] ", temp_path_,
+                   ": something else is at this temporary name (a directory, or a file or symlink created while "
+                   "hearth was writing); hearth never writes through it. Remove it and run again");
+    throw_errno(temp_path_, "cannot create", err);
+  }
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
@@ -122,6 +138,8 @@ void AtomicFileWriter::commit() {
   fd_ = -1;
   if (rc != 0) throw_errno(temp_path_, "close failed", errno);
   injected_pause();
+  // rename() replaces a symlink at `path_` by the file itself; it never
+  // writes through the link.
   if (::rename(temp_path_.c_str(), path_.c_str()) != 0)
     throw_errno(path_, "cannot rename the temporary file into place", errno);
   committed_ = true;
@@ -136,6 +154,33 @@ void write_file_atomic(const std::string& path, const std::function<void(AtomicF
 
 void write_file_atomic(const std::string& path, std::string_view contents) {
   write_file_atomic(path, [&](AtomicFileWriter& w) { w.write(contents); });
+}
+
+void copy_file_atomic(const std::string& from, const std::string& to) {
+  check_regular_file(from, "[atomic_file]");
+  const int in = ::open(from.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (in < 0) throw_errno(from, "cannot open to copy", errno);
+  struct stat st {};
+  if (::fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(in);
+    HEARTH_THROW(IoError, "[atomic_file] ", from, ": is not a regular file; expected one to copy");
+  }
+  try {
+    write_file_atomic(to, [&](AtomicFileWriter& w) {
+      std::vector<char> buffer(size_t{1} << 16);
+      for (;;) {
+        const ssize_t n = ::read(in, buffer.data(), buffer.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw_errno(from, "read failed", errno);
+        if (n == 0) break;
+        w.write(buffer.data(), static_cast<size_t>(n));
+      }
+    });
+  } catch (...) {
+    ::close(in);
+    throw;
+  }
+  ::close(in);
 }
 
 // ---- directories ---------------------------------------------------------------

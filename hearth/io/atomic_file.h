@@ -51,6 +51,11 @@ class AtomicFileWriter {
 void write_file_atomic(const std::string& path, const std::function<void(AtomicFileWriter&)>& fill);
 void write_file_atomic(const std::string& path, std::string_view contents);
 
+// Copies the regular file `from` to `to` atomically, as write_file_atomic
+// does: a symlink at `to` is replaced, never written through. IoError when
+// `from` is not a regular file (a FIFO would block the copy).
+void copy_file_atomic(const std::string& from, const std::string& to);
+
 // A directory built at `<path>.tmp-XXXXXX` (a fresh unique name) and moved to
 // `path` by commit(). If `path` already exists it is swapped out atomically
 // (renameat2 RENAME_EXCHANGE) and the old tree removed; on filesystems without

@@ -39,6 +39,11 @@ int json_nesting_depth(std::string_view text) {
   return deepest;
 }
 
+std::string excerpt(std::string_view text, size_t max_chars) {
+  if (text.size() <= max_chars) return std::string(text);
+  return detail::concat(text.substr(0, max_chars), "... (", text.size(), " characters in all)");
+}
+
 std::string json_limits_problem(std::string_view text, size_t max_bytes) {
   if (text.size() > max_bytes)
     return detail::concat(text.size(), " bytes of JSON, more than the ", max_bytes, " allowed");

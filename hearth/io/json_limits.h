@@ -32,6 +32,11 @@ std::string read_json_text(std::istream& in, const std::string& where, size_t ma
 // What check_json_limits would say after "<where>: ", or "" when within them.
 std::string json_limits_problem(std::string_view text, size_t max_bytes = kMaxJsonBytes);
 
+// `text` as an error message may quote it: whole when at most `max_chars`
+// long, else its first `max_chars` characters, "..." and how long it was, so
+// a hostile value of megabytes never floods a message.
+std::string excerpt(std::string_view text, size_t max_chars = 200);
+
 // The deepest nesting of arrays and objects in `text` (0 for a scalar).
 int json_nesting_depth(std::string_view text);
 

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include <sys/stat.h>
+
 #include "hearth/core/errors.h"
 
 namespace hearth::io {
@@ -15,14 +17,33 @@ LogFile::~LogFile() { close(); }
 void LogFile::open(const std::string& path, bool truncate) {
   close();
   path_ = path;
-  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | (truncate ? O_TRUNC : O_APPEND);
+  // O_NONBLOCK: opening a FIFO for writing would wait for a reader forever
+  // (with it, the open fails with ENXIO or returns at once, and the type
+  // check below refuses it). O_TRUNC is applied only once the file is known
+  // to be a regular one.
+  const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | (truncate ? 0 : O_APPEND);
   fd_ = ::open(path.c_str(), flags, 0644);
   if (fd_ < 0) {
     const int err = errno;
     HEARTH_CHECK(err != ELOOP, IoError, "[log] ", path,
                  ": is a symbolic link; logs are never written through one (remove it, or choose another "
                  "--output_dir)");
+    HEARTH_CHECK(err != ENXIO, IoError, "[log] ", path, ": is a FIFO (named pipe), expected a regular file");
     HEARTH_THROW(IoError, "[log] ", path, ": cannot open it for writing: ", std::strerror(err));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close();
+    HEARTH_THROW(IoError, "[log] ", path,
+                 ": is not a regular file (a FIFO, device or socket); logs are written only to "
+                 "regular files");
+  }
+  // Back to blocking writes, as for any file.
+  ::fcntl(fd_, F_SETFL, ::fcntl(fd_, F_GETFL) & ~O_NONBLOCK);
+  if (truncate && ::ftruncate(fd_, 0) != 0) {
+    const int err = errno;
+    close();
+    HEARTH_THROW(IoError, "[log] ", path, ": cannot empty it: ", std::strerror(err));
   }
 }
 

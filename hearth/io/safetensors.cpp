@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <set>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 #include <sys/mman.h>
@@ -45,6 +46,12 @@ std::string supported_dtype_list() {
 
 constexpr size_t kLengthBytes = 8;
 constexpr size_t kMaxHeaderBytes = 100'000'000;
+// Tensors with no element (a shape with a 0) occupy no bytes of the data
+// region, so the data's size does not bound how many there are.
+constexpr uint64_t kMaxEmptyTensors = 4096;
+// More dimensions than any model uses (PyTorch and NumPy stop at 64 or fewer);
+// a longer shape array only costs memory to read.
+constexpr uint64_t kMaxRank = 64;
 
 }  // namespace
 
@@ -109,36 +116,98 @@ class HeaderParser {
   }
 
   json parse_json() {
-    // The default json object keeps the last of repeated keys silently;
-    // watch top-level keys go by to catch a name given twice.
-    std::set<std::string> seen;
-    std::string duplicate;
-    json::parser_callback_t watch = [&](int depth, json::parse_event_t event, json& parsed) {
-      if (event == json::parse_event_t::key && depth == 1) {
-        const std::string& key = parsed.get_ref<const std::string&>();
-        if (!seen.insert(key).second && duplicate.empty()) duplicate = key;
-      }
-      return true;
-    };
     // The format caps headers at 100 MB; nesting bounds what parsing can cost.
     const std::string too_much = json_limits_problem(std::string_view(header_, header_len_), kMaxHeaderBytes);
     if (!too_much.empty()) fail("header: ", too_much);
+    // A first pass without building anything: names given twice (the default
+    // json object would keep the last silently), more entries than the data
+    // can hold, more dimensions than a tensor may have. In linear time, so a
+    // header of a million entries is refused or read in seconds.
+    HeaderScan scan(max_entries());
+    json::sax_parse(header_, header_ + header_len_, &scan, json::input_format_t::json, /*strict=*/true);
+    if (!scan.problem.empty()) fail(scan.problem);
     json root;
     try {
-      root = json::parse(header_, header_ + header_len_, watch);
+      root = json::parse(header_, header_ + header_len_);
     } catch (const json::exception& e) {
       fail("header is not valid JSON: ", e.what());
     }
-    if (!duplicate.empty()) fail("duplicate tensor name '", duplicate, "' in the header");
     return root;
   }
+
+  // Each tensor with data holds at least one byte of the data region; tensors
+  // with no element hold none, and a file may have a few of those.
+  uint64_t max_entries() const { return data_len_ + kMaxEmptyTensors; }
+
+  // The first pass over the header, as SAX events: it only counts and
+  // compares, and stops at the first problem.
+  struct HeaderScan {
+    explicit HeaderScan(uint64_t max_entries) : max_entries(max_entries) {}
+    uint64_t max_entries;
+    std::string problem;
+    int depth = 0;
+    uint64_t entries = 0;
+    std::unordered_set<std::string> names;
+    std::vector<uint64_t> array_sizes;  // one per open array
+
+    bool stop(std::string why) {
+      problem = std::move(why);
+      return false;
+    }
+    bool value() {
+      if (array_sizes.empty()) return true;
+      if (++array_sizes.back() > kMaxRank)
+        return stop(detail::concat("an array of more than ", kMaxRank, " numbers (a shape has at most ", kMaxRank,
+                                   " dimensions, data_offsets two)"));
+      return true;
+    }
+    bool null() { return value(); }
+    bool boolean(bool) { return value(); }
+    bool number_integer(json::number_integer_t) { return value(); }
+    bool number_unsigned(json::number_unsigned_t) { return value(); }
+    bool number_float(json::number_float_t, const json::string_t&) { return value(); }
+    bool string(json::string_t&) { return value(); }
+    bool binary(json::binary_t&) { return value(); }
+    bool start_object(std::size_t) {
+      ++depth;
+      return value();
+    }
+    bool end_object() {
+      --depth;
+      return true;
+    }
+    bool start_array(std::size_t) {
+      if (!value()) return false;
+      ++depth;
+      array_sizes.push_back(0);
+      return true;
+    }
+    bool end_array() {
+      --depth;
+      array_sizes.pop_back();
+      return true;
+    }
+    bool key(json::string_t& name) {
+      if (depth != 1) return true;
+      if (!names.insert(name).second) return stop("duplicate tensor name '" + excerpt(name) + "' in the header");
+      if (name != "__metadata__" && ++entries > max_entries)
+        return stop(detail::concat("more than ", max_entries,
+                                   " tensors, more than the data region can hold (each tensor with data takes at "
+                                   "least one byte of it; at most ",
+                                   kMaxEmptyTensors, " may be empty)"));
+      return true;
+    }
+    bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+      return stop(std::string("header is not valid JSON: ") + e.what());
+    }
+  };
 
   std::map<std::string, std::string> parse_metadata(const json& value) const {
     if (!value.is_object()) fail("__metadata__ must be an object of strings (found ", value.type_name(), ")");
     std::map<std::string, std::string> out;
     for (auto it = value.begin(); it != value.end(); ++it) {
       if (!it.value().is_string())
-        fail("__metadata__ value for '", it.key(), "' must be a string (found ", it.value().type_name(), ")");
+        fail("__metadata__ value for '", excerpt(it.key()), "' must be a string (found ", it.value().type_name(), ")");
       out[it.key()] = it.value().get<std::string>();
     }
     return out;
@@ -146,25 +215,28 @@ class HeaderParser {
 
   uint64_t unsigned_field(const std::string& name, const char* field, const json& v) const {
     if (!v.is_number_unsigned())
-      fail("tensor '", name, "': ", field, " must hold non-negative integers (found ", v.dump(), ")");
+      fail("tensor '", excerpt(name), "': ", field, " must hold non-negative integers (found ", excerpt(v.dump()), ")");
     return v.get<uint64_t>();
   }
 
   SafetensorsEntry parse_entry(const std::string& name, const json& value) const {
-    if (!value.is_object()) fail("tensor '", name, "' must be described by an object (found ", value.type_name(), ")");
+    if (!value.is_object())
+      fail("tensor '", excerpt(name), "' must be described by an object (found ", value.type_name(), ")");
     for (const char* field : {"dtype", "shape", "data_offsets"})
-      if (!value.contains(field)) fail("tensor '", name, "' has no \"", field, "\" field");
+      if (!value.contains(field)) fail("tensor '", excerpt(name), "' has no \"", field, "\" field");
     SafetensorsEntry e;
     e.name = name;
 
     const json& dtype = value["dtype"];
-    if (!dtype.is_string()) fail("tensor '", name, "': dtype must be a string (found ", dtype.dump(), ")");
+    if (!dtype.is_string())
+      fail("tensor '", excerpt(name), "': dtype must be a string (found ", excerpt(dtype.dump()), ")");
     if (!parse_safetensors_dtype(dtype.get<std::string>(), &e.dtype))
-      fail("tensor '", name, "' has unknown dtype '", dtype.get<std::string>(),
+      fail("tensor '", excerpt(name), "' has unknown dtype '", excerpt(dtype.get<std::string>()),
            "' (supported: ", supported_dtype_list(), ")");
 
     const json& shape = value["shape"];
-    if (!shape.is_array()) fail("tensor '", name, "': shape must be an array (found ", shape.dump(), ")");
+    if (!shape.is_array())
+      fail("tensor '", excerpt(name), "': shape must be an array (found ", excerpt(shape.dump()), ")");
     uint64_t numel = 1;
     // The product with zeros counted as ones: strides and element counts are
     // int64 even for a tensor with no element.
@@ -180,19 +252,20 @@ class HeaderParser {
     }
     uint64_t nbytes = 0;
     overflow |= __builtin_mul_overflow(numel, static_cast<uint64_t>(itemsize(e.dtype)), &nbytes);
-    if (overflow) fail("tensor '", name, "': shape ", shape.dump(), " is too large");
+    if (overflow) fail("tensor '", excerpt(name), "': shape ", excerpt(shape.dump()), " is too large");
 
     const json& offsets = value["data_offsets"];
     if (!offsets.is_array() || offsets.size() != 2)
-      fail("tensor '", name, "': data_offsets must be [begin, end] (found ", offsets.dump(), ")");
+      fail("tensor '", excerpt(name), "': data_offsets must be [begin, end] (found ", excerpt(offsets.dump()), ")");
     e.begin = unsigned_field(name, "data_offsets", offsets[0]);
     e.end = unsigned_field(name, "data_offsets", offsets[1]);
-    if (e.begin > e.end) fail("tensor '", name, "': data_offsets [", e.begin, ", ", e.end, "] end before they begin");
+    if (e.begin > e.end)
+      fail("tensor '", excerpt(name), "': data_offsets [", e.begin, ", ", e.end, "] end before they begin");
     if (e.end - e.begin != nbytes)
-      fail("tensor '", name, "': data_offsets [", e.begin, ", ", e.end, "] span ", e.end - e.begin, " bytes but shape ",
-           shape_str(e.shape), " of ", dtype.get<std::string>(), " needs ", nbytes);
+      fail("tensor '", excerpt(name), "': data_offsets [", e.begin, ", ", e.end, "] span ", e.end - e.begin,
+           " bytes but shape ", shape_str(e.shape), " of ", dtype.get<std::string>(), " needs ", nbytes);
     if (e.end > data_len_)
-      fail("tensor '", name, "': data_offsets [", e.begin, ", ", e.end, "] reach outside the data region of ",
+      fail("tensor '", excerpt(name), "': data_offsets [", e.begin, ", ", e.end, "] reach outside the data region of ",
            data_len_, " bytes");
     return e;
   }
@@ -207,8 +280,8 @@ class HeaderParser {
       const SafetensorsEntry& prev = *by_offset[i - 1];
       const SafetensorsEntry& cur = *by_offset[i];
       if (cur.begin < prev.end)
-        fail("tensors '", prev.name, "' [", prev.begin, ", ", prev.end, ") and '", cur.name, "' [", cur.begin, ", ",
-             cur.end, ") overlap");
+        fail("tensors '", excerpt(prev.name), "' [", prev.begin, ", ", prev.end, ") and '", excerpt(cur.name), "' [",
+             cur.begin, ", ", cur.end, ") overlap");
     }
     // Bytes after the last tensor belong to nothing: a corrupt or appended-to file.
     uint64_t last_end = 0;
@@ -284,10 +357,10 @@ const SafetensorsEntry& SafetensorsFile::entry(const std::string& name) const {
         known += ", ...";
         break;
       }
-      known += (known.empty() ? "" : ", ") + n;
+      known += (known.empty() ? "" : ", ") + excerpt(n);
     }
-    HEARTH_THROW(ValueError, "[safetensors] ", path_, ": no tensor named '", name, "' (the file has ", entries_.size(),
-                 ": ", known, ")");
+    HEARTH_THROW(ValueError, "[safetensors] ", path_, ": no tensor named '", excerpt(name), "' (the file has ",
+                 entries_.size(), ": ", known, ")");
   }
   return it->second;
 }

@@ -5,6 +5,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
 #include "hearth/io/json_integer.h"
+#include "hearth/io/json_limits.h"
 #include "hearth/ops/param_half_copies.h"
 
 namespace hearth::optim {
@@ -111,6 +112,16 @@ namespace {
 constexpr int64_t kMaxLoadedStep = 1'000'000'000'000;
 }  // namespace
 
+namespace {
+
+std::string known_options(const Options& options) {
+  std::string out;
+  for (const auto& [key, value] : options) out += (out.empty() ? "" : ", ") + key;
+  return out;
+}
+
+}  // namespace
+
 void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
   const nlohmann::json& meta = sd.meta;
   HEARTH_CHECK(meta.is_object() && meta.contains("param_groups") && meta["param_groups"].is_array(), ValueError, "[",
@@ -136,6 +147,11 @@ void Optimizer::load_state_dict(const OptimizerStateDict& sd) {
                  " parameters in the state but ", groups_[gi].params.size(), " in the optimizer");
     for (auto it = g.begin(); it != g.end(); ++it) {
       if (it.key() == "params") continue;
+      // Only this optimizer's options (and the scheduler's initial_lr): an
+      // unknown one would be kept and saved again without meaning anything.
+      HEARTH_CHECK(options[gi].count(it.key()) != 0 || it.key() == "initial_lr", ValueError, "[", name_,
+                   "] load_state_dict: group ", gi, " has the option \"", io::excerpt(it.key()), "\", which ", name_,
+                   " does not have (its options: ", known_options(groups_[gi].options), ")");
       HEARTH_CHECK(it.value().is_number() || it.value().is_boolean(), ValueError, "[", name_,
                    "] load_state_dict: option \"", it.key(), "\" of group ", gi, " is not a number");
       options[gi][it.key()] = it.value().is_boolean() ? (it.value().get<bool>() ? 1.0 : 0.0) : it.value().get<double>();

@@ -32,8 +32,6 @@ std::optional<int64_t> checkpoint_step(const std::string& name) {
   return std::stoll(digits);
 }
 
-constexpr const char* kDeletingSuffix = ".deleting";
-
 // "checkpoint-<digits>.tmp-XXXXXX" or ".old-XXXXXX": what AtomicDirectory
 // names a tree before it is renamed into place, or the tree it replaces; and
 // "checkpoint-<digits>.deleting", a rotated checkpoint whose removal did not finish.
@@ -176,10 +174,14 @@ std::vector<std::pair<int64_t, std::string>> list_checkpoints(const std::string&
   std::vector<std::pair<int64_t, std::string>> out;
   std::error_code ec;
   if (!fs::is_directory(output_dir, ec)) return out;
-  for (const auto& e : fs::directory_iterator(output_dir)) {
-    if (!e.is_directory()) continue;
-    if (auto step = checkpoint_step(e.path().filename().string())) out.emplace_back(*step, e.path().string());
+  // An entry whose type cannot be read (a symlink loop, a dangling link, a
+  // name removed meanwhile) is not a checkpoint: skipped, never an error.
+  for (fs::directory_iterator it(output_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code entry_ec;
+    if (!it->is_directory(entry_ec) || entry_ec) continue;
+    if (auto step = checkpoint_step(it->path().filename().string())) out.emplace_back(*step, it->path().string());
   }
+  HEARTH_CHECK(!ec, IoError, "[checkpoint] ", output_dir, ": cannot list the checkpoints: ", ec.message());
   std::sort(out.begin(), out.end());
   return out;
 }

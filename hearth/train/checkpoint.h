@@ -36,6 +36,8 @@ inline constexpr const char* kOptimizerFile = "optimizer.safetensors";
 inline constexpr const char* kTrainerStateFile = "trainer_state.json";
 inline constexpr const char* kTrainingArgsFile = "training_args.json";
 inline constexpr const char* kGradScalerFile = "scaler.json";
+// An old checkpoint being removed is first renamed to "<its name>.deleting".
+inline constexpr const char* kDeletingSuffix = ".deleting";
 
 // "checkpoint-<step>".
 std::string checkpoint_name(int64_t step);

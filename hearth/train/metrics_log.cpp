@@ -23,14 +23,26 @@ void MetricsJsonlCallback::write(const nlohmann::json& entry) {
 }
 
 void MetricsJsonlCallback::on_train_begin(const TrainingArguments&, TrainerState& state, TrainerControl&) {
-  open(/*truncate=*/true);
-  for (const nlohmann::json& entry : state.log_history) write(entry);
+  if (failure_.failed()) return;
+  try {
+    open(/*truncate=*/true);
+    for (const nlohmann::json& entry : state.log_history) write(entry);
+  } catch (const IoError& e) {
+    out_.close();
+    failure_.give_up(e);
+  }
 }
 
 void MetricsJsonlCallback::on_log(const TrainingArguments&, TrainerState&, TrainerControl&,
                                   const nlohmann::json& entry) {
-  if (!out_.is_open()) open(/*truncate=*/false);
-  write(entry);
+  if (failure_.failed()) return;
+  try {
+    if (!out_.is_open()) open(/*truncate=*/false);
+    write(entry);
+  } catch (const IoError& e) {
+    out_.close();
+    failure_.give_up(e);
+  }
 }
 
 }  // namespace hearth::train

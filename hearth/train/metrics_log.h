@@ -1,6 +1,7 @@
 // output_dir/metrics.jsonl: every log entry (training losses, evaluations, the
 // final summary) as one JSON object per line, flushed as it is written, so a
-// run can be plotted while it trains and read after it crashed.
+// run can be plotted while it trains and read after it crashed. A log that
+// cannot be written is given up with a warning (log_failure.h).
 #pragma once
 
 #include <fstream>
@@ -8,6 +9,7 @@
 
 #include "hearth/io/log_file.h"
 #include "hearth/train/callbacks.h"
+#include "hearth/train/log_failure.h"
 
 namespace hearth::train {
 
@@ -29,6 +31,7 @@ class MetricsJsonlCallback : public TrainerCallback {
   void write(const nlohmann::json& entry);
   std::string path_;
   io::LogFile out_;  // O_NOFOLLOW: never through a symlink planted in output_dir
+  LogFailure failure_{"the metrics log"};
 };
 
 }  // namespace hearth::train

@@ -49,12 +49,29 @@ TensorBoardCallback::TensorBoardCallback(std::string log_dir, Device device)
     : log_dir_(std::move(log_dir)), device_(device) {}
 
 void TensorBoardCallback::on_train_begin(const TrainingArguments&, TrainerState& state, TrainerControl&) {
-  if (!writer_) writer_ = std::make_unique<EventFileWriter>(log_dir_);
   last_train_log_ = std::make_pair(state.global_step, seconds_now());
+  if (failure_.failed()) return;
+  try {
+    if (!writer_) writer_ = std::make_unique<EventFileWriter>(log_dir_);
+  } catch (const IoError& e) {
+    writer_.reset();
+    failure_.give_up(e);
+  }
 }
 
-void TensorBoardCallback::on_log(const TrainingArguments&, TrainerState& state, TrainerControl&,
+void TensorBoardCallback::on_log(const TrainingArguments& args, TrainerState& state, TrainerControl& control,
                                  const nlohmann::json& entry) {
+  if (failure_.failed()) return;
+  try {
+    write_scalars(args, state, control, entry);
+  } catch (const IoError& e) {
+    writer_.reset();
+    failure_.give_up(e);
+  }
+}
+
+void TensorBoardCallback::write_scalars(const TrainingArguments&, TrainerState& state, TrainerControl&,
+                                        const nlohmann::json& entry) {
   if (!writer_) writer_ = std::make_unique<EventFileWriter>(log_dir_);
   std::vector<std::pair<std::string, float>> scalars;
   for (const auto& [key, value] : entry.items()) {

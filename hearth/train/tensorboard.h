@@ -14,6 +14,7 @@
 
 #include "hearth/core/device.h"
 #include "hearth/train/callbacks.h"
+#include "hearth/train/log_failure.h"
 #include "hearth/train/tensorboard_events.h"
 
 namespace hearth::train {
@@ -31,10 +32,13 @@ class TensorBoardCallback : public TrainerCallback {
               const nlohmann::json& entry) override;
 
  private:
+  void write_scalars(const TrainingArguments& args, TrainerState& state, TrainerControl& control,
+                     const nlohmann::json& entry);
   std::string log_dir_;
   Device device_;
   std::unique_ptr<EventFileWriter> writer_;
   std::optional<std::pair<int64_t, double>> last_train_log_;  // (step, seconds) of the previous loss log
+  LogFailure failure_{"TensorBoard logging"};
 };
 
 // output_dir/runs/<Mon><DD>_<HH>-<MM>-<SS>_<host>, as Hugging Face names it.

@@ -31,6 +31,7 @@
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/count_text.h"
 #include "hearth/train/curves_plot.h"
+#include "hearth/train/log_failure.h"
 #include "hearth/train/metrics.h"
 #include "hearth/train/metrics_log.h"
 #include "hearth/train/output_dir_lock.h"
@@ -176,9 +177,14 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
   if (!is_main_process()) options_.console = nullptr;  // rank 0 speaks for all
   if (args_.writes_jsonl() && is_main_process())
     callbacks_.push_back(std::make_shared<MetricsJsonlCallback>(metrics_path()));
-  if (args_.writes_tensorboard() && is_main_process())
-    callbacks_.push_back(std::make_shared<TensorBoardCallback>(
-        args_.logging_dir.value_or(default_tensorboard_dir(args_.output_dir)), device_.device));
+  if (args_.writes_tensorboard() && is_main_process()) {
+    try {
+      callbacks_.push_back(std::make_shared<TensorBoardCallback>(
+          args_.logging_dir.value_or(default_tensorboard_dir(args_.output_dir)), device_.device));
+    } catch (const IoError& e) {  // a log is never why a run stops (log_failure.h)
+      LogFailure("TensorBoard logging").give_up(e);
+    }
+  }
   if (options_.console != nullptr) {
     bool bar =
         options_.progress_bar.value_or(options_.console == &std::cout && progress_bar_by_default(args_.disable_tqdm));
@@ -266,7 +272,9 @@ TrainOutput Trainer::train() {
   // a checkpoint, and nothing else would remove it.
   if (is_main_process())  // rank 0 owns the output directory
     for (const std::string& dir : remove_unfinished_checkpoints(args_.output_dir))
-      say("hearth: removed " + dir + " (a checkpoint save that did not finish)");
+      say("hearth: removed " + dir +
+          (dir.ends_with(kDeletingSuffix) ? " (an old checkpoint whose removal did not finish)"
+                                          : " (a checkpoint save that did not finish)"));
   if (args_.resume_from_checkpoint.has_value()) {
     resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir));
   } else {
@@ -320,8 +328,13 @@ TrainOutput Trainer::train() {
     log(summary);
   }
   for (CallbackPtr& cb : callbacks_) cb->on_train_end(args_, state_, control_);
-  if (args_.draws_curves() && is_main_process())
-    write_training_curves(state_.log_history, "training curves: " + args_.output_dir, curves_path());
+  if (args_.draws_curves() && is_main_process()) {
+    try {
+      write_training_curves(state_.log_history, "training curves: " + args_.output_dir, curves_path());
+    } catch (const IoError& e) {  // the run is done and saved: the plot is not worth failing it
+      LogFailure("the training curves (" + curves_path() + ")").give_up(e);
+    }
+  }
   out.interrupted_by_signal = stop_signal_;
   out.stop_reason = control_.stop_reason;
   out.last_checkpoint = last_checkpoint_;

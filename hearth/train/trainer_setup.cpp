@@ -13,6 +13,7 @@
 #include "hearth/train/output_dir_lock.h"
 #include "hearth/train/signals.h"
 #include "hearth/train/trainer.h"
+#include "hearth/train/training_memory.h"
 
 namespace hearth::train {
 namespace {
@@ -102,6 +103,9 @@ void Trainer::setup_training() {
   state_.save_steps = args_.save_steps;
   state_.run_id = new_run_id();
 
+  // Said now, before the gradients and the optimizer state are allocated.
+  check_training_memory_fits(training_memory(params_, args_.optim), device_memory_bytes(device_.device),
+                             device_.device.str());
   optimizer_ = make_optimizer(args_, params_);
   const int64_t warmup =
       args_.warmup_steps > 0
@@ -164,6 +168,9 @@ void Trainer::create_output_dir() const {
 }
 
 void Trainer::resume(const std::string& dir) {
+  // The checkpoint resumed from is complete: a second stop signal while it
+  // loads says to resume from it again, not that nothing was saved.
+  StopSignalGuard::set_last_checkpoint(dir);
   load_model_weights(dir, *model_);
   load_optimizer_state(dir, *optimizer_, scheduler_.get());
   // A checkpoint of an fp32 or bf16 run has no scaler: the scale starts afresh.

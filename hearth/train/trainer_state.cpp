@@ -1,5 +1,7 @@
 #include "hearth/train/trainer_state.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <type_traits>
 
@@ -113,6 +115,17 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
   check_count(s.data_position.epoch, "data_position.epoch", where);
   check_count(s.data_position.batches_yielded, "data_position.batches_yielded", where);
   check_count(s.world_size, "world_size", where);
+  // A step never spans two epochs of the data (a step's batches stop at the
+  // epoch's end), so the data cannot be further than one epoch per step.
+  HEARTH_CHECK(s.data_position.epoch <= std::max<int64_t>(s.global_step, 0) + 1, ValueError, "[trainer] ", where,
+               ": field 'data_position.epoch': expected at most global_step + 1 (", s.global_step + 1, "), got ",
+               s.data_position.epoch);
+  // The sum of the steps' losses: beyond 1e30 per step on average it is no
+  // loss a run reports (and adding to it soon overflows to infinity).
+  const double max_total_loss = 1e30 * static_cast<double>(std::max<int64_t>(s.global_step, 1));
+  HEARTH_CHECK(std::isfinite(s.total_loss) && std::abs(s.total_loss) <= max_total_loss, ValueError, "[trainer] ", where,
+               ": field 'total_loss': expected a finite sum of at most 1e30 per step (", max_total_loss, " for ",
+               s.global_step, " steps), got ", s.total_loss);
   return s;
 }
 

@@ -292,6 +292,9 @@ Field report_to() {
 // Batch sizes and accumulation: 2^24 samples; epochs: 10^6; ddp_timeout: a week.
 constexpr int64_t kMaxBatch = int64_t{1} << 24;
 constexpr double kMaxEpochs = 1e6;
+// Beyond any learning rate that trains (1e308 was accepted, and overflowed
+// the first update to infinity).
+constexpr double kMaxLearningRate = 1e3;
 constexpr int64_t kMaxTimeoutSeconds = 7 * 24 * 3600;
 // Batches a loader worker builds ahead: each is a whole batch in memory.
 constexpr int64_t kMaxPrefetchFactor = 64;
@@ -318,7 +321,7 @@ std::vector<Field> make_fields() {
       boolean("dataloader_pin_memory", &A::dataloader_pin_memory,
               "batches in page-locked memory when training on an accelerator (asynchronous copies)"),
       choice("optim", &A::optim, {"adamw_torch", "adam", "sgd"}, "optimizer: adamw_torch, adam or sgd (momentum 0.9)"),
-      number("learning_rate", &A::learning_rate, 0.0, kInf, false, "peak learning rate (>= 0)"),
+      number("learning_rate", &A::learning_rate, 0.0, kMaxLearningRate, false, "peak learning rate (0 to 1000)"),
       number("weight_decay", &A::weight_decay, 0.0, kInf, false,
              "weight decay (>= 0; not applied to biases and norm weights)"),
       number("adam_beta1", &A::adam_beta1, 0.0, 1.0, true, "Adam's beta1, in [0, 1)"),

@@ -175,6 +175,9 @@ BertTokenizer BertTokenizer::from_tokenizer_json(const std::string& path) {
       optional_string(model, "continuing_subword_prefix", path + " model").value_or(options.continuing_subword_prefix);
   options.max_input_chars_per_word =
       optional_count(model, "max_input_chars_per_word", path + " model").value_or(options.max_input_chars_per_word);
+  HEARTH_CHECK(options.max_input_chars_per_word <= kMaxInputCharsPerWord, ValueError, "[tokenizer] ", path,
+               ": field 'model.max_input_chars_per_word': expected at most ", kMaxInputCharsPerWord, ", got ",
+               options.max_input_chars_per_word);
   const json normalizer = j.value("normalizer", json());
   if (const json* n = find_bert_normalizer(normalizer, path)) {
     options.do_lower_case = optional_bool(*n, "lowercase", path + " normalizer").value_or(true);

@@ -1,5 +1,6 @@
 #include "hearth/data/tokenizer/vocab.h"
 
+#include <algorithm>
 #include <fstream>
 
 #include "hearth/core/errors.h"
@@ -9,7 +10,10 @@ namespace hearth::data {
 
 Vocab::Vocab(std::vector<std::string> tokens) : tokens_(std::move(tokens)) {
   ids_.reserve(tokens_.size());
-  for (size_t i = 0; i < tokens_.size(); ++i) ids_[tokens_[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < tokens_.size(); ++i) {
+    ids_[tokens_[i]] = static_cast<int64_t>(i);
+    longest_token_bytes_ = std::max(longest_token_bytes_, tokens_[i].size());
+  }
 }
 
 Vocab Vocab::from_vocab_txt(const std::string& path) {

@@ -23,6 +23,9 @@ class Vocab {
   int64_t size() const { return static_cast<int64_t>(tokens_.size()); }
   bool contains(const std::string& token) const { return ids_.count(token) != 0; }
   std::optional<int64_t> find(const std::string& token) const;
+  // The length in bytes of the longest token: no longer piece of text can be
+  // one, which bounds WordPiece's longest-match search.
+  size_t longest_token_bytes() const { return longest_token_bytes_; }
   // ValueError naming the token when it is not in the vocabulary.
   int64_t id(const std::string& token) const;
   // ValueError when out of range.
@@ -31,6 +34,7 @@ class Vocab {
  private:
   std::vector<std::string> tokens_;
   std::unordered_map<std::string, int64_t> ids_;
+  size_t longest_token_bytes_ = 0;
 };
 
 }  // namespace hearth::data

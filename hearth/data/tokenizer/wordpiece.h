@@ -1,7 +1,9 @@
 // WordPiece: greedy longest-match-first splitting of one word into vocabulary
 // pieces, continuation pieces carrying a "##" prefix. A word longer than
 // max_input_chars_per_word code points, or one with a remainder no piece
-// matches, becomes the unknown token as a whole.
+// matches, becomes the unknown token as a whole. A piece is never longer than
+// the vocabulary's longest token, so the search costs at most that many
+// candidates per piece: linear in the word's length, for a given vocabulary.
 #pragma once
 
 #include <string>
@@ -10,6 +12,10 @@
 #include "hearth/data/tokenizer/vocab.h"
 
 namespace hearth::data {
+
+// The most max_input_chars_per_word may be (Hugging Face's default is 100):
+// longer words become the unknown token rather than being searched.
+inline constexpr size_t kMaxInputCharsPerWord = 10000;
 
 struct WordPieceOptions {
   std::string unk_token = "[UNK]";

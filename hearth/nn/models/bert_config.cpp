@@ -9,6 +9,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/file_checks.h"
+#include "hearth/io/json_integer.h"
 #include "hearth/io/json_limits.h"
 
 namespace hearth::nn::models {
@@ -49,7 +50,10 @@ const std::set<std::string>& interpreted_fields() {
 void read_int(const json& j, const char* name, const std::string& where, int64_t& out) {
   if (!j.contains(name)) return;
   const json& v = j.at(name);
-  if (!v.is_number_integer()) bad_field(where, name, "expected an integer, got " + v.dump());
+  if (!v.is_number_integer()) bad_field(where, name, "expected an integer, got " + io::excerpt(v.dump()));
+  // 2^64-1 read as int64 wrapped to -1 and was reported as "got -1".
+  if (!io::json_integer_fits<int64_t>(v))
+    bad_field(where, name, "expected an integer of at most 2^63-1, got " + v.dump());
   out = v.get<int64_t>();
 }
 

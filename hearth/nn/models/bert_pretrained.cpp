@@ -124,6 +124,17 @@ Checkpoint read_checkpoint(const fs::path& dir) {
       shards.insert(shard.get<std::string>());
     }
     for (const std::string& shard : shards) {
+      // Nor through a symlinked sub-folder. The shard file itself may be a
+      // link (a Hub cache's snapshot folder links each file to its blob).
+      fs::path prefix = dir;
+      const fs::path shard_path(shard);
+      for (auto it = shard_path.begin(); std::next(it) != shard_path.end(); ++it) {
+        prefix /= *it;
+        std::error_code ec;
+        HEARTH_CHECK(!fs::is_symlink(prefix, ec), IoError, "[bert] ", index_path, " lists the shard ", shard,
+                     ", reached through the symlink ", prefix.string(),
+                     "; shards are read only from inside the model folder");
+      }
       HEARTH_CHECK(fs::exists(dir / shard), IoError, "[bert] ", index_path, " lists the shard ", shard,
                    ", which is not in the folder");
       add_file(ckpt, dir / shard);

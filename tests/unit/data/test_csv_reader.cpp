@@ -100,5 +100,23 @@ TEST(Csv, ReadsFiles) {
   }
 }
 
+// A field of megabytes (as a hostile file holds) is cut as it is read, at a
+// character boundary, so its tokens never cost gigabytes; the row and the
+// other fields are kept whole.
+TEST(Csv, AHugeFieldIsCutAtACharacterBoundaryAsItIsRead) {
+  std::string big;
+  while (big.size() < 3 * kMaxFieldBytes) big += "\xC3\xA9t\xC3\xA9 ";  // "été " in UTF-8
+  CsvTable t = parse_csv("text,label\n\"" + big + "\",1\nshort,0\n");
+  ASSERT_EQ(t.num_rows(), 2u);
+  EXPECT_EQ(t.truncated_fields, 1);
+  const std::string& cut = t.rows[0][0];
+  EXPECT_LE(cut.size(), kMaxFieldBytes);
+  EXPECT_GE(cut.size(), kMaxFieldBytes - 3);
+  EXPECT_EQ(cut, big.substr(0, cut.size()));
+  EXPECT_NE(static_cast<unsigned char>(big[cut.size()]) & 0xC0, 0x80);  // not inside a character
+  EXPECT_EQ(t.rows[0][1], "1");
+  EXPECT_EQ(t.rows[1][0], "short");
+}
+
 }  // namespace
 }  // namespace hearth::data

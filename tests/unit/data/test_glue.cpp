@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/data/csv_reader.h"
 #include "hearth/data/glue.h"
 #include "tests/support/temp_dir.h"
 
@@ -169,6 +170,25 @@ TEST_F(GlueFiles, JsonLinesAndArrays) {
             std::string::npos);
 }
 
+// A label of 1e30 turned a classification file into a regression one, and
+// [1, 2] became a class: both are refused, naming the line.
+TEST_F(GlueFiles, JsonLabelsAreClassesOrScoresNothingElse) {
+  const std::string huge = error_of([&] {
+    read_text_file(
+        write("huge.jsonl", "{\"sentence\": \"a\", \"label\": 1}\n{\"sentence\": \"b\", \"label\": 1e30}\n"));
+  });
+  EXPECT_NE(huge.find("huge.jsonl:2: column 'label': expected a score of at most 1e+15 in magnitude, got 1e+30"),
+            std::string::npos)
+      << huge;
+  for (const char* bad : {"[1,2]", "{\"a\":1}", "true", "null"}) {
+    const std::string e = error_of(
+        [&] { read_text_file(write("list.jsonl", std::string("{\"sentence\": \"a\", \"label\": ") + bad + "}\n")); });
+    EXPECT_NE(e.find("list.jsonl:1: column 'label': expected a class name, a class id or a score, got "),
+              std::string::npos)
+        << bad << ": " << e;
+  }
+}
+
 TEST_F(GlueFiles, UnlabelledTestFiles) {
   LabeledTexts cola = read_glue_test_tsv(glue_task("cola"), write("test.tsv", "index\tsentence\n0\tBill left.\n"));
   ASSERT_EQ(cola.rows.size(), 1u);
@@ -191,6 +211,20 @@ TEST_F(GlueFiles, KeepFirst) {
   EXPECT_EQ(t.rows.size(), 2u);
   keep_first(t, -1);
   EXPECT_EQ(t.rows.size(), 2u);
+}
+
+TEST_F(GlueFiles, AHugeJsonTextIsCutLikeACsvField) {
+  const std::string big(3 * kMaxFieldBytes, 'w');
+  LabeledTexts t =
+      read_text_file(write("big.jsonl", "{\"sentence\": \"" + big + "\", \"label\": 1}\n"), &glue_task("sst2"));
+  ASSERT_EQ(t.rows.size(), 1u);
+  EXPECT_EQ(t.rows[0].text_a.size(), kMaxFieldBytes);
+  // A bad value is quoted in part.
+  const std::string e = error_of([&] {
+    read_text_file(write("bad_big.jsonl", "{\"sentence\": [\"" + big + "\"], \"label\": 1}\n"), &glue_task("sst2"));
+  });
+  EXPECT_NE(e.find("expected a string"), std::string::npos) << e.substr(0, 300);
+  EXPECT_LT(e.size(), 1000u);
 }
 
 }  // namespace

@@ -220,5 +220,24 @@ TEST(ImageFolder, LoadsThroughTheDataLoaderWithWorkers) {
   EXPECT_EQ(count_of(warnings.str(), "skipping"), 1) << warnings.str();
 }
 
+// 100,000 empty images printed 100,000 lines: the first ten are named, the
+// rest counted in one line.
+TEST(ImageFolder, ManyBadFilesAreCountedNotEachPrinted) {
+  TempDir dir;
+  fs::create_directories(dir.file("dog"));
+  fs::create_directories(dir.file("cat"));
+  fs::copy_file(pets_dir() + "/red_circle_1.jpg", dir.file("dog/a.jpg"));
+  fs::copy_file(pets_dir() + "/green_square_1.jpg", dir.file("cat/c.jpg"));
+  for (int i = 0; i < 500; ++i) dir.write("cat/empty" + std::to_string(i) + ".jpg", "");
+  std::ostringstream warnings;
+  ImageFolder folder(dir.path(), {.warnings = &warnings});
+  EXPECT_EQ(folder.size(), 2);
+  EXPECT_EQ(folder.skipped_files().size(), 500u);
+  EXPECT_EQ(count_of(warnings.str(), "[ImageFolder] skipping " + dir.path()), 10) << warnings.str();
+  EXPECT_EQ(count_of(warnings.str(), "\n"), 12) << warnings.str();
+  EXPECT_NE(warnings.str().find("[ImageFolder] " + dir.path() + ": skipped 500 files in all"), std::string::npos)
+      << warnings.str();
+}
+
 }  // namespace
 }  // namespace hearth::data

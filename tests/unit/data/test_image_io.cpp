@@ -1,9 +1,12 @@
 // Decoding against PIL: every fixture image's pixels hash to what PIL decodes
 // (tests/fixtures/images/make_images.py), and bad files fail with the path.
+#include <chrono>
+
 #include <gtest/gtest.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/data/image_io.h"
+#include "tests/support/jpeg_scans.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/data/image_fixtures.h"
 
@@ -122,6 +125,55 @@ TEST(ImageIo, CutAndDamagedFilesFailCleanly) {
       check(damaged);
     }
   }
+}
+
+// Every scan of a progressive JPEG is a pass over the whole image: a file
+// repeating one scan thousands of times decoded for minutes. Past 64 scans it
+// is refused at once; a progressive JPEG of ordinary scans still decodes.
+TEST(ImageIo, AProgressiveJpegOfThousandsOfScansIsRefusedQuickly) {
+  const std::string progressive = hearth::testing::read_file(pets_dir() + "/red_circle_5.jpg");
+  const std::string few = hearth::testing::with_repeated_last_scan(progressive, 20);
+  Tensor img = decode_image(reinterpret_cast<const uint8_t*>(few.data()), few.size(), "few.jpg");
+  EXPECT_EQ(img.size(2), 3);
+
+  const std::string hostile = hearth::testing::with_repeated_last_scan(progressive, 20000);
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string e =
+      io_error([&] { decode_image(reinterpret_cast<const uint8_t*>(hostile.data()), hostile.size(), "scans.jpg"); });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_NE(e.find("[image] scans.jpg: a progressive JPEG of more than 64 scans"), std::string::npos) << e;
+  EXPECT_LT(seconds, 1.0);
+}
+
+uint32_t png_crc(const std::string& bytes) {
+  uint32_t c = 0xFFFFFFFFu;
+  for (unsigned char ch : bytes) {
+    c ^= ch;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xEDB88320u & (0u - (c & 1u)));
+  }
+  return ~c;
+}
+
+std::string png_chunk(const std::string& type, const std::string& data) {
+  auto be32 = [](uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8),
+                       static_cast<char>(v)};
+  };
+  return be32(static_cast<uint32_t>(data.size())) + type + data + be32(png_crc(type + data));
+}
+
+// A PNG claiming 16384 x 16384 pixels (1-bit grey compresses such an image to
+// a few hundred kilobytes) would need an 805 MB tensor: it is refused from its
+// header, before any pixel is allocated, like a JPEG that large.
+TEST(ImageIo, APngBeyondThePixelBudgetIsRefusedFromItsHeader) {
+  std::string ihdr = std::string("\x00\x00\x40\x00\x00\x00\x40\x00", 8) + std::string("\x01\x00\x00\x00\x00", 5);
+  const std::string png = std::string("\x89PNG\r\n\x1A\n", 8) + png_chunk("IHDR", ihdr) +
+                          png_chunk("IDAT", std::string("\x78\x9C\x03\x00\x00\x00\x00\x01", 8)) + png_chunk("IEND", "");
+  const std::string e =
+      io_error([&] { decode_image(reinterpret_cast<const uint8_t*>(png.data()), png.size(), "huge.png"); });
+  EXPECT_NE(e.find("[image] huge.png: the PNG claims 16384x16384 pixels, more than the 67108864 hearth decodes"),
+            std::string::npos)
+      << e;
 }
 
 }  // namespace

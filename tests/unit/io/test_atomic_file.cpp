@@ -6,6 +6,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
+#include "tests/support/fifo_guard.h"
 #include "tests/support/temp_dir.h"
 
 namespace hearth::io {
@@ -151,6 +152,59 @@ TEST(AtomicDirectory, TrailingSlashNamesTheSameDirectory) {
   std::ofstream(d.temp_path() + "/x") << "x";
   d.commit();
   EXPECT_EQ(read_file(dir.file("out") + "/x"), "x");
+}
+
+// A symlink planted at the temporary name (pointing at a file the user cares
+// about) is removed, never written through, and never becomes the result.
+TEST(AtomicFile, NeverWritesThroughASymlinkAtTheTemporaryName) {
+  TempDir dir;
+  const std::string precious = dir.write("precious", "keep me");
+  fs::create_directories(dir.file("out"));
+  fs::create_symlink(precious, dir.file("out/model.safetensors.tmp"));
+  write_file_atomic(dir.file("out/model.safetensors"), "weights");
+  EXPECT_EQ(read_file(precious), "keep me");
+  EXPECT_FALSE(fs::is_symlink(dir.file("out/model.safetensors")));
+  EXPECT_EQ(read_file(dir.file("out/model.safetensors")), "weights");
+  EXPECT_FALSE(fs::exists(fs::symlink_status(dir.file("out/model.safetensors.tmp"))));
+}
+
+// A symlink at the final name is replaced by the file itself.
+TEST(AtomicFile, ReplacesASymlinkAtTheFinalNameInsteadOfWritingThroughIt) {
+  TempDir dir;
+  const std::string precious = dir.write("precious", "keep me");
+  fs::create_directories(dir.file("out"));
+  fs::create_symlink(precious, dir.file("out/config.json"));
+  write_file_atomic(dir.file("out/config.json"), "{}");
+  EXPECT_EQ(read_file(precious), "keep me");
+  EXPECT_FALSE(fs::is_symlink(dir.file("out/config.json")));
+  EXPECT_EQ(read_file(dir.file("out/config.json")), "{}");
+}
+
+TEST(AtomicFile, CopyReplacesASymlinkAtTheDestinationAndRefusesAFifoSource) {
+  TempDir dir;
+  const std::string precious = dir.write("precious", "keep me");
+  const std::string vocab = dir.write("vocab.txt", "[PAD]\n[UNK]\n");
+  fs::create_directories(dir.file("out"));
+  fs::create_symlink(precious, dir.file("out/vocab.txt"));
+  fs::create_symlink(precious, dir.file("out/vocab.txt.tmp"));
+  copy_file_atomic(vocab, dir.file("out/vocab.txt"));
+  EXPECT_EQ(read_file(precious), "keep me");
+  EXPECT_FALSE(fs::is_symlink(dir.file("out/vocab.txt")));
+  EXPECT_EQ(read_file(dir.file("out/vocab.txt")), "[PAD]\n[UNK]\n");
+  ASSERT_EQ(::mkfifo(dir.file("fifo").c_str(), 0600), 0);
+  EXPECT_THROW(copy_file_atomic(dir.file("fifo"), dir.file("out/copy")), IoError);
+  EXPECT_FALSE(fs::exists(dir.file("out/copy")));
+}
+
+// A FIFO left at the temporary name would block the open for writing.
+TEST(AtomicFile, AFifoAtTheTemporaryNameIsReplacedWithoutBlocking) {
+  TempDir dir;
+  const std::string fifo = dir.file("trainer_state.json.tmp");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_TRUE(hearth::testing::returns_without_blocking(fifo, [&] {
+    write_file_atomic(dir.file("trainer_state.json"), "{}");
+  })) << "a FIFO at the temporary name blocked the write";
+  EXPECT_EQ(read_file(dir.file("trainer_state.json")), "{}");
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 
@@ -293,6 +294,79 @@ TEST(Safetensors, EveryMalformedFileIsAnIoErrorNamingPathAndProblem) {
       EXPECT_EQ(msg.rfind("[safetensors] " + path + ": ", 0), 0u) << msg;
       EXPECT_NE(msg.find(bad.expected), std::string::npos) << msg;
     }
+  }
+}
+
+// A header of n one-byte tensors, "t0" .. "t<n-1>", and their data.
+std::string many_tensors(int64_t n) {
+  std::string header = "{", data;
+  for (int64_t i = 0; i < n; ++i) {
+    header += (i ? ",\"t" : "\"t") + std::to_string(i) + R"(":{"dtype":"U8","shape":[1],"data_offsets":[)" +
+              std::to_string(i) + "," + std::to_string(i + 1) + "]}";
+    data += static_cast<char>(i);
+  }
+  return craft(header + "}", data);
+}
+
+double seconds_to_load(const std::string& path) {
+  const auto t0 = std::chrono::steady_clock::now();
+  SafetensorsFile file(path);
+  EXPECT_GT(file.names().size(), 0u);
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Parsing is linear in the entry count: 40,000 entries took 16 s when the
+// duplicate-name check ran as a parser callback; now well under a second.
+TEST(Safetensors, AHeaderOfFortyThousandEntriesParsesInLinearTime) {
+  TempDir dir;
+  const std::string path = dir.write("many.safetensors", many_tensors(40000));
+  const double seconds = seconds_to_load(path);
+  EXPECT_LT(seconds, 3.0);
+  SafetensorsFile file(path);
+  EXPECT_EQ(file.names().size(), 40000u);
+  EXPECT_EQ(file.get("t39999").data<uint8_t>()[0], static_cast<uint8_t>(39999 % 256));
+}
+
+// More entries than the data region could hold bytes for is refused before
+// any of them is built; so is a shape with more dimensions than any tensor
+// has. Neither message quotes more than a few hundred characters.
+TEST(Safetensors, EntryCountAndRankAreCappedByWhatTheFileCanHold) {
+  TempDir dir;
+  std::string header = "{";
+  for (int i = 0; i < 5000; ++i)
+    header += (i ? ",\"e" : "\"e") + std::to_string(i) + R"(":{"dtype":"F32","shape":[0],"data_offsets":[0,0]})";
+  const std::string empties = dir.write("empties.safetensors", craft(header + "}", ""));
+  try {
+    SafetensorsFile file(empties);
+    ADD_FAILURE() << "5000 empty tensors in a file with no data were accepted";
+  } catch (const IoError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 4096 tensors"), std::string::npos) << e.what();
+  }
+
+  std::string dims = "1";
+  for (int i = 1; i < 1000000; ++i) dims += ",1";
+  const std::string deep = dir.write(
+      "rank.safetensors", craft(R"({"x":{"dtype":"U8","shape":[)" + dims + R"(],"data_offsets":[0,1]}})", "a"));
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    SafetensorsFile file(deep);
+    ADD_FAILURE() << "a shape of a million dimensions was accepted";
+  } catch (const IoError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("a shape has at most 64 dimensions"), std::string::npos) << msg.substr(0, 500);
+    EXPECT_LT(msg.size(), 600u);
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
+
+  // A long name in a message is cut short.
+  const std::string long_name(100000, 'n');
+  const std::string named = dir.write(
+      "named.safetensors", craft("{\"" + long_name + R"(":{"dtype":"F32","shape":[1],"data_offsets":[0,1]}})", "a"));
+  try {
+    SafetensorsFile file(named);
+    ADD_FAILURE() << "a span too short for its shape was accepted";
+  } catch (const IoError& e) {
+    EXPECT_LT(std::string(e.what()).size(), 600u);
   }
 }
 

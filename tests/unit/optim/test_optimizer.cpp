@@ -186,6 +186,15 @@ TEST(OptimOptimizer, LoadStateDictRejectsMismatches) {
   OptimizerStateDict other_optimizer = good;
   other_optimizer.meta["optimizer"] = "SGD";
   EXPECT_THROW(fresh->load_state_dict(other_optimizer), ValueError);
+  // An option this optimizer does not have was kept (and saved again) unread.
+  OptimizerStateDict unknown_option = good;
+  unknown_option.meta["param_groups"][0]["momentum_of_doom"] = 0.5;
+  try {
+    fresh->load_state_dict(unknown_option);
+    FAIL() << "an unknown option was accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("group 0 has the option \"momentum_of_doom\""), std::string::npos) << e.what();
+  }
   // Nothing was changed by the failed loads.
   EXPECT_EQ(fresh->state(q[0]), nullptr);
   fresh->load_state_dict(good);

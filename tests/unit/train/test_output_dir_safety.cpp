@@ -4,10 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 
 #include "hearth/core/errors.h"
 #include "hearth/io/log_file.h"
@@ -15,6 +19,7 @@
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/output_dir_lock.h"
 #include "hearth/train/trainer.h"
+#include "tests/support/fifo_guard.h"
 #include "tests/support/scoped_env.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/train/train_testing.h"
@@ -236,32 +241,106 @@ TEST(CheckpointRotation, ALeftoverDeletingTreeIsNeverTheLatestAndIsRemoved) {
   EXPECT_EQ(dir.entries(), (std::vector<std::string>{"checkpoint-3"}));
 }
 
+// A removal cut short is said to be one, not an unfinished save.
+TEST(CheckpointRotation, ALeftoverDeletingTreeIsDescribedAsARemovalNotASave) {
+  TempDir dir;
+  fs::create_directories(dir.file("run/checkpoint-7.deleting"));
+  fs::create_directories(dir.file("run/checkpoint-9.tmp-abcdef"));
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 1;
+  std::ostringstream console;
+  TrainerOptions opts = quiet();
+  opts.console = &console;
+  Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, opts).train();
+  EXPECT_NE(console.str().find("removed " + dir.file("run/checkpoint-7.deleting") +
+                               " (an old checkpoint whose removal did not finish)"),
+            std::string::npos)
+      << console.str();
+  EXPECT_NE(console.str().find("removed " + dir.file("run/checkpoint-9.tmp-abcdef") +
+                               " (a checkpoint save that did not finish)"),
+            std::string::npos)
+      << console.str();
+}
+
 }  // namespace
 }  // namespace hearth::train
 
 namespace hearth::train {
 namespace {
 
-TEST(OutputDirSymlinks, MetricsAreNeverWrittenThroughASymlink) {
+// A short run that writes what a training command writes: checkpoints, the
+// metrics log, the curves, then the final model, its arguments and state.
+void short_run_writing_everything(const std::string& output_dir) {
+  TrainingArguments args = toy_args(output_dir);
+  args.max_steps = 4;
+  args.save_strategy = "steps";
+  args.save_steps = 2;
+  args.report_to = {"jsonl"};
+  auto model = toy_model(1);
+  Trainer t(model, args, toy_dataset(64), nullptr, {}, quiet());
+  t.train();
+  io::save_safetensors((fs::path(output_dir) / kModelFile).string(), model->state_dict());
+  args.save((fs::path(output_dir) / kTrainingArgsFile).string());
+  t.save_state();
+}
+
+// Every name such a run writes in output_dir, and each one's temporary
+// "<name>.tmp": a symlink to a file outside planted at each changes nothing
+// outside, and the run still writes its files.
+TEST(OutputDirSymlinks, ASymlinkAtEveryNameARunWritesChangesNothingOutside) {
+  TempDir dir;
+  short_run_writing_everything(dir.file("probe"));
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir.file("probe")))
+    if (e.is_regular_file()) names.push_back(e.path().filename().string());
+  ASSERT_GE(names.size(), 5u);  // metrics.jsonl, curves.svg, model, arguments, state (and the lock)
+
+  fs::create_directories(dir.file("outside"));
+  fs::create_directories(dir.file("run"));
+  std::vector<std::string> planted;
+  for (const std::string& name : names) {
+    for (const std::string& at : {name, name + ".tmp"}) {
+      const std::string target = dir.write("outside/" + at, "precious " + at);
+      fs::create_symlink(target, dir.file("run/" + at));
+      planted.push_back(at);
+    }
+  }
+  // Logs refuse the links with a warning; every other file replaces its link.
+  ::testing::internal::CaptureStderr();
+  short_run_writing_everything(dir.file("run"));
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(fs::is_symlink(dir.file("run/") + kModelFile));
+  EXPECT_TRUE(fs::exists(dir.file("run/checkpoint-4/") + kModelFile));
+  for (const std::string& at : planted) {
+    std::ifstream in(dir.file("outside/" + at));
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious " + at) << at;
+  }
+  size_t outside = 0;
+  for ([[maybe_unused]] const auto& e : fs::directory_iterator(dir.file("outside"))) ++outside;
+  EXPECT_EQ(outside, planted.size());
+}
+
+// A log that cannot be written is given up with a warning; training goes on.
+TEST(OutputDirSymlinks, MetricsAreNeverWrittenThroughASymlinkAndTrainingGoesOn) {
   TempDir dir;
   dir.write("victim", "precious\n");
   fs::create_directories(dir.file("run"));
   fs::create_symlink(dir.file("victim"), dir.file("run/metrics.jsonl"));
   TrainingArguments args = toy_args(dir.file("run"));
-  args.max_steps = 1;
+  args.max_steps = 2;
   args.report_to = {"jsonl"};
   Trainer t(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet());
-  try {
-    t.train();
-    FAIL() << "wrote the metrics through a symlink";
-  } catch (const IoError& e) {
-    EXPECT_NE(std::string(e.what()).find("is a symbolic link"), std::string::npos) << e.what();
-  }
+  ::testing::internal::CaptureStderr();
+  TrainOutput out = t.train();
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.global_step, 2);
+  EXPECT_NE(warnings.find("hearth: warning: the metrics log stopped: "), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("is a symbolic link"), std::string::npos) << warnings;
   std::ifstream in(dir.file("victim"));
   EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious\n");
 }
 
-TEST(OutputDirSymlinks, TensorBoardRefusesARunsDirectoryThatIsASymlink) {
+TEST(OutputDirSymlinks, TensorBoardRefusesARunsDirectoryThatIsASymlinkAndTrainingGoesOn) {
   TempDir dir;
   fs::create_directories(dir.file("elsewhere"));
   fs::create_directories(dir.file("run"));
@@ -269,8 +348,88 @@ TEST(OutputDirSymlinks, TensorBoardRefusesARunsDirectoryThatIsASymlink) {
   TrainingArguments args = toy_args(dir.file("run"));
   args.max_steps = 1;
   args.report_to = {"tensorboard"};
-  EXPECT_THROW(Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train(), IoError);
+  ::testing::internal::CaptureStderr();
+  TrainOutput out = Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.global_step, 1);
+  EXPECT_NE(warnings.find("hearth: warning: TensorBoard logging stopped: "), std::string::npos) << warnings;
   EXPECT_TRUE(fs::is_empty(dir.file("elsewhere")));
+}
+
+// A FIFO at metrics.jsonl blocked the run at its start (and SIGTERM could
+// not stop it): now the log is given up at once.
+TEST(OutputDirFifos, AFifoAtTheMetricsLogNeverBlocksTheRun) {
+  TempDir dir;
+  fs::create_directories(dir.file("run"));
+  const std::string fifo = dir.file("run/metrics.jsonl");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 2;
+  args.report_to = {"jsonl"};
+  int64_t steps = 0;
+  ::testing::internal::CaptureStderr();
+  EXPECT_TRUE(hearth::testing::returns_without_blocking(
+      fifo, [&] { steps = Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train().global_step; }));
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(steps, 2);
+  EXPECT_NE(warnings.find("FIFO"), std::string::npos) << warnings;
+}
+
+// Writes beyond a file-size limit fail (EFBIG) as writes on a full disk fail
+// (ENOSPC): the metrics log outgrows the limit part way through the run and
+// is given up with a warning; the run trains to its last step, and once
+// there is room again its checkpoint saves.
+TEST(OutputDirFullDisk, ALogThatCannotBeWrittenNeverStopsTraining) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 60;
+  args.num_train_epochs = 100;
+  args.report_to = {"jsonl"};
+  Trainer t(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet());
+  struct rlimit before {};
+  ASSERT_EQ(::getrlimit(RLIMIT_FSIZE, &before), 0);
+  void (*previous)(int) = std::signal(SIGXFSZ, SIG_IGN);
+  struct rlimit small = before;
+  small.rlim_cur = 4096;
+  ASSERT_EQ(::setrlimit(RLIMIT_FSIZE, &small), 0);
+  ::testing::internal::CaptureStderr();
+  TrainOutput out;
+  try {
+    out = t.train();
+  } catch (...) {
+    ::setrlimit(RLIMIT_FSIZE, &before);
+    std::signal(SIGXFSZ, previous);
+    ::testing::internal::GetCapturedStderr();
+    throw;
+  }
+  ::setrlimit(RLIMIT_FSIZE, &before);
+  std::signal(SIGXFSZ, previous);
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(out.global_step, 60);
+  EXPECT_NE(warnings.find("hearth: warning: the metrics log stopped: "), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("File too large"), std::string::npos) << warnings;
+  EXPECT_LE(fs::file_size(dir.file("run/metrics.jsonl")), 4096u);
+  EXPECT_EQ(t.save_checkpoint(), dir.file("run/checkpoint-60"));
+  EXPECT_TRUE(fs::exists(dir.file("run/checkpoint-60/model.safetensors")));
+}
+
+// A symlink loop anywhere in output_dir (ln -s loop o/loop) is not a
+// checkpoint: training, listing and resuming skip it.
+TEST(OutputDirSymlinks, ASymlinkLoopInOutputDirIsSkipped) {
+  TempDir dir;
+  fs::create_directories(dir.file("run"));
+  fs::create_symlink("loop", dir.file("run/loop"));
+  fs::create_symlink("checkpoint-99", dir.file("run/checkpoint-99"));
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 2;
+  args.save_strategy = "steps";
+  args.save_steps = 2;
+  Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  ASSERT_EQ(latest_checkpoint(dir.file("run")), dir.file("run/checkpoint-2"));
+  args.max_steps = 4;
+  args.resume_from_checkpoint = "latest";
+  TrainOutput out = Trainer(toy_model(1), args, toy_dataset(64), nullptr, {}, quiet()).train();
+  EXPECT_EQ(out.global_step, 4);
 }
 
 TEST(OutputDirSymlinks, LogFilesRefuseSymlinksAndWriteRegularFiles) {

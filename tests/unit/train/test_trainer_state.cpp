@@ -75,5 +75,23 @@ TEST(TrainerState, CountsBeyondAnyRunAreRefused) {
   EXPECT_NE(refusal(j).find("field 'data_position.batches_yielded'"), std::string::npos) << refusal(j);
 }
 
+// Values within the counts' range but impossible for the run: an epoch of the
+// data far beyond the steps taken, a loss sum that soon overflows.
+TEST(TrainerState, FieldsInconsistentWithTheRunAreRefused) {
+  json j = sample_state().to_json();
+  j["data_position"]["epoch"] = 100000000000;  // 1e11, steps 120
+  EXPECT_EQ(refusal(j),
+            "[trainer] ckpt/trainer_state.json: field 'data_position.epoch': expected at most global_step + 1 (121), "
+            "got 100000000000");
+  j = sample_state().to_json();
+  j["total_loss"] = 1e308;
+  EXPECT_NE(refusal(j).find("field 'total_loss': expected a finite sum of at most 1e30 per step"), std::string::npos)
+      << refusal(j);
+  j = sample_state().to_json();
+  j["total_loss"] = 60.5;
+  j["data_position"]["epoch"] = 121;
+  EXPECT_EQ(refusal(j), "");
+}
+
 }  // namespace
 }  // namespace hearth::train

@@ -125,7 +125,11 @@ TEST(TrainingArguments, FieldsNotSetKeepTheBase) {
 
 TEST(TrainingArguments, BadValuesNameTheFileTheFieldAndWhatIsAllowed) {
   auto from = [](json j) { return value_error([&] { TrainingArguments::from_json(j, "cfg.json"); }); };
-  EXPECT_EQ(from({{"learning_rate", -1}}), "[trainer] cfg.json: field 'learning_rate': expected a number >= 0, got -1");
+  EXPECT_EQ(from({{"learning_rate", -1}}),
+            "[trainer] cfg.json: field 'learning_rate': expected a number in [0, 1000], got -1");
+  // 1e308 was accepted and overflowed the first update.
+  EXPECT_EQ(from({{"learning_rate", 1e308}}),
+            "[trainer] cfg.json: field 'learning_rate': expected a number in [0, 1000], got 1e+308");
   EXPECT_EQ(from({{"per_device_train_batch_size", 0}}),
             "[trainer] cfg.json: field 'per_device_train_batch_size': expected an integer >= 1, got 0");
   EXPECT_EQ(from({{"per_device_train_batch_size", 2.5}}),
@@ -213,7 +217,7 @@ TEST(TrainingArguments, CommandLineTextIsParsedByTheFieldsKind) {
   EXPECT_EQ(value_error([&] { set_training_argument(a, "seed", "seven", "--seed"); }),
             "[trainer] --seed: expected an integer >= 0, got \"seven\"");
   EXPECT_EQ(value_error([&] { set_training_argument(a, "learning_rate", "fast", "--learning_rate"); }),
-            "[trainer] --learning_rate: expected a number >= 0, got \"fast\"");
+            "[trainer] --learning_rate: expected a number in [0, 1000], got \"fast\"");
   EXPECT_EQ(value_error([&] { set_training_argument(a, "use_cpu", "maybe", "--use_cpu"); }),
             "[trainer] --use_cpu: expected true or false, got \"maybe\"");
   EXPECT_NE(value_error([&] { set_training_argument(a, "sed", "1", "--sed"); }).find("did you mean 'seed'"),

@@ -1,5 +1,6 @@
 // BERT's tokenizer on a small hand-made vocabulary, case by case; the
 // fixture comparison with Hugging Face's is in test_tokenizer_cases.cpp.
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -8,6 +9,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/tokenizer/bert_tokenizer.h"
+#include "hearth/data/tokenizer/wordpiece.h"
 
 namespace hearth::data {
 namespace {
@@ -191,6 +193,9 @@ TEST(BertTokenizer, BadTokenizerFilesAreRefusedNamingTheFile) {
   write_json(R"({"model": {"type": "WordPiece", "max_input_chars_per_word": 1e30, )" + vocab_json + "}}");
   expect_refused([&] { BertTokenizer::from_tokenizer_json(json); },
                  json + " model: field 'max_input_chars_per_word': expected a non-negative integer, got 1e+30");
+  write_json(R"({"model": {"type": "WordPiece", "max_input_chars_per_word": 1000000000000000, )" + vocab_json + "}}");
+  expect_refused([&] { BertTokenizer::from_tokenizer_json(json); },
+                 json + ": field 'model.max_input_chars_per_word': expected at most 10000, got 1000000000000000");
   write_json(R"({"model": {"type": ["WordPiece"], )" + vocab_json + "}}");
   expect_refused([&] { BertTokenizer::from_tokenizer_json(json); }, json + " model: field 'type': expected a string");
   write_json(R"({"normalizer": "lowercase", "model": {"type": "WordPiece", )" + vocab_json + "}}");
@@ -198,6 +203,29 @@ TEST(BertTokenizer, BadTokenizerFilesAreRefusedNamingTheFile) {
   write_json(R"({"added_tokens": ["[X]"], "model": {"type": "WordPiece", )" + vocab_json + "}}");
   expect_refused([&] { BertTokenizer::from_tokenizer_json(json); }, json + ": field 'added_tokens': expected objects");
   fs::remove_all(dir);
+}
+
+// The longest-match search tries no candidate longer than the vocabulary's
+// longest token: a word of 10,000 letters split into one-letter pieces takes
+// milliseconds (it was cubic: 4,000 letters took 14 s).
+TEST(WordPiece, ALongWordIsSplitInTimeLinearInItsLength) {
+  Vocab vocab({"[UNK]", "a", "##a", "##b"});
+  WordPieceOptions options;
+  options.max_input_chars_per_word = kMaxInputCharsPerWord;
+  const std::string word(kMaxInputCharsPerWord, 'a');
+  std::vector<std::string> pieces;
+  const auto t0 = std::chrono::steady_clock::now();
+  wordpiece_split(word, vocab, options, pieces);
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ASSERT_EQ(pieces.size(), kMaxInputCharsPerWord);
+  EXPECT_EQ(pieces.front(), "a");
+  EXPECT_EQ(pieces.back(), "##a");
+  EXPECT_LT(seconds, 1.0);
+  // Beyond the cap, whatever the options say, a word is the unknown token.
+  options.max_input_chars_per_word = size_t{1} << 60;
+  pieces.clear();
+  wordpiece_split(word + "a", vocab, options, pieces);
+  EXPECT_EQ(pieces, std::vector<std::string>{"[UNK]"});
 }
 
 }  // namespace

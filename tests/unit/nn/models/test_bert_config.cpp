@@ -124,6 +124,8 @@ TEST(NnBertConfig, ErrorsNameTheFileAndTheField) {
       expect_error(std::string("{\"") + field + "\": " + value + "}", field, std::string("got ") + value);
   }
   expect_error(R"({"num_labels": 100000000})", "num_labels", "expected at most");
+  // 2^64-1 wrapped to -1 and was reported as "got -1".
+  expect_error(R"({"vocab_size": 18446744073709551615})", "vocab_size", "got 18446744073709551615");
   // 2^24 labels passed once and took minutes (and gigabytes) to write back as
   // id2label and label2id; the largest accepted count writes back promptly.
   expect_error(R"({"num_labels": 16777216})", "num_labels", "expected at most 65536");

@@ -248,5 +248,21 @@ TEST(NnBertPretrained, AnIndexNeverNamesAShardOutsideTheModelFolder) {
   }
 }
 
+TEST(NnBertPretrained, AShardIsNeverReadThroughASymlinkedSubFolder) {
+  manual_seed(28);
+  BertModel model(tiny_config());
+  testing::TempDir root;
+  std::filesystem::create_directories(root.file("model"));
+  std::filesystem::create_directories(root.file("elsewhere"));
+  tiny_config().save(root.file("model/config.json"));
+  io::save_safetensors(root.file("elsewhere/weights.safetensors"), model.state_dict());
+  std::filesystem::create_directory_symlink(root.file("elsewhere"), root.file("model/sub"));
+  nlohmann::json index;
+  for (const auto& [name, t] : model.state_dict()) index["weight_map"][name] = "sub/weights.safetensors";
+  root.write("model/model.safetensors.index.json", index.dump());
+  std::string e = error_of([&] { BertModel::from_pretrained(root.file("model"), {.log = nullptr}); });
+  EXPECT_TRUE(testing::contains(e, "reached through the symlink " + root.file("model/sub"))) << e;
+}
+
 }  // namespace
 }  // namespace hearth
