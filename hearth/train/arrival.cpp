@@ -14,7 +14,7 @@ std::string done_key_of(int rank) { return key_of(rank) + "/named"; }
 
 }  // namespace
 
-std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store, int rank, int world_size,
+std::optional<std::vector<int>> ranks_that_did_not_arrive(distributed::TcpStore& store, int rank, int world_size,
                                                           std::chrono::milliseconds grace) {
   using Clock = std::chrono::steady_clock;
   try {
@@ -27,7 +27,7 @@ std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store,
       if (left.count() < 1) left = std::chrono::milliseconds(1);  // still asks: the key may be there
       try {
         store.wait({key_of(r)}, left);
-      } catch (const dist::StoreTimeout&) {
+      } catch (const distributed::StoreTimeout&) {
         missing.push_back(r);
       }
     }
@@ -50,7 +50,7 @@ std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store,
         if (left.count() < 1) left = std::chrono::milliseconds(1);
         try {
           store.wait({done_key_of(r)}, left);
-        } catch (const dist::StoreTimeout&) {
+        } catch (const distributed::StoreTimeout&) {
           // that rank is gone or stuck: its answer no longer matters here
         }
       }

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-namespace hearth::dist {
+namespace hearth::distributed {
 class TcpStore;
 }
 
@@ -26,7 +26,7 @@ inline constexpr const char* kMissingRanksTag = "ranks that did not arrive: ";
 // not (sorted), or nullopt when the store cannot be reached. The rank that
 // serves the store also waits (up to 1.5 `grace` more) for the ranks that did
 // arrive to finish asking, so its exit cannot take the store from them.
-std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store, int rank, int world_size,
+std::optional<std::vector<int>> ranks_that_did_not_arrive(distributed::TcpStore& store, int rank, int world_size,
                                                           std::chrono::milliseconds grace);
 
 // "ranks that did not arrive: 2, 5".
