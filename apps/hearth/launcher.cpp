@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/distributed/arrival.h"
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/distributed/socket.h"
-#include "hearth/train/arrival.h"
 
 namespace hearth::cli {
 namespace {
@@ -47,7 +47,7 @@ struct Child {
   int status = 0;  // the waitpid status once exited
   Stream out, err;
   // The ranks this one said never reached a collective that timed out on it
-  // (hearth/train/arrival.h): the ones to blame, rather than this one.
+  // (hearth/distributed/arrival.h): the ones to blame, rather than this one.
   std::vector<int> missing_ranks;
 };
 
@@ -68,7 +68,7 @@ std::string describe_status(int status) {
 
 void emit(Child& c, const Stream& s, const std::string& line) {
   if (s.is_err) {
-    std::vector<int> missing = train::parse_missing_ranks(line);
+    std::vector<int> missing = distributed::parse_missing_ranks(line);
     if (!missing.empty()) c.missing_ranks = std::move(missing);
   }
   std::string text = "[rank " + std::to_string(c.rank) + "] " + line + "\n";

@@ -19,6 +19,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/data/shard_dataset.h"
+#include "hearth/distributed/arrival.h"
 #include "hearth/distributed/gradient_reducer.h"
 #include "hearth/distributed/init.h"
 #include "hearth/io/atomic_file.h"
@@ -27,7 +28,6 @@
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/optim/clip_grad.h"
-#include "hearth/train/arrival.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/count_text.h"
 #include "hearth/train/curves_plot.h"
@@ -446,9 +446,10 @@ std::string Trainer::ranks_missing_from_collective() {
   // Ranks that reached the collective time out within moments of each other.
   const double timeout_s = distributed::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
   const auto grace = std::chrono::milliseconds(static_cast<int64_t>(std::min(timeout_s, 10.0) * 1000.0));
-  std::optional<std::vector<int>> missing = ranks_that_did_not_arrive(*group_->store(), rank(), world_size(), grace);
+  std::optional<std::vector<int>> missing =
+      distributed::ranks_that_did_not_arrive(*group_->store(), rank(), world_size(), grace);
   if (!missing || missing->empty()) return "";
-  return missing_ranks_text(*missing);
+  return distributed::missing_ranks_text(*missing);
 }
 
 std::string Trainer::best_checkpoint_dir() const {
