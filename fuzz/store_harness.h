@@ -23,7 +23,7 @@ namespace hearth::fuzz {
 
 namespace store_fuzz {
 
-namespace proto = hearth::dist::store_protocol;
+namespace proto = hearth::distributed::store_protocol;
 
 template <typename T>
 void append(std::string& out, T v) {
@@ -66,7 +66,7 @@ inline bool same(const proto::Request& a, const proto::Request& b) {
 // The first byte says whether the conversation starts with its hello (bit 0
 // clear) or after it; the rest is what the client sent.
 inline std::string fuzz_store_request(const uint8_t* bytes, size_t size) {
-  namespace proto = hearth::dist::store_protocol;
+  namespace proto = hearth::distributed::store_protocol;
   if (size == 0) return "";
   bool expect_hello = (bytes[0] & 1) == 0;
   const char* data = reinterpret_cast<const char*>(bytes + 1);

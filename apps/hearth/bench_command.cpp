@@ -73,7 +73,7 @@ void sync(Device d) {
 // Under `hearth launch`: the group gradients are averaged over, and what one
 // all-reduce of every gradient costs on it (for the scaling report).
 struct DataParallel {
-  dist::ProcessGroupPtr group;
+  distributed::ProcessGroupPtr group;
   nlohmann::json allreduce;  // bytes, ms, bus GB/s, buckets overlapped with backward
 };
 
@@ -81,7 +81,7 @@ struct DataParallel {
 double global_rate(const DataParallel* dp, double rate, Device device) {
   if (!dp) return rate;
   Tensor t = full({1}, rate, DType::float64, device.is_cpu() ? Device() : device);
-  dp->group->all_reduce({t}, dist::ReduceOp::sum)->wait();
+  dp->group->all_reduce({t}, distributed::ReduceOp::sum)->wait();
   return t.item<double>();
 }
 
@@ -90,11 +90,11 @@ double global_rate(const DataParallel* dp, double rate, Device device) {
 // (2 (n - 1) / n bytes / time).
 nlohmann::json time_allreduce(const DataParallel& dp, int64_t numel, Device device) {
   Tensor flat = zeros({numel}, DType::float32, device);
-  for (int i = 0; i < 3; ++i) dp.group->all_reduce({flat}, dist::ReduceOp::sum)->wait();
+  for (int i = 0; i < 3; ++i) dp.group->all_reduce({flat}, distributed::ReduceOp::sum)->wait();
   sync(device);
   const int reps = 10;
   const auto t = Clock::now();
-  for (int i = 0; i < reps; ++i) dp.group->all_reduce({flat}, dist::ReduceOp::sum)->wait();
+  for (int i = 0; i < reps; ++i) dp.group->all_reduce({flat}, distributed::ReduceOp::sum)->wait();
   sync(device);
   const double ms = seconds_since(t) * 1e3 / reps;
   const double n = dp.group->world_size(), bytes = static_cast<double>(numel) * 4;
@@ -227,10 +227,10 @@ int run_bench(const BenchOptions& o) {
   const train::DeviceChoice choice = train::select_device(o.device, o.cpu);
   // Under `hearth launch` every process times its own GPU's share; rank 0 reports.
   std::unique_ptr<DataParallel> dp;
-  if (auto rdv = dist::rendezvous_from_environment(); rdv && rdv->world_size > 1) {
+  if (auto rdv = distributed::rendezvous_from_environment(); rdv && rdv->world_size > 1) {
     dp = std::make_unique<DataParallel>();
-    dp->group =
-        dist::init_process_group(*rdv, dist::default_backend(choice.device), choice.device, std::chrono::minutes(10));
+    dp->group = distributed::init_process_group(*rdv, distributed::default_backend(choice.device), choice.device,
+                                                std::chrono::minutes(10));
   }
   const bool report = !dp || dp->group->rank() == 0;
   if (o.precision != "fp32") {

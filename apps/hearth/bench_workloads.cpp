@@ -56,8 +56,8 @@ class StepPrecision {
   }
   // Gradients averaged over the group in buckets during backward, as the
   // Trainer does; the bench also reports how much of it backward left exposed.
-  void enable_data_parallel(dist::ProcessGroupPtr group, std::vector<Tensor> params) {
-    reducer = std::make_unique<dist::GradientReducer>(std::move(group), std::move(params));
+  void enable_data_parallel(distributed::ProcessGroupPtr group, std::vector<Tensor> params) {
+    reducer = std::make_unique<distributed::GradientReducer>(std::move(group), std::move(params));
     reducer->measure_exposed_communication(true);
   }
   double exposed_communication_ms() { return reducer ? reducer->exposed_communication_ms() : 0.0; }
@@ -70,7 +70,7 @@ class StepPrecision {
     return reducer ? std::make_pair(reducer->launched_during_backward(), reducer->num_buckets())
                    : std::make_pair(size_t{0}, size_t{0});
   }
-  std::unique_ptr<dist::GradientReducer> reducer;
+  std::unique_ptr<distributed::GradientReducer> reducer;
 
  private:
   Device device_;
@@ -126,7 +126,7 @@ class ImageClassification final : public Workload {
   }
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
-  void enable_data_parallel(dist::ProcessGroupPtr group) override {
+  void enable_data_parallel(distributed::ProcessGroupPtr group) override {
     precision_.enable_data_parallel(std::move(group), model_->parameters());
   }
   std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }
@@ -187,7 +187,7 @@ class SequenceClassification final : public Workload {
   }
   void set_training(bool training) override { model_->train(training); }
   int64_t parameters() const override { return count_parameters(*model_); }
-  void enable_data_parallel(dist::ProcessGroupPtr group) override {
+  void enable_data_parallel(distributed::ProcessGroupPtr group) override {
     precision_.enable_data_parallel(std::move(group), model_->parameters());
   }
   std::pair<size_t, size_t> overlapped_buckets() const override { return precision_.overlapped(); }

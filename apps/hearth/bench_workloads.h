@@ -51,7 +51,7 @@ class Workload {
   virtual TrainingStepProbe memory_probe() = 0;
   // Data parallelism (under `hearth launch`): gradients are averaged over the
   // group in buckets during backward, as the Trainer does.
-  virtual void enable_data_parallel(dist::ProcessGroupPtr group) = 0;
+  virtual void enable_data_parallel(distributed::ProcessGroupPtr group) = 0;
   // Buckets of the last step launched before backward ended, and their number.
   virtual std::pair<size_t, size_t> overlapped_buckets() const = 0;
   // Mean device time per step, since the last call, that the step waited for

@@ -71,7 +71,7 @@ int print_env(const std::string& config_file) {
     for (int d = 0; d < rt.device_count(); ++d)
       std::cout << "  " << (k == kCpu ? "cpu" : train::describe_device(Device(k, d))) << "\n";
   }
-  const std::string groups = dist::process_group_backends();
+  const std::string groups = distributed::process_group_backends();
   std::cout << "process groups (data parallelism): " << (groups.empty() ? "none" : groups) << "\n";
   std::cout << "device=auto resolves to: " << resolve_device("auto").str() << "\n";
   std::string omp = env_string("OMP_NUM_THREADS");

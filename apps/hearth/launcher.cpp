@@ -16,9 +16,9 @@
 #include <sys/wait.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/distributed/arrival.h"
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/distributed/socket.h"
-#include "hearth/train/arrival.h"
 
 namespace hearth::cli {
 namespace {
@@ -60,7 +60,7 @@ struct Child {
   int status = 0;  // the waitpid status once exited
   Stream out, err;
   // The ranks this one said never reached a collective that timed out on it
-  // (hearth/train/arrival.h): the ones to blame, rather than this one.
+  // (hearth/distributed/arrival.h): the ones to blame, rather than this one.
   std::vector<int> missing_ranks;
 };
 
@@ -81,7 +81,7 @@ std::string describe_status(int status) {
 
 void emit(Child& c, const Stream& s, const std::string& line) {
   if (s.is_err) {
-    std::vector<int> missing = train::parse_missing_ranks(line);
+    std::vector<int> missing = distributed::parse_missing_ranks(line);
     if (!missing.empty()) c.missing_ranks = std::move(missing);
   }
   std::string text = "[rank " + std::to_string(c.rank) + "] " + line + "\n";
@@ -161,7 +161,7 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
   HEARTH_CHECK(o.node_rank >= 0 && o.node_rank < o.nnodes, ValueError, "[launch] --node_rank must be in [0, ", o.nnodes,
                "), got ", o.node_rank);
   int port = o.master_port;
-  if (port == 0) port = o.nnodes == 1 ? dist::find_free_port() : 29500;
+  if (port == 0) port = o.nnodes == 1 ? distributed::find_free_port() : 29500;
   const int world = o.nnodes * o.nproc_per_node;
   // OpenMP threads shared out among the ranks of this machine, unless chosen.
   const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
@@ -171,12 +171,13 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
   // The rendezvous store's secret: the one given, else a fresh one for a job
   // of this machine alone. The launchers of a multi-node job cannot agree on
   // a fresh one, so there it must be given.
-  std::string store_token = dist::store_token_from_environment();
-  if (store_token.empty() && o.nnodes == 1) store_token = dist::new_store_token();
+  std::string store_token = distributed::store_token_from_environment();
+  if (store_token.empty() && o.nnodes == 1) store_token = distributed::new_store_token();
   if (store_token.empty() && o.node_rank == 0) {
-    std::cerr << "hearth launch: warning: " << dist::kStoreTokenVariable << " is not set, so the rendezvous store at "
-              << o.master_addr << ":" << port << " accepts any program that reaches it; set it to the same secret on "
-              << "every node (e.g. export " << dist::kStoreTokenVariable << "=$(openssl rand -hex 32))\n";
+    std::cerr << "hearth launch: warning: " << distributed::kStoreTokenVariable
+              << " is not set, so the rendezvous store at " << o.master_addr << ":" << port
+              << " accepts any program that reaches it; set it to the same secret on "
+              << "every node (e.g. export " << distributed::kStoreTokenVariable << "=$(openssl rand -hex 32))\n";
   }
 
   struct sigaction sa {
@@ -206,7 +207,7 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
                                                             {"MASTER_ADDR", o.master_addr},
                                                             {"MASTER_PORT", std::to_string(port)}};
     for (const auto& kv : launch_environment_defaults()) env.push_back(kv);
-    if (!store_token.empty()) env.emplace_back(dist::kStoreTokenVariable, store_token);
+    if (!store_token.empty()) env.emplace_back(distributed::kStoreTokenVariable, store_token);
     for (const auto& kv : o.environment) env.push_back(kv);
     if (std::getenv("OMP_NUM_THREADS") == nullptr) env.emplace_back("OMP_NUM_THREADS", omp_threads);
     std::fflush(nullptr);

@@ -4,7 +4,7 @@
 // forwards SIGINT, SIGTERM and SIGHUP to them, and, when one fails, stops the
 // others (SIGTERM, then SIGKILL after a grace period) and reports which rank
 // failed: when it timed out waiting for ranks that never reached a collective
-// (it says so: hearth/train/arrival.h), those ranks.
+// (it says so: hearth/distributed/arrival.h), those ranks.
 // No process outlives the launcher: each child is killed if the launcher dies.
 // The ranks get HEARTH_STORE_TOKEN, the secret of the rendezvous store: the
 // launcher's own when set, else a fresh random one for a single-node job

@@ -166,7 +166,7 @@ std::optional<train::Metrics> final_eval_from_log(const train::TrainerState& sta
 void write_final_outputs(train::Trainer& trainer, const nn::Module& model, const TaskConfig& task,
                          const TrainingArguments& args, const train::TrainOutput& out, const train::Metrics& final_eval,
                          int64_t train_samples, int64_t eval_samples) {
-  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) return;
+  if (auto r = distributed::rendezvous_from_environment(); r && r->rank != 0) return;
   namespace fs = std::filesystem;
   fs::create_directories(args.output_dir);
   io::save_safetensors((fs::path(args.output_dir) / train::kModelFile).string(), model.state_dict(),
@@ -238,7 +238,7 @@ void read_config_file(TrainFlags& f) {
 // `--devices N` outside a launch: start this same command as N ranks under
 // the launcher, without --devices (each rank then trains normally).
 std::optional<int> relaunch_on_devices(const TrainFlags& f) {
-  if (f.devices <= 1 || dist::rendezvous_from_environment().has_value()) return std::nullopt;
+  if (f.devices <= 1 || distributed::rendezvous_from_environment().has_value()) return std::nullopt;
   std::vector<std::string> cmd = {"/proc/self/exe"};
   const std::vector<std::string>& argv = command_line();
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -258,7 +258,7 @@ int run_train(TrainFlags& f) {
   if (std::optional<int> rc = relaunch_on_devices(f)) return *rc;
   read_config_file(f);
   // Under a launch, rank 0 reports for all; the others print only errors.
-  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
+  if (auto r = distributed::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   const auto t0 = std::chrono::steady_clock::now();
   check_choice("--model", f.model, model_names());
   check_choice("--dataset", f.dataset, dataset_names());

@@ -247,7 +247,7 @@ class EpochAccuracyPrinter : public train::TrainerCallback {
 
 int run(const Options& o) {
   // Under a launcher, rank 0 speaks for all, as Accelerate's main process does.
-  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
+  if (auto r = distributed::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   train::TrainingArguments args = training_arguments(o);
   // Every difference from Hugging Face's defaults is this example's (Accelerate's settings) or a flag's.
   std::cout << hearth::cli::defaults_notice("cv_example", args, args);

@@ -5,7 +5,7 @@
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/view.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 int64_t total_numel(const std::vector<Tensor>& tensors) {
   int64_t n = 0;
@@ -47,4 +47,4 @@ Tensor view_in_format(const Tensor& flat, int64_t offset, const Tensor& like) {
                               flat.offset() + offset);
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

@@ -6,7 +6,7 @@
 
 #include "hearth/core/tensor.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 // A contiguous 1-d tensor holding the tensors' elements one after another.
 Tensor flatten_tensors(const std::vector<Tensor>& tensors);
@@ -23,4 +23,4 @@ Tensor view_in_format(const Tensor& flat, int64_t offset, const Tensor& like);
 // The tensors' total number of elements.
 int64_t total_numel(const std::vector<Tensor>& tensors);
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

@@ -7,7 +7,7 @@
 #include "hearth/ops/factory.h"
 #include "hearth/ops/view.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 struct GradientReducer::State {
   // With measure_exposed_communication(true): device timing events at the end
@@ -171,4 +171,4 @@ std::vector<std::vector<size_t>> GradientReducer::bucket_layout() const {
 
 size_t GradientReducer::launched_during_backward() const { return state_->launched_early; }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

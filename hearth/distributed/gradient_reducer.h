@@ -26,7 +26,7 @@
 #include "hearth/core/tensor.h"
 #include "hearth/distributed/process_group.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 inline constexpr size_t kDefaultBucketBytes = size_t{25} << 20;
 
@@ -65,4 +65,4 @@ class GradientReducer {
   std::shared_ptr<State> state_;
 };
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

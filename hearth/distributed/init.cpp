@@ -3,7 +3,7 @@
 #include "hearth/distributed/process_group_registry.h"
 #include "hearth/distributed/tcp_store.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 std::string default_backend(Device device) { return process_group_backend_for(device.kind); }
 
@@ -28,4 +28,4 @@ ProcessGroupPtr init_process_group(const Rendezvous& r, const std::string& backe
   return new_process_group(backend, store, o);
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

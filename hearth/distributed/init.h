@@ -1,8 +1,9 @@
 // Joining a distributed job in one call: the rendezvous store (served by
 // rank 0) and a process group over it.
 //
-//   if (auto r = dist::rendezvous_from_environment(); r && r->world_size > 1)
-//     group = dist::init_process_group(*r, dist::default_backend(device), device, std::chrono::minutes(30));
+//   if (auto r = distributed::rendezvous_from_environment(); r && r->world_size > 1)
+//     group = distributed::init_process_group(*r, distributed::default_backend(device), device,
+//                                             std::chrono::minutes(30));
 #pragma once
 
 #include <chrono>
@@ -11,7 +12,7 @@
 #include "hearth/distributed/process_group.h"
 #include "hearth/distributed/rendezvous.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 ProcessGroupPtr init_process_group(const Rendezvous& rendezvous, const std::string& backend, Device device,
                                    std::chrono::milliseconds timeout);
@@ -21,4 +22,4 @@ ProcessGroupPtr init_process_group(const Rendezvous& rendezvous, const std::stri
 // the kind and the registered backends when no backend serves it.
 std::string default_backend(Device device);
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

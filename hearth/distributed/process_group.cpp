@@ -1,6 +1,6 @@
 #include "hearth/distributed/process_group.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 const char* reduce_op_name(ReduceOp op) {
   switch (op) {
@@ -30,4 +30,4 @@ void check_collective_tensors(const std::string& what, const std::vector<Tensor>
   }
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

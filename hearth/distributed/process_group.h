@@ -23,7 +23,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/core/tensor.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 class TcpStore;
 
@@ -93,4 +93,4 @@ struct ProcessGroupOptions {
 // Checks shared by the backends: contiguous tensors of one dtype and device.
 void check_collective_tensors(const std::string& what, const std::vector<Tensor>& tensors);
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

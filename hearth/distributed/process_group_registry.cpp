@@ -6,7 +6,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/distributed/tcp_store.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 namespace {
 
 struct Backend {
@@ -105,4 +105,4 @@ ProcessGroupPtr new_process_group(const std::string& backend, const std::shared_
   return group;
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

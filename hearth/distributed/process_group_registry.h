@@ -17,7 +17,7 @@
 #include "hearth/core/device.h"
 #include "hearth/distributed/process_group.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 using ProcessGroupFactory =
     std::function<ProcessGroupPtr(const std::shared_ptr<TcpStore>& store, const ProcessGroupOptions& options)>;
@@ -40,4 +40,4 @@ std::string process_group_backend_for(DeviceKind kind);
 ProcessGroupPtr new_process_group(const std::string& backend, const std::shared_ptr<TcpStore>& store,
                                   const ProcessGroupOptions& options);
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

@@ -9,7 +9,7 @@
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 namespace {
 
 bool is_set(const char* name) { return !env_string(name).empty(); }
@@ -147,4 +147,4 @@ double dist_timeout_seconds(double fallback_seconds) {
   return s;
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

@@ -23,7 +23,7 @@
 #include <optional>
 #include <string>
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 struct Rendezvous {
   int rank = 0;
@@ -55,4 +55,4 @@ std::optional<Rendezvous> rendezvous_from_environment();
 // (seconds) when set, else `fallback_seconds`.
 double dist_timeout_seconds(double fallback_seconds);
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

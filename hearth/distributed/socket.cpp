@@ -15,7 +15,7 @@
 
 #include "hearth/core/errors.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 namespace {
 
 int ms_until(Clock::time_point deadline) {
@@ -239,4 +239,4 @@ uint16_t find_free_port() {
   return bound_port(s);
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

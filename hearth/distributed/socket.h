@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string>
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 using Clock = std::chrono::steady_clock;
 
@@ -66,4 +66,4 @@ Socket accept_until(const Socket& listener, Clock::time_point deadline);
 // A port that was free a moment ago (bind port 0, read it, close).
 uint16_t find_free_port();
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

@@ -4,7 +4,7 @@
 #include <charconv>
 #include <cstring>
 
-namespace hearth::dist::store_protocol {
+namespace hearth::distributed::store_protocol {
 namespace {
 
 // Values arrive in pieces of this size at most, so memory follows the bytes
@@ -165,4 +165,4 @@ bool same_secret(const std::string& a, const std::string& b) {
   return diff == 0;
 }
 
-}  // namespace hearth::dist::store_protocol
+}  // namespace hearth::distributed::store_protocol

@@ -28,7 +28,7 @@
 
 #include "hearth/core/errors.h"
 
-namespace hearth::dist::store_protocol {
+namespace hearth::distributed::store_protocol {
 
 enum class Command : uint8_t {
   set = 1,
@@ -112,4 +112,4 @@ std::optional<int64_t> add_to_counter(const std::vector<char>& stored, int64_t d
 // Equal lengths and bytes, in a time that does not depend on where they differ.
 bool same_secret(const std::string& a, const std::string& b);
 
-}  // namespace hearth::dist::store_protocol
+}  // namespace hearth::distributed::store_protocol

@@ -6,7 +6,7 @@
 #include "hearth/distributed/store_protocol.h"
 #include "hearth/distributed/tcp_store_server.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 namespace {
 
 using namespace store_protocol;
@@ -190,4 +190,4 @@ void TcpStore::barrier(const std::string& name) {
   wait({key + "/done"});
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

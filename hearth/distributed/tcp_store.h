@@ -28,7 +28,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/distributed/socket.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 class TcpStoreServer;
 
@@ -113,4 +113,4 @@ class TcpStore {
   uint8_t last_status_ = 0;  // of the last reply
 };
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

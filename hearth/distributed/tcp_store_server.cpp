@@ -6,7 +6,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/distributed/store_protocol.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 namespace {
 
 using namespace store_protocol;
@@ -298,4 +298,4 @@ void TcpStoreServer::serve_requests(Connection& c) {
   }
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

@@ -31,7 +31,7 @@
 
 #include "hearth/distributed/socket.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 struct TcpStoreServerOptions {
   // The address to listen on: an address or a host name (resolved to its
@@ -102,4 +102,4 @@ class TcpStoreServer {
   int log_suppressed_ = 0;
 };
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

@@ -19,6 +19,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/data/shard_dataset.h"
+#include "hearth/distributed/arrival.h"
 #include "hearth/distributed/gradient_reducer.h"
 #include "hearth/distributed/init.h"
 #include "hearth/io/atomic_file.h"
@@ -27,7 +28,6 @@
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/optim/clip_grad.h"
-#include "hearth/train/arrival.h"
 #include "hearth/train/checkpoint.h"
 #include "hearth/train/count_text.h"
 #include "hearth/train/curves_plot.h"
@@ -199,11 +199,11 @@ Trainer::~Trainer() = default;
 void Trainer::join_process_group() {
   group_ = options_.process_group;
   if (group_ != nullptr) return;
-  std::optional<dist::Rendezvous> r = dist::rendezvous_from_environment();
+  std::optional<distributed::Rendezvous> r = distributed::rendezvous_from_environment();
   if (!r || r->world_size == 1) return;
-  const double seconds = dist::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
-  group_ = dist::init_process_group(*r, dist::default_backend(device_.device), device_.device,
-                                    std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0)));
+  const double seconds = distributed::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
+  group_ = distributed::init_process_group(*r, distributed::default_backend(device_.device), device_.device,
+                                           std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0)));
 }
 
 void Trainer::copy_model_from_main_process(bool parameters_too) {
@@ -222,7 +222,7 @@ int Trainer::agreed_stop_signal() {
   if (!group_) return pending;
   // Ranks may see a signal at different steps; all stop at the first step any saw it.
   Tensor flag = full({1}, static_cast<int64_t>(pending), DType::int64, device_.device);
-  group_->all_reduce({flag}, dist::ReduceOp::max)->wait();
+  group_->all_reduce({flag}, distributed::ReduceOp::max)->wait();
   return static_cast<int>(flag.item<int64_t>());
 }
 
@@ -294,13 +294,13 @@ TrainOutput Trainer::train() {
       for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
     run_loop();
     end_of_training();
-  } catch (const dist::DistError& e) {
+  } catch (const distributed::DistError& e) {
     state_.is_training = false;
     if (progress_) progress_->close();
     // The collective fails on the ranks that reached it: name those that did not.
     const std::string missing = ranks_missing_from_collective();
     if (missing.empty()) throw;
-    HEARTH_THROW(dist::DistError, e.what(), " The ", missing,
+    HEARTH_THROW(distributed::DistError, e.what(), " The ", missing,
                  " (they never reached this collective: hung, stuck or exited; see their output).");
   } catch (...) {
     state_.is_training = false;
@@ -457,11 +457,12 @@ std::string Trainer::new_run_id() {
 std::string Trainer::ranks_missing_from_collective() {
   if (!group_ || !group_->store()) return "";
   // Ranks that reached the collective time out within moments of each other.
-  const double timeout_s = dist::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
+  const double timeout_s = distributed::dist_timeout_seconds(static_cast<double>(args_.ddp_timeout));
   const auto grace = std::chrono::milliseconds(static_cast<int64_t>(std::min(timeout_s, 10.0) * 1000.0));
-  std::optional<std::vector<int>> missing = ranks_that_did_not_arrive(*group_->store(), rank(), world_size(), grace);
+  std::optional<std::vector<int>> missing =
+      distributed::ranks_that_did_not_arrive(*group_->store(), rank(), world_size(), grace);
   if (!missing || missing->empty()) return "";
-  return missing_ranks_text(*missing);
+  return distributed::missing_ranks_text(*missing);
 }
 
 std::string Trainer::best_checkpoint_dir() const {

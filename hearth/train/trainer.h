@@ -87,7 +87,7 @@
 #include "hearth/train/trainer_state.h"
 #include "hearth/train/training_arguments.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 class GradientReducer;
 }
 
@@ -132,7 +132,7 @@ struct TrainerOptions {
   bool handle_signals = true;
   // The data-parallel group; default: joined from the launcher's environment
   // when it starts more than one process (gloo on the CPU, nccl on CUDA).
-  dist::ProcessGroupPtr process_group;
+  distributed::ProcessGroupPtr process_group;
 };
 
 // How TrainingArguments::step_graphs went in the last train().
@@ -194,7 +194,7 @@ class Trainer {
   int world_size() const { return group_ ? group_->world_size() : 1; }
   // Rank 0: the process that prints, logs and saves.
   bool is_main_process() const { return rank() == 0; }
-  const dist::ProcessGroupPtr& process_group() const { return group_; }
+  const distributed::ProcessGroupPtr& process_group() const { return group_; }
   // Where metrics.jsonl goes (written only when args.report_to asks for it).
   std::string metrics_path() const;
   // output_dir/curves.svg, drawn when training ends unless report_to is "none".
@@ -287,8 +287,8 @@ class Trainer {
   DeviceChoice device_;
   // The layout the model takes its pixel_values in (loader_options).
   MemoryFormat image_memory_format_ = MemoryFormat::contiguous;
-  dist::ProcessGroupPtr group_;
-  std::unique_ptr<dist::GradientReducer> reducer_;
+  distributed::ProcessGroupPtr group_;
+  std::unique_ptr<distributed::GradientReducer> reducer_;
 
   TrainerState state_;
   TrainerControl control_;

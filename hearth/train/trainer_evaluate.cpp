@@ -160,7 +160,7 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
         pace.forward_ends(*b);
       }
       if (group_) {
-        acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, dist::ReduceOp::sum)->wait(); },
+        acc.sum_across_ranks([&](const Tensor& t) { group_->all_reduce({t}, distributed::ReduceOp::sum)->wait(); },
                              device_.device);
       }
       HEARTH_CHECK(acc.num_samples() > 0, ValueError, "[trainer] the evaluation dataset is empty");

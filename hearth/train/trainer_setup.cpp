@@ -114,7 +114,7 @@ void Trainer::setup_training() {
   scheduler_ = optim::get_scheduler(args_.lr_scheduler_type, *optimizer_, warmup, state_.max_steps);
   scaler_ = args_.uses_grad_scaler() ? std::make_unique<optim::GradScaler>() : nullptr;
   reducer_.reset();
-  if (group_) reducer_ = std::make_unique<dist::GradientReducer>(group_, params_);
+  if (group_) reducer_ = std::make_unique<distributed::GradientReducer>(group_, params_);
 
   micro_batch_size_ = args_.per_device_train_batch_size;
   loss_window_ = Tensor();

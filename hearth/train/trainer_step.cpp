@@ -90,7 +90,7 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
   }
   if (reducer_) {
     reducer_->finish();
-    group_->all_reduce({step_loss}, dist::ReduceOp::avg)->wait();  // the mean over ranks is logged
+    group_->all_reduce({step_loss}, distributed::ReduceOp::avg)->wait();  // the mean over ranks is logged
   }
   optimizer_step();
 

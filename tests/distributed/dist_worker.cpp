@@ -52,15 +52,15 @@ void expect_values(const std::string& what, const Tensor& t, const std::vector<d
 }
 
 Device device_for(const std::string& backend) {
-  auto r = dist::rendezvous_from_environment();
+  auto r = distributed::rendezvous_from_environment();
   return backend == "nccl" ? Device::parse("cuda:" + std::to_string(r ? r->local_rank : 0)) : Device();
 }
 
-dist::ProcessGroupPtr join(const std::string& backend, double timeout_s = 60) {
-  auto r = dist::rendezvous_from_environment();
+distributed::ProcessGroupPtr join(const std::string& backend, double timeout_s = 60) {
+  auto r = distributed::rendezvous_from_environment();
   if (!r) throw ValueError("dist_worker: run me under hearth launch");
-  auto ms = std::chrono::milliseconds(static_cast<int64_t>(dist::dist_timeout_seconds(timeout_s) * 1000));
-  return dist::init_process_group(*r, backend, device_for(backend), ms);
+  auto ms = std::chrono::milliseconds(static_cast<int64_t>(distributed::dist_timeout_seconds(timeout_s) * 1000));
+  return distributed::init_process_group(*r, backend, device_for(backend), ms);
 }
 
 int run_collectives(const std::string& backend) {
@@ -74,25 +74,25 @@ int run_collectives(const std::string& backend) {
   // all_reduce on a list of tensors of two sizes (coalesced into one buffer).
   Tensor a = tensor(std::vector<float>{float(r), float(r + 1), float(2 * r)}, {3}, dev);
   Tensor b = full({2, 2}, Scalar(dr * dr), DType::float32, dev);
-  g->all_reduce({a, b}, dist::ReduceOp::sum)->wait();
+  g->all_reduce({a, b}, distributed::ReduceOp::sum)->wait();
   double sum_sq = 0;
   for (int k = 0; k < w; ++k) sum_sq += double(k) * k;
   expect_values("all_reduce sum (list)", a, {sum_r, sum_r + dw, 2 * sum_r});
   expect_values("all_reduce sum (list, second)", b, {sum_sq, sum_sq, sum_sq, sum_sq});
 
   Tensor avg = tensor(std::vector<double>{dr, 10.0 * dr}, {2}, dev);
-  g->all_reduce({avg}, dist::ReduceOp::avg)->wait();
+  g->all_reduce({avg}, distributed::ReduceOp::avg)->wait();
   expect_values("all_reduce avg float64", avg, {sum_r / dw, 10.0 * sum_r / dw});
 
   Tensor mx = tensor(std::vector<int64_t>{r, -r, 7}, {3}, dev);
   Tensor mn = mx.clone();
-  g->all_reduce({mx}, dist::ReduceOp::max)->wait();
-  g->all_reduce({mn}, dist::ReduceOp::min)->wait();
+  g->all_reduce({mx}, distributed::ReduceOp::max)->wait();
+  g->all_reduce({mn}, distributed::ReduceOp::min)->wait();
   expect_values("all_reduce max int64", mx, {dw - 1, 0, 7});
   expect_values("all_reduce min int64", mn, {0, -(dw - 1), 7});
 
   Tensor half = full({4}, Scalar(dr + 0.5), DType::bfloat16, dev);
-  g->all_reduce({half}, dist::ReduceOp::sum)->wait();
+  g->all_reduce({half}, distributed::ReduceOp::sum)->wait();
   expect_values("all_reduce sum bfloat16", half, std::vector<double>(4, sum_r + 0.5 * dw));
 
   // broadcast from the last rank, two dtypes in two calls.
@@ -119,15 +119,15 @@ int run_collectives(const std::string& backend) {
   std::vector<float> rs_in(static_cast<size_t>(2 * w));
   std::iota(rs_in.begin(), rs_in.end(), float(r));
   Tensor rs_out = Tensor::empty({2}, DType::float32, dev);
-  g->reduce_scatter(tensor(rs_in, {2 * w}, dev), rs_out, dist::ReduceOp::sum)->wait();
+  g->reduce_scatter(tensor(rs_in, {2 * w}, dev), rs_out, distributed::ReduceOp::sum)->wait();
   expect_values("reduce_scatter sum", rs_out, {sum_r + dw * (2 * r), sum_r + dw * (2 * r + 1)});
 
   // Several collectives in flight at once complete in order.
   std::vector<Tensor> many;
-  std::vector<dist::WorkPtr> works;
+  std::vector<distributed::WorkPtr> works;
   for (int k = 0; k < 8; ++k) {
     many.push_back(full({1000}, Scalar(double(k + r)), DType::float32, dev));
-    works.push_back(g->all_reduce({many.back()}, dist::ReduceOp::sum));
+    works.push_back(g->all_reduce({many.back()}, distributed::ReduceOp::sum));
   }
   for (auto& wk : works) wk->wait();
   for (int k = 0; k < 8; ++k)
@@ -207,7 +207,7 @@ int run_train(const std::string& out_path, const std::string& mode, const std::s
   nn::models::SmallCNNConfig config;
   config.dropout = 0.0;  // dropout masks depend on how batches are split, the rest must not
   auto model = std::make_shared<nn::models::SmallCNN>(config);
-  if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) {
+  if (auto r = distributed::rendezvous_from_environment(); r && r->rank != 0) {
     // A different start on the other ranks: the broadcast from rank 0 must fix it.
     manual_seed(99);
     model = std::make_shared<nn::models::SmallCNN>(config);
@@ -226,7 +226,7 @@ int run_train(const std::string& out_path, const std::string& mode, const std::s
 }
 
 int run_die(const std::string& pid_file, bool someone_dies) {
-  auto r = dist::rendezvous_from_environment();
+  auto r = distributed::rendezvous_from_environment();
   if (!r) return 2;
   if (someone_dies && r->rank == r->world_size - 1) {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -244,7 +244,7 @@ int run_hang(const std::string& backend) {
   if (g->rank() == g->world_size() - 1) {
     for (;;) std::this_thread::sleep_for(std::chrono::seconds(1));
   }
-  g->all_reduce({t}, dist::ReduceOp::sum)->wait();
+  g->all_reduce({t}, distributed::ReduceOp::sum)->wait();
   std::cout << "sum " << t.cpu().sum().item<double>() << "\n";  // waits for the result on the host
   return 0;
 }
@@ -266,7 +266,7 @@ class HangAt : public train::TrainerCallback {
 };
 
 int run_train_hang(const std::string& output_dir) {
-  auto r = dist::rendezvous_from_environment();
+  auto r = distributed::rendezvous_from_environment();
   if (!r) return 2;
   manual_seed(3);
   Tensor x = randn({64, 4}, DType::float32);

@@ -27,7 +27,7 @@
 #include "hearth/distributed/process_group_registry.h"
 #include "hearth/distributed/tcp_store.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 namespace {
 
 using ReduceFn = std::function<void(void*, const void*, const void*, size_t)>;
@@ -425,4 +425,4 @@ ProcessGroupPtr new_gloo_process_group(const std::shared_ptr<TcpStore>& store, c
   return std::make_shared<GlooProcessGroup>(store, options);
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

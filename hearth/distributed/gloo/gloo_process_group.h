@@ -11,7 +11,7 @@
 
 #include "hearth/distributed/process_group.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 class TcpStore;
 
@@ -23,4 +23,4 @@ ProcessGroupPtr new_gloo_process_group(const std::shared_ptr<TcpStore>& store, c
 // single machine), else this host's name.
 std::string gloo_hostname(const std::string& master_addr);
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

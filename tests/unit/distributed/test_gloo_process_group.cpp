@@ -61,14 +61,14 @@ TEST(GlooProcessGroup, ATimedOutTrainerNamesTheRankThatDidNotArrive) {
 TEST(GlooProcessGroup, ATensorOfAnotherDeviceKindIsRefusedWithTheWayOut) {
   HEARTH_SKIP_WITHOUT_GLOO();
   using namespace std::chrono_literals;
-  auto store = std::make_shared<dist::TcpStore>(
-      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
-  dist::ProcessGroupOptions o;
+  auto store = std::make_shared<distributed::TcpStore>(distributed::TcpStoreOptions{
+      .host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
+  distributed::ProcessGroupOptions o;
   o.timeout = 5s;
-  dist::ProcessGroupPtr group = dist::new_process_group("gloo", store, o);
+  distributed::ProcessGroupPtr group = distributed::new_process_group("gloo", store, o);
   const Tensor t = zeros({4}).to(test_device());
   try {
-    group->all_reduce({t}, dist::ReduceOp::sum)->wait();
+    group->all_reduce({t}, distributed::ReduceOp::sum)->wait();
     FAIL() << "a testdev tensor went through Gloo";
   } catch (const DeviceError& e) {
     EXPECT_NE(std::string(e.what()).find("[gloo] all_reduce needs CPU tensors, got one on testdev:0; this build has "

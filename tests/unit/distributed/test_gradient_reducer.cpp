@@ -18,12 +18,12 @@ using namespace std::chrono_literals;
 
 namespace {
 
-dist::ProcessGroupPtr group_of_one() {
-  auto store = std::make_shared<dist::TcpStore>(
-      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
-  dist::ProcessGroupOptions o;
+distributed::ProcessGroupPtr group_of_one() {
+  auto store = std::make_shared<distributed::TcpStore>(distributed::TcpStoreOptions{
+      .host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
+  distributed::ProcessGroupOptions o;
   o.timeout = 5s;
-  return dist::new_process_group("gloo", store, o);
+  return distributed::new_process_group("gloo", store, o);
 }
 
 }  // namespace
@@ -34,7 +34,7 @@ TEST(GradientReducer, BucketsInReverseOrderAndLaunchDuringBackward) {
   nn::models::MLP model(8, {32, 32}, 4, 0.0);
   std::vector<Tensor> params = model.parameters();
   // Small buckets: several of them, so launches can happen before backward ends.
-  dist::GradientReducer reducer(group_of_one(), params, /*bucket_bytes=*/600);
+  distributed::GradientReducer reducer(group_of_one(), params, /*bucket_bytes=*/600);
   ASSERT_GT(reducer.num_buckets(), 2u);
   std::vector<std::vector<size_t>> layout = reducer.bucket_layout();
   EXPECT_EQ(layout.front().front(), params.size() - 1);  // the last parameter comes first
@@ -68,7 +68,7 @@ TEST(GradientReducer, ChannelsLastGradientsKeepTheirLayout) {
   manual_seed(2);
   Tensor w = contiguous(randn({4, 3, 3, 3}), MemoryFormat::channels_last).detach().requires_grad_(true);
   Tensor b = randn({4}).detach().requires_grad_(true);
-  dist::GradientReducer reducer(group_of_one(), {w, b});
+  distributed::GradientReducer reducer(group_of_one(), {w, b});
   Tensor x = contiguous(randn({2, 3, 6, 6}), MemoryFormat::channels_last);
   reducer.prepare_for_backward(false);
   conv2d(x, w, b, {1, 1}, {1, 1}).sum().backward();

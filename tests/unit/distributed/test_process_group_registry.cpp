@@ -14,24 +14,25 @@ using namespace std::chrono_literals;
 namespace {
 
 // A group that only says who made it: the registry's part ends at the factory.
-class NamedGroup final : public dist::ProcessGroup {
+class NamedGroup final : public distributed::ProcessGroup {
  public:
-  NamedGroup(const dist::ProcessGroupOptions& o, Device device) : ProcessGroup(o.rank, o.world_size), device_(device) {}
+  NamedGroup(const distributed::ProcessGroupOptions& o, Device device)
+      : ProcessGroup(o.rank, o.world_size), device_(device) {}
   std::string backend() const override { return "pg_registry_test"; }
-  dist::WorkPtr all_reduce(const std::vector<Tensor>&, dist::ReduceOp) override { return nullptr; }
-  dist::WorkPtr broadcast(const std::vector<Tensor>&, int) override { return nullptr; }
-  dist::WorkPtr all_gather(const Tensor&, const Tensor&) override { return nullptr; }
-  dist::WorkPtr reduce_scatter(const Tensor&, const Tensor&, dist::ReduceOp) override { return nullptr; }
-  dist::WorkPtr barrier() override { return nullptr; }
+  distributed::WorkPtr all_reduce(const std::vector<Tensor>&, distributed::ReduceOp) override { return nullptr; }
+  distributed::WorkPtr broadcast(const std::vector<Tensor>&, int) override { return nullptr; }
+  distributed::WorkPtr all_gather(const Tensor&, const Tensor&) override { return nullptr; }
+  distributed::WorkPtr reduce_scatter(const Tensor&, const Tensor&, distributed::ReduceOp) override { return nullptr; }
+  distributed::WorkPtr barrier() override { return nullptr; }
   Device device() const { return device_; }
 
  private:
   Device device_;
 };
 
-std::shared_ptr<dist::TcpStore> store_of_one() {
-  return std::make_shared<dist::TcpStore>(
-      dist::TcpStoreOptions{.host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
+std::shared_ptr<distributed::TcpStore> store_of_one() {
+  return std::make_shared<distributed::TcpStore>(distributed::TcpStoreOptions{
+      .host = "127.0.0.1", .port = 0, .rank = 0, .world_size = 1, .serve = true, .timeout = 5s, .token = ""});
 }
 
 std::string value_error(const std::function<void()>& f) {
@@ -49,17 +50,17 @@ bool has(const std::string& text, const std::string& part) { return text.find(pa
 
 TEST(ProcessGroupRegistry, TheDefaultBackendIsTheOneRegisteredForTheDevicesKind) {
   const DeviceKind kind = register_device_kind("pgregistrydev");
-  dist::register_process_group_backend(
+  distributed::register_process_group_backend(
       "pg_registry_test", {kind}, [](const auto&, const auto& o) { return std::make_shared<NamedGroup>(o, o.device); });
-  EXPECT_TRUE(dist::has_process_group_backend("pg_registry_test"));
-  EXPECT_TRUE(has(dist::process_group_backends(), "pg_registry_test")) << dist::process_group_backends();
-  EXPECT_EQ(dist::process_group_backend_for(kind), "pg_registry_test");
-  EXPECT_EQ(dist::default_backend(Device(kind, 1)), "pg_registry_test");
+  EXPECT_TRUE(distributed::has_process_group_backend("pg_registry_test"));
+  EXPECT_TRUE(has(distributed::process_group_backends(), "pg_registry_test")) << distributed::process_group_backends();
+  EXPECT_EQ(distributed::process_group_backend_for(kind), "pg_registry_test");
+  EXPECT_EQ(distributed::default_backend(Device(kind, 1)), "pg_registry_test");
 
-  dist::ProcessGroupOptions o;
+  distributed::ProcessGroupOptions o;
   o.device = Device(kind, 1);
   auto store = store_of_one();
-  dist::ProcessGroupPtr group = dist::new_process_group(dist::default_backend(o.device), store, o);
+  distributed::ProcessGroupPtr group = distributed::new_process_group(distributed::default_backend(o.device), store, o);
   ASSERT_NE(group, nullptr);
   EXPECT_EQ(group->backend(), "pg_registry_test");
   EXPECT_EQ(dynamic_cast<NamedGroup&>(*group).device(), Device(kind, 1));
@@ -68,23 +69,23 @@ TEST(ProcessGroupRegistry, TheDefaultBackendIsTheOneRegisteredForTheDevicesKind)
 
 TEST(ProcessGroupRegistry, TheCpuIsServedByGloo) {
   HEARTH_SKIP_WITHOUT_GLOO();
-  EXPECT_EQ(dist::default_backend(Device()), "gloo");
+  EXPECT_EQ(distributed::default_backend(Device()), "gloo");
 }
 
 TEST(ProcessGroupRegistry, AnAcceleratorIsServedByTheBackendItsFolderRegisters) {
   // The CUDA backend registers NCCL for its kind where NCCL was found; no
   // other layer decides it.
   const Device cuda = Device::parse("cuda");
-  if (!dist::has_process_group_backend("nccl")) {
-    EXPECT_TRUE(has(value_error([&] { dist::default_backend(cuda); }), "no process group backend serves cuda"));
+  if (!distributed::has_process_group_backend("nccl")) {
+    EXPECT_TRUE(has(value_error([&] { distributed::default_backend(cuda); }), "no process group backend serves cuda"));
     return;
   }
-  EXPECT_EQ(dist::default_backend(cuda), "nccl");
+  EXPECT_EQ(distributed::default_backend(cuda), "nccl");
 }
 
 TEST(ProcessGroupRegistry, AKindNoBackendServesIsAnErrorNamingItAndTheRegisteredBackends) {
   const DeviceKind kind = register_device_kind("pgunserveddev");
-  const std::string e = value_error([&] { dist::default_backend(Device(kind, 0)); });
+  const std::string e = value_error([&] { distributed::default_backend(Device(kind, 0)); });
   EXPECT_TRUE(has(e,
                   "[dist] no process group backend serves pgunserveddev devices in this build of hearth "
                   "(registered: "))
@@ -97,7 +98,7 @@ TEST(ProcessGroupRegistry, AKindNoBackendServesIsAnErrorNamingItAndTheRegistered
 TEST(ProcessGroupRegistry, UnknownBackendNamesWhatTheBuildHas) {
   auto store = store_of_one();
   try {
-    dist::new_process_group("carrier-pigeon", store, {});
+    distributed::new_process_group("carrier-pigeon", store, {});
     FAIL();
   } catch (const ValueError& e) {
     EXPECT_NE(std::string(e.what()).find("has no 'carrier-pigeon' process group backend"), std::string::npos);

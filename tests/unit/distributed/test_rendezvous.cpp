@@ -9,7 +9,7 @@
 #include "hearth/distributed/rendezvous.h"
 
 using namespace hearth;
-using namespace hearth::dist;
+using namespace hearth::distributed;
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include "hearth/distributed/tcp_store.h"
 
 using namespace hearth;
-using namespace hearth::dist;
+using namespace hearth::distributed;
 using namespace std::chrono_literals;
 
 namespace {

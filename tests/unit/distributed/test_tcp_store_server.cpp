@@ -21,9 +21,9 @@
 #include "hearth/distributed/tcp_store_server.h"
 
 using namespace hearth;
-using namespace hearth::dist;
+using namespace hearth::distributed;
 using namespace std::chrono_literals;
-namespace proto = hearth::dist::store_protocol;
+namespace proto = hearth::distributed::store_protocol;
 
 namespace {
 

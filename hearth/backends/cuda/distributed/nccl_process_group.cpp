@@ -19,7 +19,7 @@
 #include "hearth/distributed/process_group_registry.h"
 #include "hearth/distributed/tcp_store.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 namespace {
 
 #define HEARTH_NCCL_CHECK(expr, comm)                                                                    \
@@ -484,4 +484,4 @@ ProcessGroupPtr new_nccl_process_group(const std::shared_ptr<TcpStore>& store, c
   return std::make_shared<NcclProcessGroup>(store, options);
 }
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

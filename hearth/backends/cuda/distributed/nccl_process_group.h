@@ -23,8 +23,8 @@
 
 #include "hearth/distributed/process_group.h"
 
-namespace hearth::dist {
+namespace hearth::distributed {
 
 ProcessGroupPtr new_nccl_process_group(const std::shared_ptr<TcpStore>& store, const ProcessGroupOptions& options);
 
-}  // namespace hearth::dist
+}  // namespace hearth::distributed

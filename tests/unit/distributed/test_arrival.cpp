@@ -5,21 +5,21 @@
 
 #include <gtest/gtest.h>
 
+#include "hearth/distributed/arrival.h"
 #include "hearth/distributed/tcp_store.h"
-#include "hearth/train/arrival.h"
 
-namespace hearth::train {
+namespace hearth::distributed {
 namespace {
 
 TEST(Arrival, TheRanksThatNeverRecordAreTheOnesThatDidNotArrive) {
-  dist::TcpStoreOptions o;
+  TcpStoreOptions o;
   o.port = 0;
   o.world_size = 3;
   o.timeout = std::chrono::seconds(20);
-  dist::TcpStore rank0(o);
+  TcpStore rank0(o);
   o.port = rank0.port();
   o.rank = 1;
-  dist::TcpStore rank1(o);
+  TcpStore rank1(o);
   // Rank 2 hangs: it never records anything.
   std::optional<std::vector<int>> seen_by_1;
   std::thread t([&] { seen_by_1 = ranks_that_did_not_arrive(rank1, 1, 3, std::chrono::milliseconds(500)); });
@@ -34,14 +34,14 @@ TEST(Arrival, TheRanksThatNeverRecordAreTheOnesThatDidNotArrive) {
 // takes the store with it; rank 1, which timed out later, must still get its
 // answer rather than lose the store in the middle of its wait.
 TEST(Arrival, TheRankThatServesTheStoreOutwaitsARankThatArrivedLater) {
-  dist::TcpStoreOptions o;
+  TcpStoreOptions o;
   o.port = 0;
   o.world_size = 3;
   o.timeout = std::chrono::seconds(20);
-  auto rank0 = std::make_unique<dist::TcpStore>(o);
+  auto rank0 = std::make_unique<TcpStore>(o);
   o.port = rank0->port();
   o.rank = 1;
-  dist::TcpStore rank1(o);
+  TcpStore rank1(o);
   std::optional<std::vector<int>> seen_by_1;
   std::thread t([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(300));
@@ -67,4 +67,4 @@ TEST(Arrival, TheLineNamesTheRanksAndParsesBack) {
 }
 
 }  // namespace
-}  // namespace hearth::train
+}  // namespace hearth::distributed

@@ -1,4 +1,4 @@
-#include "hearth/train/arrival.h"
+#include "hearth/distributed/arrival.h"
 
 #include <algorithm>
 #include <cctype>
@@ -6,7 +6,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/distributed/tcp_store.h"
 
-namespace hearth::train {
+namespace hearth::distributed {
 namespace {
 
 std::string key_of(int rank) { return "hearth/collective_timed_out/" + std::to_string(rank); }
@@ -14,7 +14,7 @@ std::string done_key_of(int rank) { return key_of(rank) + "/named"; }
 
 }  // namespace
 
-std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store, int rank, int world_size,
+std::optional<std::vector<int>> ranks_that_did_not_arrive(TcpStore& store, int rank, int world_size,
                                                           std::chrono::milliseconds grace) {
   using Clock = std::chrono::steady_clock;
   try {
@@ -27,7 +27,7 @@ std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store,
       if (left.count() < 1) left = std::chrono::milliseconds(1);  // still asks: the key may be there
       try {
         store.wait({key_of(r)}, left);
-      } catch (const dist::StoreTimeout&) {
+      } catch (const StoreTimeout&) {
         missing.push_back(r);
       }
     }
@@ -50,7 +50,7 @@ std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store,
         if (left.count() < 1) left = std::chrono::milliseconds(1);
         try {
           store.wait({done_key_of(r)}, left);
-        } catch (const dist::StoreTimeout&) {
+        } catch (const StoreTimeout&) {
           // that rank is gone or stuck: its answer no longer matters here
         }
       }
@@ -83,4 +83,4 @@ std::vector<int> parse_missing_ranks(const std::string& line) {
   return out;
 }
 
-}  // namespace hearth::train
+}  // namespace hearth::distributed

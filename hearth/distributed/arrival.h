@@ -13,11 +13,9 @@
 #include <string>
 #include <vector>
 
-namespace hearth::dist {
-class TcpStore;
-}
+namespace hearth::distributed {
 
-namespace hearth::train {
+class TcpStore;
 
 inline constexpr const char* kMissingRanksTag = "ranks that did not arrive: ";
 
@@ -26,7 +24,7 @@ inline constexpr const char* kMissingRanksTag = "ranks that did not arrive: ";
 // not (sorted), or nullopt when the store cannot be reached. The rank that
 // serves the store also waits (up to 1.5 `grace` more) for the ranks that did
 // arrive to finish asking, so its exit cannot take the store from them.
-std::optional<std::vector<int>> ranks_that_did_not_arrive(dist::TcpStore& store, int rank, int world_size,
+std::optional<std::vector<int>> ranks_that_did_not_arrive(TcpStore& store, int rank, int world_size,
                                                           std::chrono::milliseconds grace);
 
 // "ranks that did not arrive: 2, 5".
@@ -34,4 +32,4 @@ std::string missing_ranks_text(const std::vector<int>& ranks);
 // The ranks a line names after kMissingRanksTag; empty when it names none.
 std::vector<int> parse_missing_ranks(const std::string& line);
 
-}  // namespace hearth::train
+}  // namespace hearth::distributed
