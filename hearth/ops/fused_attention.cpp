@@ -18,7 +18,7 @@
 
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/core/env.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/dropout.h"
@@ -46,8 +46,7 @@ OpHandle backward_op() {
 }
 
 std::atomic<bool>& enabled_flag() {
-  // Unset means on; otherwise the variable is read as a switch (a typo is an error, not "off").
-  static std::atomic<bool> on{env_string("HEARTH_FUSED_ATTENTION").empty() || env_flag("HEARTH_FUSED_ATTENTION")};
+  static std::atomic<bool> on{switches::fused_attention().get()};
   return on;
 }
 

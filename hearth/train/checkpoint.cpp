@@ -10,6 +10,7 @@
 #include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
+#include "hearth/core/switch_list.h"
 
 namespace fs = std::filesystem;
 
@@ -61,8 +62,7 @@ bool same_dir(const std::string& a, const std::string& b) {
 // checkpoint stops with an error after its first file, the way an I/O error
 // or a kill cuts a delete short.
 bool injected_remove_failure() {
-  const char* v = std::getenv("HEARTH_TEST_FAIL_REMOVE");
-  return v != nullptr && std::string(v) == "1";
+  return switches::test_fail_remove().get();
 }
 
 }  // namespace
