@@ -121,9 +121,8 @@ int print_env(const std::string& config_file) {
     std::cout << "config file: hearth train would refuse it: " << e.what() << "\n";
   }
   std::cout << "HEARTH_ENABLE_CPU_FALLBACK: " << (cpu_fallback_enabled() ? "on" : "off") << "\n";
-  std::cout << "backend options: float32 matmul precision "
-            << float32_matmul_precision_name(float32_matmul_precision()) << ", convolution benchmark "
-            << (convolution_benchmark() ? "on" : "off") << "\n";
+  std::cout << "backend options: float32 matmul precision " << float32_matmul_precision_name(float32_matmul_precision())
+            << ", convolution benchmark " << (convolution_benchmark() ? "on" : "off") << "\n";
   print_switches(std::cout);
   return 0;
 }

@@ -26,7 +26,7 @@ int load_or_init(std::atomic<int>& slot, int (*from_environment)()) {
 
 int precision_from_environment() {
   return static_cast<int>(switches::allow_tf32().get() ? Float32MatmulPrecision::high
-                                                        : Float32MatmulPrecision::highest);
+                                                       : Float32MatmulPrecision::highest);
 }
 
 int benchmark_from_environment() { return switches::convolution_benchmark().get() ? 1 : 0; }

@@ -10,16 +10,16 @@ namespace {
 
 // Variables other programs define and hearth reads, each with its reader.
 constexpr std::string_view kOutsideVariables[] = {
-    "HOME",                        // apps/common/user_config.cpp: ~/.config
-    "XDG_CONFIG_HOME",             // apps/common/user_config.cpp
-    "TMPDIR",                      // apps/hearth/launch_command.cpp
-    "TERM",                        // hearth/train/progress.cpp: whether the terminal redraws a line
-    "OMP_NUM_THREADS",             // apps/hearth/env_command.cpp, apps/hearth/launcher.cpp
-    "OMP_WAIT_POLICY",             // hearth/backends/cpu/onednn/size_rule.cpp
-    "CUDA_VISIBLE_DEVICES",        // hearth/backends/cuda/runtime.cu (reported, never changed)
-    "GLOO_SOCKET_IFNAME",          // hearth/distributed/gloo/gloo_process_group.cpp
-    "RANK",                        // the launchers' variables: hearth/distributed/rendezvous.cpp,
-    "WORLD_SIZE",                  //   hearth/train/device_select.cpp (the local rank)
+    "HOME",                  // apps/common/user_config.cpp: ~/.config
+    "XDG_CONFIG_HOME",       // apps/common/user_config.cpp
+    "TMPDIR",                // apps/hearth/launch_command.cpp
+    "TERM",                  // hearth/train/progress.cpp: whether the terminal redraws a line
+    "OMP_NUM_THREADS",       // apps/hearth/env_command.cpp, apps/hearth/launcher.cpp
+    "OMP_WAIT_POLICY",       // hearth/backends/cpu/onednn/size_rule.cpp
+    "CUDA_VISIBLE_DEVICES",  // hearth/backends/cuda/runtime.cu (reported, never changed)
+    "GLOO_SOCKET_IFNAME",    // hearth/distributed/gloo/gloo_process_group.cpp
+    "RANK",                  // the launchers' variables: hearth/distributed/rendezvous.cpp,
+    "WORLD_SIZE",            //   hearth/train/device_select.cpp (the local rank)
     "LOCAL_RANK",
     "LOCAL_WORLD_SIZE",
     "MASTER_ADDR",

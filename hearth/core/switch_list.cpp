@@ -25,12 +25,13 @@ std::string store_token_problem(const std::string& token) {
 using hearth::SwitchReading;
 
 // ---- dispatch ------------------------------------------------------------------
-HEARTH_DECLARE_SWITCH(FlagSwitch, enable_cpu_fallback,
-                      {.name = "HEARTH_ENABLE_CPU_FALLBACK",
-                       .default_value = "0",
-                       .description = "run an op a device has no kernel for on the CPU, copying its tensors there and back",
-                       .reader = "hearth/dispatch/dispatch.cpp (at every dispatch miss)",
-                       .reading = SwitchReading::each_use})
+HEARTH_DECLARE_SWITCH(
+    FlagSwitch, enable_cpu_fallback,
+    {.name = "HEARTH_ENABLE_CPU_FALLBACK",
+     .default_value = "0",
+     .description = "run an op a device has no kernel for on the CPU, copying its tensors there and back",
+     .reader = "hearth/dispatch/dispatch.cpp (at every dispatch miss)",
+     .reading = SwitchReading::each_use})
 HEARTH_DECLARE_SWITCH(FlagSwitch, log_dispatch,
                       {.name = "HEARTH_LOG_DISPATCH",
                        .default_value = "0",
@@ -158,12 +159,13 @@ HEARTH_DECLARE_SWITCH(IntegerSwitch, test_fail_write,
                        .reading = SwitchReading::each_use,
                        .min = 0,
                        .max = 9007199254740992.0})  // 2^53
-HEARTH_DECLARE_SWITCH(FlagSwitch, test_fail_remove,
-                      {.name = "HEARTH_TEST_FAIL_REMOVE",
-                       .default_value = "0",
-                       .description = "test hook: removing a rotated checkpoint stops with an error after its first file",
-                       .reader = "hearth/train/checkpoint.cpp (at every removal)",
-                       .reading = SwitchReading::each_use})
+HEARTH_DECLARE_SWITCH(
+    FlagSwitch, test_fail_remove,
+    {.name = "HEARTH_TEST_FAIL_REMOVE",
+     .default_value = "0",
+     .description = "test hook: removing a rotated checkpoint stops with an error after its first file",
+     .reader = "hearth/train/checkpoint.cpp (at every removal)",
+     .reading = SwitchReading::each_use})
 HEARTH_DECLARE_SWITCH(IntegerSwitch, test_pause_write_ms,
                       {.name = "HEARTH_TEST_PAUSE_WRITE_MS",
                        .default_value = "0",

@@ -50,8 +50,8 @@ struct SwitchSpec {
   const char* description = "";  // one line
   const char* reader = "";       // the file or subsystem that reads it
   SwitchReading reading = SwitchReading::once;
-  double min = 0, max = 0;          // integer, number, bytes
-  std::vector<std::string> words;   // words
+  double min = 0, max = 0;         // integer, number, bytes
+  std::vector<std::string> words;  // words
   // text: "" when `value` is allowed, else what is allowed (for the message).
   std::string (*check)(const std::string& value) = nullptr;
   const char* allowed = "";  // text: what is allowed, in words, for `hearth env`
@@ -154,13 +154,13 @@ inline constexpr int kBadSwitchExitCode = 2;
 // every switch a build declares. Use at namespace scope in a .cpp file; declare
 // the accessor in a header as `const FlagSwitch& accessor();` inside
 // `namespace hearth::switches`.
-#define HEARTH_DECLARE_SWITCH(Type, accessor, ...)                  \
-  namespace hearth::switches {                                      \
-  const ::hearth::Type& accessor() {                                \
-    static const ::hearth::Type s{::hearth::SwitchSpec __VA_ARGS__}; \
-    return s;                                                       \
-  }                                                                 \
-  namespace {                                                       \
+#define HEARTH_DECLARE_SWITCH(Type, accessor, ...)                        \
+  namespace hearth::switches {                                            \
+  const ::hearth::Type& accessor() {                                      \
+    static const ::hearth::Type s{::hearth::SwitchSpec __VA_ARGS__};      \
+    return s;                                                             \
+  }                                                                       \
+  namespace {                                                             \
   [[maybe_unused]] const bool accessor##_registered = (accessor(), true); \
-  }                                                                 \
+  }                                                                       \
   }

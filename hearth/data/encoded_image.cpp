@@ -1,7 +1,7 @@
 #include "hearth/data/encoded_image.h"
 
-#include "hearth/core/switch_list.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/data/image_decoders.h"
 
 namespace hearth::data {

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "hearth/core/switch_list.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 
 namespace hearth::data {
 namespace {

@@ -33,9 +33,7 @@ constexpr size_t kMaxPending = 4096;
 
 // The table's longest rows first: 40 unless HEARTH_PROFILE_OPS_ROWS asks for
 // another number (every row of a model's step, to count its small kernels).
-size_t rows_to_print() {
-  return static_cast<size_t>(switches::profile_ops_rows().get());
-}
+size_t rows_to_print() { return static_cast<size_t>(switches::profile_ops_rows().get()); }
 
 struct Profile {
   std::mutex mu;

@@ -8,7 +8,7 @@
 // the backward draws it again from the forward's Philox seed and offset.
 //
 // The composite runs instead where the kernel cannot take the call (see
-// fusable() below) and everywhere with HEARTH_FUSED_LAYER_NORM=0.
+// fusable() below) and everywhere after set_fused_layer_norm_enabled(false).
 #include "hearth/dispatch/schemas/dropout_add_layer_norm.h"
 
 #include <atomic>

@@ -18,8 +18,8 @@
 
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/core/switch_list.h"
 #include "hearth/core/generator.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/dropout.h"
 #include "hearth/ops/attention.h"

@@ -6,11 +6,11 @@
 #include <fstream>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/io/safetensors.h"
-#include "hearth/core/switch_list.h"
 
 namespace fs = std::filesystem;
 
@@ -61,9 +61,7 @@ bool same_dir(const std::string& a, const std::string& b) {
 // HEARTH_TEST_FAIL_REMOVE=1 (test hook, read at each use): removing a rotated
 // checkpoint stops with an error after its first file, the way an I/O error
 // or a kill cuts a delete short.
-bool injected_remove_failure() {
-  return switches::test_fail_remove().get();
-}
+bool injected_remove_failure() { return switches::test_fail_remove().get(); }
 
 }  // namespace
 

@@ -36,7 +36,7 @@
 // backward only in training with grad_x wanted; 16-byte vectors of channels
 // (C a multiple of 16 bytes, every pointer 16-byte aligned), float32,
 // bfloat16 and float16; devices with cooperative launch. Everything else, and
-// everything under HEARTH_BATCH_NORM_SINGLE_KERNEL=0, takes the three kernels.
+// everything after set_batch_norm_single_kernel_enabled(false), takes the three kernels.
 //
 // Scratch (partials, the maps) comes from the caching allocator and the
 // launch is a plain stream operation, so the path can be captured into a step

@@ -14,10 +14,10 @@
 #include <tuple>
 
 #include "hearth/backends/cuda/conv2d_plans.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/cudnn_graph.h"
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/gemm.h"
-#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/core/backend_options.h"
 
 namespace hearth::cuda {

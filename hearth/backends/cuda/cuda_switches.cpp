@@ -77,14 +77,15 @@ HEARTH_DECLARE_SWITCH(NumberSwitch, nvjpeg_hardware_share,
                        .reading = SwitchReading::each_use,
                        .min = 0,
                        .max = 1})
-HEARTH_DECLARE_SWITCH(IntegerSwitch, image_decode_lanes,
-                      {.name = "HEARTH_IMAGE_DECODE_LANES",
-                       .default_value = "2",
-                       .description = "CUDA builds: how many batches the GPU decodes at once (0: one per loader worker)",
-                       .reader = "hearth/backends/cuda/image/decode_lanes.cpp (when the decoder is made)",
-                       .reading = SwitchReading::each_use,
-                       .min = 0,
-                       .max = 64})
+HEARTH_DECLARE_SWITCH(
+    IntegerSwitch, image_decode_lanes,
+    {.name = "HEARTH_IMAGE_DECODE_LANES",
+     .default_value = "2",
+     .description = "CUDA builds: how many batches the GPU decodes at once (0: one per loader worker)",
+     .reader = "hearth/backends/cuda/image/decode_lanes.cpp (when the decoder is made)",
+     .reading = SwitchReading::each_use,
+     .min = 0,
+     .max = 64})
 HEARTH_DECLARE_SWITCH(TextSwitch, image_host_decoding,
                       {.name = "HEARTH_IMAGE_HOST_DECODING",
                        .default_value = "off",

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "hearth/backends/cuda/cuda_check.h"
-#include "hearth/backends/cuda/cudnn_graph.h"
 #include "hearth/backends/cuda/cuda_switches.h"
+#include "hearth/backends/cuda/cudnn_graph.h"
 
 namespace hearth::cuda::cudnn_graph {
 

@@ -27,9 +27,9 @@
 #include <mutex>
 #include <sstream>
 
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/fused_attention_plans.h"
-#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {

@@ -11,11 +11,11 @@
 #include "hearth/backends/cuda/allocator.h"
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/diagnosis.h"
 #include "hearth/backends/cuda/host_allocator.h"
 #include "hearth/backends/cuda/step_graph.h"
 #include "hearth/core/device_runtime.h"
-#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/core/env.h"
 
 namespace hearth::cuda {

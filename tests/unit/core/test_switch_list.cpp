@@ -71,7 +71,8 @@ std::set<std::string> declared_names() {
 }
 
 TEST(SwitchList, NothingReadsOrWritesTheEnvironmentOutsideTheTwoReaders) {
-  const std::regex access(R"(\b(secure_getenv|getenv|setenv|putenv|unsetenv|clearenv|env_flag|env_string)\s*\(|\benviron\b)");
+  const std::regex access(
+      R"(\b(secure_getenv|getenv|setenv|putenv|unsetenv|clearenv|env_flag|env_string)\s*\(|\benviron\b)");
   // Where the environment may be touched, and why.
   const std::set<std::string> readers = {"hearth/core/switches.cpp", "hearth/core/env.cpp"};
   // file -> the one line allowed there.

@@ -128,9 +128,9 @@ TEST(Switches, WordsAreOneOfTheirListAndTextHasItsCheck) {
     EXPECT_EQ(refusal([&] { w.get(); }),
               "[env] HEARTH_UNIT_TEST_WORDS='Blocked' is not allowed: expected one of auto, plain or blocked");
   }
-  TextSwitch t({.name = "HEARTH_UNIT_TEST_TEXT",
-                .reading = SwitchReading::each_use,
-                .check = [](const std::string& v) { return v.size() < 4 ? std::string() : "at most 3 characters"; }});
+  TextSwitch t({.name = "HEARTH_UNIT_TEST_TEXT", .reading = SwitchReading::each_use, .check = [](const std::string& v) {
+                  return v.size() < 4 ? std::string() : "at most 3 characters";
+                }});
   ScopedEnv e("HEARTH_UNIT_TEST_TEXT", "abcd");
   EXPECT_EQ(refusal([&] { t.get(); }), "[env] HEARTH_UNIT_TEST_TEXT='abcd' is not allowed: at most 3 characters");
 }
@@ -233,8 +233,8 @@ TEST(DeclaredSwitches, GarbageLayoutsAndRowCountsAreRefused) {
 TEST(DeclaredSwitches, EveryCountAndDurationHasARange) {
   for (const Switch* s : all_switches()) {
     const SwitchSpec& spec = s->spec();
-    const bool ranged = spec.type == SwitchType::integer || spec.type == SwitchType::number ||
-                        spec.type == SwitchType::bytes;
+    const bool ranged =
+        spec.type == SwitchType::integer || spec.type == SwitchType::number || spec.type == SwitchType::bytes;
     if (!ranged) continue;
     EXPECT_LT(spec.min, spec.max) << spec.name;
     EXPECT_EQ(s->problem("inf"), std::string("expected ") + s->allowed()) << spec.name;
@@ -275,12 +275,10 @@ TEST(SwitchesAtStart, ABadMemoryLimitIsOneLineAndStatus2NotAnAbort) {
 }
 
 TEST(SwitchesAtStart, EveryKindOfBadValueIsRefusedByTheCommand) {
-  for (const char* assignment :
-       {"HEARTH_DIST_TIMEOUT=inf", "HEARTH_DIST_TIMEOUT=1e300", "HEARTH_FOLD_BATCH_NORM=maybe",
-        "HEARTH_ONEDNN_LAYOUT=garbage", "HEARTH_PROFILE_OPS_ROWS=garbage", "HEARTH_IMAGE_DECODE_LANES=65",
-        "HEARTH_STORE_TOKEN=short"}) {
-    const testing::CommandResult r =
-        testing::run_command(std::string(assignment) + " " + HEARTH_TEST_CLI + " ops");
+  for (const char* assignment : {"HEARTH_DIST_TIMEOUT=inf", "HEARTH_DIST_TIMEOUT=1e300", "HEARTH_FOLD_BATCH_NORM=maybe",
+                                 "HEARTH_ONEDNN_LAYOUT=garbage", "HEARTH_PROFILE_OPS_ROWS=garbage",
+                                 "HEARTH_IMAGE_DECODE_LANES=65", "HEARTH_STORE_TOKEN=short"}) {
+    const testing::CommandResult r = testing::run_command(std::string(assignment) + " " + HEARTH_TEST_CLI + " ops");
     EXPECT_EQ(r.exit_code, kBadSwitchExitCode) << assignment << ": " << r.output;
     const std::string name = std::string(assignment).substr(0, std::string(assignment).find('='));
     EXPECT_EQ(r.output.rfind("hearth: error: [env] " + name + "=", 0), 0u) << r.output;

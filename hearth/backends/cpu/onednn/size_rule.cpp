@@ -4,8 +4,8 @@
 
 #include <cstdlib>
 
-#include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/cpu_switches.h"
+#include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/env.h"
 
 namespace hearth::cpu::onednn {
@@ -26,9 +26,7 @@ const Tensor& output_image_of(Pass pass, const OpCall& call) {
 
 // libgomp reads the variable once, at start; this reads it at every call (a
 // getenv beside a convolution), so that a test can set it.
-bool threads_sleep_when_idle() {
-  return strcasecmp(outside_env("OMP_WAIT_POLICY").c_str(), "passive") == 0;
-}
+bool threads_sleep_when_idle() { return strcasecmp(outside_env("OMP_WAIT_POLICY").c_str(), "passive") == 0; }
 
 // The same product in every pass: N * OH * OW * O * C/groups * kH * kW.
 double multiply_adds(Pass pass, const OpCall& call) {

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/image/batch_memory.h"
 #include "hearth/backends/cuda/image/block_cache.h"
 #include "hearth/backends/cuda/image/decode_lanes.h"
@@ -33,7 +34,6 @@
 #include "hearth/backends/cuda/image/ycbcr_to_rgb.h"
 #include "hearth/core/device_image_decoder.h"
 #include "hearth/core/device_runtime.h"
-#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/core/memory_format.h"
 
 namespace hearth::cuda {

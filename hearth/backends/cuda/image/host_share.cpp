@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
-#include "hearth/backends/cuda/image/host_decode_pool.h"
 #include "hearth/backends/cuda/cuda_switches.h"
+#include "hearth/backends/cuda/image/host_decode_pool.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {

@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
-#include "hearth/backends/cuda/image/block_cache.h"
 #include "hearth/backends/cuda/cuda_switches.h"
+#include "hearth/backends/cuda/image/block_cache.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {
