@@ -154,13 +154,21 @@ inline constexpr int kBadSwitchExitCode = 2;
 // every switch a build declares. Use at namespace scope in a .cpp file; declare
 // the accessor in a header as `const FlagSwitch& accessor();` inside
 // `namespace hearth::switches`.
-#define HEARTH_DECLARE_SWITCH(Type, accessor, ...)                        \
-  namespace hearth::switches {                                            \
-  const ::hearth::Type& accessor() {                                      \
-    static const ::hearth::Type s{::hearth::SwitchSpec __VA_ARGS__};      \
-    return s;                                                             \
-  }                                                                       \
-  namespace {                                                             \
-  [[maybe_unused]] const bool accessor##_registered = (accessor(), true); \
-  }                                                                       \
-  }
+// A declaration names only the fields it sets (designated initializers); the
+// rest keep SwitchSpec's defaults, which GCC's -Wmissing-field-initializers
+// would otherwise report for every declaration.
+// clang-format off
+#define HEARTH_DECLARE_SWITCH(Type, accessor, ...)                                           \
+  _Pragma("GCC diagnostic push")                                                             \
+  _Pragma("GCC diagnostic ignored \"-Wmissing-field-initializers\"")                         \
+  namespace hearth::switches {                                                               \
+  const ::hearth::Type& accessor() {                                                         \
+    static const ::hearth::Type s{::hearth::SwitchSpec __VA_ARGS__};                          \
+    return s;                                                                                \
+  }                                                                                          \
+  namespace {                                                                                \
+  [[maybe_unused]] const bool accessor##_registered = (accessor(), true);                    \
+  }                                                                                          \
+  }                                                                                          \
+  _Pragma("GCC diagnostic pop")
+// clang-format on

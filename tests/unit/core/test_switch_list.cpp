@@ -48,10 +48,19 @@ std::vector<std::string> sources() {
 }
 
 // The code without its comments, so that prose naming getenv is not a use.
+// String and character literals are kept whole (a "//" inside one is no comment).
 std::string strip_comments(const std::string& s) {
   std::string out;
   for (size_t i = 0; i < s.size(); ++i) {
-    if (s.compare(i, 2, "//") == 0) {
+    if (s[i] == '"' || s[i] == '\'') {
+      const char quote = s[i];
+      out += s[i];
+      for (++i; i < s.size() && s[i] != quote && s[i] != '\n'; ++i) {
+        out += s[i];
+        if (s[i] == '\\' && i + 1 < s.size()) out += s[++i];
+      }
+      if (i < s.size()) out += s[i];
+    } else if (s.compare(i, 2, "//") == 0) {
       while (i < s.size() && s[i] != '\n') ++i;
       out += '\n';
     } else if (s.compare(i, 2, "/*") == 0) {
@@ -80,7 +89,7 @@ TEST(SwitchList, NothingReadsOrWritesTheEnvironmentOutsideTheTwoReaders) {
       // The launcher hands its environment, with the ranks' variables over it, to exec.
       {"apps/hearth/launcher.cpp", "for (char** e = environ; *e != nullptr; ++e) {"},
       // Vendor libraries read these only from the environment: set before they start, a user's value kept.
-      {"hearth/backends/cuda/runtime.cu", "setenv(\"CUDA_DEVICE_MAX_CONNECTIONS\", \"32\", /*overwrite=*/0);"},
+      {"hearth/backends/cuda/runtime.cu", "setenv(\"CUDA_DEVICE_MAX_CONNECTIONS\", \"32\", 0);"},
       {"hearth/backends/cuda/distributed/nccl_process_group.cpp", "::setenv(\"NCCL_NVLS_ENABLE\", \"0\", 1);"},
   };
   for (const std::string& file : sources()) {

@@ -14,6 +14,9 @@
 #include "tests/support/run_command.h"
 #include "tests/support/scoped_env.h"
 
+// The test switches name only the fields they set (designated initializers).
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 namespace hearth {
 namespace {
 
