@@ -20,8 +20,10 @@
 // non-negative strides elsewhere. grad_out has out's strides and each gradient
 // its input's: the functional layer arranges both, so that a backend can plan
 // the backward from the forward's call alone. The mask is [B, 1, L, S], its
-// last dim dense, broadcast over B or L (or both) by stride 0 where the
-// caller's mask is ([B, 1, 1, S]: BERT's padding mask). lse is dense.
+// last dim dense and its rows a multiple of eight elements apart (16-byte
+// aligned rows in the half types, for vector loads), broadcast over B or L (or
+// both) by stride 0, never by a dim of size 1, where the caller's mask is
+// ([B, 1, 1, S]: BERT's padding mask). lse is dense.
 //
 // The forward, in A, for each (b, h) and query l, key s:
 //   x[l, s]  = scale * (q[l] . k[s]) + mask[l, s]
