@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "hearth/backends/cuda/cudnn_graph.h"
+#include "hearth/core/switches.h"
 
 namespace graph = hearth::cuda::cudnn_graph;
 
@@ -496,6 +497,7 @@ int usage(const char* prog) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hearth::validate_switches_or_exit("conv_stats_probe");  // a bad HEARTH_* value: one line, status 2
   Options opt;
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];

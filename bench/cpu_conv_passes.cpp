@@ -22,6 +22,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/backends/cpu/onednn/onednn.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/switches.h"
 #include "hearth/dispatch/cpu_reference.h"
 #include "hearth/dispatch/schemas/conv2d.h"
 #include "hearth/ops/elementwise.h"
@@ -239,5 +240,6 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hearth::validate_switches_or_exit("cpu_conv_passes");  // a bad HEARTH_* value: one line, status 2
   return hearth::run_reporting_exceptions("bench_conv_passes", [&] { return run(argc, argv); });
 }

@@ -17,6 +17,7 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/switches.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
@@ -183,6 +184,7 @@ Options parse(int argc, char** argv) {
 static int run(int argc, char** argv);
 
 int main(int argc, char** argv) {
+  hearth::validate_switches_or_exit("cpu_ops_vs_pytorch");  // a bad HEARTH_* value: one line, status 2
   return hearth::run_reporting_exceptions("bench_cpu_ops", [&] { return run(argc, argv); });
 }
 

@@ -39,6 +39,7 @@
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/switches.h"
 #include "hearth/data/batch_assembler.h"
 #include "hearth/data/collate.h"
 #include "hearth/data/dataloader.h"
@@ -53,6 +54,7 @@ static int run(int argc, char** argv);
 static int run_stages(const std::string& dir, int64_t size, int64_t batch_size);
 
 int main(int argc, char** argv) {
+  hearth::validate_switches_or_exit("image_loader");  // a bad HEARTH_* value: one line, status 2
   return hearth::run_reporting_exceptions("bench_image_loader", [&] { return run(argc, argv); });
 }
 

@@ -51,7 +51,9 @@ else()
   # Why CUDA cannot be used, in words: plain C++. nvJPEG's loader and the image
   # decoder's lanes, host threads and host share are plain C++ as well, so
   # their tests run in every build.
+  # Its switches are declared in every build, so `hearth env` lists them.
   list(APPEND HEARTH_BACKEND_SOURCES ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/diagnosis.cpp
+       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/cuda_switches.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/nvjpeg_library.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/decode_lanes.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_decode_pool.cpp

@@ -11,6 +11,7 @@
 #include "hearth/core/device.h"
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
@@ -134,9 +135,9 @@ const std::vector<UserConfigSetting>& user_config_settings() {
 }
 
 std::string default_user_config_path() {
-  std::string base = env_string("XDG_CONFIG_HOME");
+  std::string base = outside_env("XDG_CONFIG_HOME");
   if (base.empty()) {
-    std::string home = env_string("HOME");
+    std::string home = outside_env("HOME");
     base = home.empty() ? ".config" : home + "/.config";
   }
   return (std::filesystem::path(base) / "hearth" / "config.json").string();
@@ -166,14 +167,14 @@ LoadedUserConfig parse_user_config(const json& j, const std::string& where) {
 
 std::string user_config_path(const std::string& explicit_path) {
   if (!explicit_path.empty()) return explicit_path;
-  std::string named = env_string(kUserConfigFileVariable);
+  std::string named = switches::config_file().get();
   return named.empty() ? default_user_config_path() : named;
 }
 
 LoadedUserConfig load_user_config(const std::string& explicit_path) {
   const std::string path = user_config_path(explicit_path);
   // A path someone gave must name a file; the default path may name none.
-  const bool named_by_variable = explicit_path.empty() && !env_string(kUserConfigFileVariable).empty();
+  const bool named_by_variable = explicit_path.empty() && switches::config_file().is_set();
   const bool must_exist = !explicit_path.empty() || named_by_variable;
   const std::string named_by = named_by_variable ? std::string(" (named by ") + kUserConfigFileVariable + ")" : "";
   std::error_code ec;
@@ -225,8 +226,8 @@ void apply_user_config(const LoadedUserConfig& loaded, train::TrainingArguments&
                                                    : json(loaded.config.output_dir);
     field->set(args, value, loaded.path + ": key '" + key + "'");
   }
-  if (has("cpu_fallback") && loaded.config.cpu_fallback && std::getenv("HEARTH_ENABLE_CPU_FALLBACK") == nullptr)
-    ::setenv("HEARTH_ENABLE_CPU_FALLBACK", "1", /*overwrite=*/0);
+  // Below the environment: HEARTH_ENABLE_CPU_FALLBACK, when set, decides.
+  if (has("cpu_fallback") && loaded.config.cpu_fallback) switches::enable_cpu_fallback().set_config_value("1");
 }
 
 std::string describe_user_config(const LoadedUserConfig& loaded) {

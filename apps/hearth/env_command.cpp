@@ -9,10 +9,12 @@
 
 #include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
+#include "hearth/core/backend_options.h"
 #include "hearth/core/cpu_level.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switches.h"
 #include "hearth/dispatch/backend_libraries.h"
 #include "hearth/dispatch/cpu_reference.h"
 #include "hearth/dispatch/dispatch.h"
@@ -41,6 +43,33 @@ std::string compiler() {
 #else
   return "unknown";
 #endif
+}
+
+const char* source_name(SwitchSource source) {
+  switch (source) {
+    case SwitchSource::default_value:
+      return "default";
+    case SwitchSource::config_file:
+      return "config file";
+    case SwitchSource::environment:
+      return "environment";
+  }
+  return "?";
+}
+
+// Every declared switch: its value in effect, where that came from, and what
+// the program's start would say of it.
+void print_switches(std::ostream& out) {
+  out << "switches (value: where it came from):\n";
+  for (const Switch* s : all_switches()) {
+    const std::string value = s->text();
+    std::string shown = value.empty() ? "unset" : value;
+    if (s->spec().secret && !value.empty()) shown = "set (" + std::to_string(value.size()) + " characters, hidden)";
+    out << "  " << s->name() << "=" << shown << ": " << source_name(s->source());
+    const std::string problem = s->problem(value);
+    if (!problem.empty()) out << " -- not allowed: " << problem;
+    out << "\n";
+  }
 }
 
 int print_env(const std::string& config_file) {
@@ -74,7 +103,7 @@ int print_env(const std::string& config_file) {
   const std::string groups = distributed::process_group_backends();
   std::cout << "process groups (data parallelism): " << (groups.empty() ? "none" : groups) << "\n";
   std::cout << "device=auto resolves to: " << resolve_device("auto").str() << "\n";
-  std::string omp = env_string("OMP_NUM_THREADS");
+  std::string omp = outside_env("OMP_NUM_THREADS");
   std::cout << "threads: " << omp_get_max_threads() << " OpenMP (OMP_NUM_THREADS " << (omp.empty() ? "unset" : omp)
             << "), " << omp_get_num_procs() << " processors; OpenBLAS " << openblas_get_num_threads()
             << " per GEMM (hearth splits large GEMMs over its OpenMP threads)\n";
@@ -92,6 +121,9 @@ int print_env(const std::string& config_file) {
     std::cout << "config file: hearth train would refuse it: " << e.what() << "\n";
   }
   std::cout << "HEARTH_ENABLE_CPU_FALLBACK: " << (cpu_fallback_enabled() ? "on" : "off") << "\n";
+  std::cout << "backend options: float32 matmul precision " << float32_matmul_precision_name(float32_matmul_precision())
+            << ", convolution benchmark " << (convolution_benchmark() ? "on" : "off") << "\n";
+  print_switches(std::cout);
   return 0;
 }
 

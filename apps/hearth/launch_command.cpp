@@ -32,6 +32,7 @@
 #include "apps/common/user_config_flag.h"
 #include "apps/hearth/commands.h"
 #include "apps/hearth/launcher.h"
+#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
 
@@ -66,8 +67,8 @@ void write_overriding_config(const LaunchFlags& f, const LoadedUserConfig& user,
   if (!f.mixed_precision.empty()) j["precision"] = f.mixed_precision == "no" ? "fp32" : f.mixed_precision + "-mixed";
   train::TrainingArguments checked;
   apply_user_config(parse_user_config(j, "hearth launch --cpu/--mixed_precision"), checked);
-  const char* tmp = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/hearth-launch-XXXXXX";
+  const std::string tmp = outside_env("TMPDIR");
+  std::string pattern = (tmp.empty() ? std::string("/tmp") : tmp) + "/hearth-launch-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr)
     throw UsageError("cannot create a folder for the ranks' config in " + pattern + ": " + std::strerror(errno));
   dir.path = pattern;

@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
+#include <string_view>
 #include <thread>
 
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 #include "hearth/distributed/arrival.h"
 #include "hearth/distributed/rendezvous.h"
@@ -122,11 +124,24 @@ bool pump(Child& c, Stream& s) {
   ::setpgid(0, 0);
   ::dup2(out_fd, STDOUT_FILENO);
   ::dup2(err_fd, STDERR_FILENO);
-  for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+  // The child's environment: the launcher's, with `env` over it (passed to
+  // exec, never written into this process's environment).
+  std::vector<std::string> entries;
+  for (char** e = environ; *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view key = entry.substr(0, entry.find('='));
+    bool replaced = false;
+    for (const auto& kv : env) replaced = replaced || kv.first == key;
+    if (!replaced) entries.emplace_back(entry);
+  }
+  for (const auto& [k, v] : env) entries.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (std::string& e : entries) envp.push_back(e.data());
+  envp.push_back(nullptr);
   std::vector<char*> argv;
   for (const std::string& a : command) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
-  ::execvp(argv[0], argv.data());
+  ::execvpe(argv[0], argv.data(), envp.data());
   std::fprintf(stderr, "hearth launch: cannot run '%s': %s\n", argv[0], std::strerror(errno));
   std::_Exit(127);
 }
@@ -209,7 +224,7 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
     for (const auto& kv : launch_environment_defaults()) env.push_back(kv);
     if (!store_token.empty()) env.emplace_back(distributed::kStoreTokenVariable, store_token);
     for (const auto& kv : o.environment) env.push_back(kv);
-    if (std::getenv("OMP_NUM_THREADS") == nullptr) env.emplace_back("OMP_NUM_THREADS", omp_threads);
+    if (outside_env("OMP_NUM_THREADS").empty()) env.emplace_back("OMP_NUM_THREADS", omp_threads);
     std::fflush(nullptr);
     pid_t pid = ::fork();
     HEARTH_CHECK(pid >= 0, IoError, "[launch] fork failed: ", std::strerror(errno));

@@ -7,6 +7,7 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/switches.h"
 #include "hearth/version.h"
 
 namespace {
@@ -45,6 +46,9 @@ int main(int argc, char** argv) {
               << " --help')\n";
     return hearth::cli::kUsageExitCode;
   }
+  // Every switch's value is checked before anything runs (a bad one: one
+  // line and status 2), except by `hearth env`, which shows what is wrong.
+  if (selected_name(app) != " env") hearth::validate_switches_or_exit("hearth");
   if (version) {
     std::cout << "hearth " << HEARTH_VERSION << "\n";
     return 0;

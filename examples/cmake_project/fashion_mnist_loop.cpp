@@ -7,6 +7,7 @@
 
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/device_runtime.h"
+#include "hearth/core/switches.h"
 #include "hearth/data/dataloader.h"
 #include "hearth/data/fashion_mnist.h"
 #include "hearth/data/transforms.h"
@@ -24,6 +25,8 @@ std::shared_ptr<const data::Dataset> fashion_mnist(data::FashionMnist::Split spl
 }
 
 int main(int argc, char** argv) {
+  // A bad HEARTH_* value stops the program here: one line naming it, status 2.
+  validate_switches_or_exit("fashion_mnist_loop");
   const int64_t max_steps = argc > 1 ? std::atoll(argv[1]) : -1;
   const Device device = resolve_device("auto");  // the accelerator if there is one
   auto model = std::make_shared<nn::models::SmallCNN>();

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <memory>
 
+#include "hearth/core/switches.h"
 #include "hearth/data/fashion_mnist.h"
 #include "hearth/data/transforms.h"
 #include "hearth/nn/models/small_cnn.h"
@@ -20,6 +21,8 @@ std::shared_ptr<const data::Dataset> fashion_mnist(data::FashionMnist::Split spl
 }
 
 int main(int argc, char** argv) {
+  // A bad HEARTH_* value stops the program here: one line naming it, status 2.
+  validate_switches_or_exit("fashion_mnist_trainer");
   train::TrainingArguments args;
   args.output_dir = "runs/fashion_mnist_trainer";
   args.overwrite_output_dir = true;

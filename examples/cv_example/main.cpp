@@ -48,6 +48,7 @@
 #include "apps/common/lightning_flags.h"
 #include "apps/common/user_config_flag.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/switches.h"
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
@@ -320,6 +321,7 @@ int run(const Options& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  hearth::validate_switches_or_exit("cv_example");  // a bad HEARTH_* value: one line, status 2
   Options o;
   CLI::App app{"Fine-tune a ResNet on a folder of images with hearth's Trainer"};
   // A flag given twice takes its last value, as Python's argparse does.

@@ -31,6 +31,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
 #include "hearth/core/generator.h"
+#include "hearth/core/switches.h"
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/io/atomic_file.h"
@@ -217,6 +218,7 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
 }  // namespace run_glue
 
 int main(int argc, char** argv) {
+  hearth::validate_switches_or_exit("run_glue");  // a bad HEARTH_* value: one line, status 2
   CLI::App app{"run_glue: fine-tune BERT on a GLUE task or on CSV/JSON text files (Hugging Face's run_glue.py)"};
   // A flag given twice takes its last value, as Python's argparse does.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);

@@ -15,9 +15,8 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& g
 // Whether the engine hands a tensor's partial gradient sum to the node whose
 // formula produces the next contribution, where that node can add into it
 // (Node::can_accumulate_input_grad: convolution backward-data, linear's input
-// gradient), instead of adding the two afterwards. Read once from
-// HEARTH_FUSED_GRAD_ACCUMULATION (unset is on, 0 turns it off), or the last
-// set_fused_grad_accumulation_enabled() (tests compare both paths in one process).
+// gradient), instead of adding the two afterwards. On unless
+// set_fused_grad_accumulation_enabled(false) (tests compare both paths in one process).
 bool fused_grad_accumulation_enabled();
 void set_fused_grad_accumulation_enabled(bool on);
 

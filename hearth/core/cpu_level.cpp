@@ -8,6 +8,8 @@
 #include <cpuid.h>
 #endif
 
+#include "hearth/core/switch_list.h"
+
 namespace hearth {
 namespace {
 
@@ -63,15 +65,18 @@ std::string default_reason() {
 
 Choice choose() {
   const CpuLevel best = best_cpu_level();
-  const char* forced = std::getenv("HEARTH_CPU_LEVEL");
-  if (forced == nullptr || *forced == '\0') return {default_cpu_level(), default_reason()};
-  const std::optional<CpuLevel> asked = parse_cpu_level(forced);
+  const Switch& level_switch = switches::cpu_level();
+  const std::string text = level_switch.text();
+  const char* forced = text.c_str();
+  if (text.empty()) return {default_cpu_level(), default_reason()};
+  const std::optional<CpuLevel> asked = parse_cpu_level(text);
   if (!asked) {
     // Read while kernels register, before main: an exception here could only
-    // terminate, so the mistake is said on stderr and the default stands.
-    std::fprintf(stderr, "hearth: HEARTH_CPU_LEVEL=%s is not one of baseline, avx2, avx512; using %s\n", forced,
-                 cpu_level_name(default_cpu_level()));
-    return {default_cpu_level(), std::string("HEARTH_CPU_LEVEL=") + forced + " is not a level; the default"};
+    // terminate, so the mistake is said on stderr and the default stands (a
+    // program's start refuses the value: validate_switches_or_exit).
+    std::fprintf(stderr, "hearth: HEARTH_CPU_LEVEL=%s is not one of baseline, avx2, avx512; using %s\n",
+                 text.substr(0, 100).c_str(), cpu_level_name(default_cpu_level()));
+    return {default_cpu_level(), "HEARTH_CPU_LEVEL=" + text.substr(0, 100) + " is not a level; the default"};
   }
   if (*asked > best)
     return {best, std::string("HEARTH_CPU_LEVEL=") + forced + ", capped at the best this CPU and build support"};

@@ -2,12 +2,13 @@
 
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
-#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 
 namespace hearth {
 namespace {
@@ -24,10 +25,10 @@ std::string mib(size_t bytes) {
 
 class CpuRuntime final : public DeviceRuntime {
  public:
-  CpuRuntime() {
-    std::string limit = env_string("HEARTH_CPU_MEMORY_LIMIT");
-    if (!limit.empty()) limit_ = parse_byte_size(limit, "HEARTH_CPU_MEMORY_LIMIT");
-  }
+  // Made while the library loads: HEARTH_CPU_MEMORY_LIMIT is read at the
+  // first allocation or query instead, where a bad value is an exception a
+  // caller can catch (here it could only abort the process).
+  CpuRuntime() = default;
   bool is_available() const override { return true; }
   int device_count() const override { return 1; }
   std::string device_name(int) const override { return "cpu"; }
@@ -35,7 +36,7 @@ class CpuRuntime final : public DeviceRuntime {
   void* allocate(size_t nbytes, int) override {
     size_t rounded = (nbytes + 63) / 64 * 64;
     if (rounded == 0) rounded = 64;
-    const size_t limit = limit_.load(std::memory_order_relaxed);
+    const size_t limit = current_limit();
     const size_t now = active_.fetch_add(rounded, std::memory_order_relaxed) + rounded;
     if (limit != 0 && now > limit) {
       active_.fetch_sub(rounded, std::memory_order_relaxed);
@@ -75,7 +76,7 @@ class CpuRuntime final : public DeviceRuntime {
     s.active = active_.load();
     s.peak_active = peak_.load();
     s.reserved = s.active;  // nothing is cached: freed blocks go back to the C library
-    s.limit = limit_.load();
+    s.limit = current_limit();
     s.num_device_allocs = allocs_.load();
     s.num_ooms = ooms_.load();
     return s;
@@ -87,7 +88,19 @@ class CpuRuntime final : public DeviceRuntime {
   }
 
  private:
-  std::atomic<size_t> active_{0}, peak_{0}, limit_{0}, allocs_{0}, ooms_{0};
+  static constexpr size_t kLimitNotRead = SIZE_MAX;
+  // The limit in effect (0: none): the switch's value until set_memory_limit().
+  size_t current_limit() const {
+    size_t limit = limit_.load(std::memory_order_relaxed);
+    if (limit != kLimitNotRead) return limit;
+    const size_t from_switch = static_cast<size_t>(switches::cpu_memory_limit().get());
+    // A set_memory_limit() that ran meanwhile stands.
+    limit_.compare_exchange_strong(limit, from_switch, std::memory_order_relaxed);
+    return limit_.load(std::memory_order_relaxed);
+  }
+
+  std::atomic<size_t> active_{0}, peak_{0}, allocs_{0}, ooms_{0};
+  mutable std::atomic<size_t> limit_{kLimitNotRead};
 };
 
 }  // namespace

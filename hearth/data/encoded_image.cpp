@@ -1,7 +1,7 @@
 #include "hearth/data/encoded_image.h"
 
-#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/data/image_decoders.h"
 
 namespace hearth::data {
@@ -9,7 +9,7 @@ namespace hearth::data {
 bool fast_image_decode_enabled() {
   // Read on every call (a getenv, negligible beside a decode) so that a test
   // or a program can switch it while running.
-  return env_string("HEARTH_IMAGE_FAST_DECODE").empty() || env_flag("HEARTH_IMAGE_FAST_DECODE");
+  return switches::image_fast_decode().get();
 }
 
 int choose_scale_denominator(int64_t region_height, int64_t region_width, int64_t out_height, int64_t out_width) {

@@ -5,8 +5,8 @@
 #include <set>
 #include <string>
 
-#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 
 namespace hearth::data {
 namespace {
@@ -34,11 +34,10 @@ void say_once(const std::string& line) {
 }  // namespace
 
 ImageDecoderSetting image_decoder_setting() {
-  const std::string v = env_string("HEARTH_IMAGE_DECODER");
-  if (v.empty() || v == "auto") return ImageDecoderSetting::automatic;
+  const std::string v = switches::image_decoder().get();  // auto, cpu or gpu: the switch refuses anything else
   if (v == "cpu") return ImageDecoderSetting::cpu;
   if (v == "gpu") return ImageDecoderSetting::device;
-  HEARTH_THROW(ValueError, "[data] HEARTH_IMAGE_DECODER must be auto, cpu or gpu, got \"", v, "\"");
+  return ImageDecoderSetting::automatic;
 }
 
 std::shared_ptr<DeviceImageDecoder> choose_image_decoder(const Device& device) {

@@ -2,7 +2,7 @@
 
 #include <atomic>
 
-#include "hearth/core/env.h"
+#include "hearth/core/switch_list.h"
 
 namespace hearth {
 namespace {
@@ -11,7 +11,7 @@ std::atomic<int> g_forced{0};
 
 }  // namespace
 
-bool cpu_reference_forced() { return g_forced.load(std::memory_order_relaxed) > 0 || env_flag("HEARTH_CPU_REFERENCE"); }
+bool cpu_reference_forced() { return g_forced.load(std::memory_order_relaxed) > 0 || switches::cpu_reference().get(); }
 
 ForceCpuReference::ForceCpuReference() { g_forced.fetch_add(1, std::memory_order_relaxed); }
 ForceCpuReference::~ForceCpuReference() { g_forced.fetch_sub(1, std::memory_order_relaxed); }

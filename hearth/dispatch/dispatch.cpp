@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "hearth/core/device_runtime.h"
-#include "hearth/core/env.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/dispatch/anomaly_check.h"
 #include "hearth/dispatch/op_profiler.h"
 
@@ -107,7 +107,7 @@ void run_kernel(OpHandle op, OpCall& call);
 
 }  // namespace
 
-bool cpu_fallback_enabled() { return env_flag("HEARTH_ENABLE_CPU_FALLBACK"); }
+bool cpu_fallback_enabled() { return switches::enable_cpu_fallback().get(); }
 
 Device common_device(const char* op, const std::vector<Tensor>& tensors) {
   const Tensor* first = nullptr;
@@ -136,7 +136,7 @@ void run_kernel(OpHandle op, OpCall& call) {
   Device device = call_device(op, call);
   DType dtype = key_dtype(call);
   const KernelEntry& k = op->kernels[device.kind.id];
-  static const bool log = env_flag("HEARTH_LOG_DISPATCH");
+  static const bool log = switches::log_dispatch().get();
   if (k.fn && k.dtypes.contains(dtype)) {
     if (log) std::cerr << "[dispatch] " << op->def.name << " on " << device.str() << " (" << dtype_name(dtype) << ")\n";
     if (op_profiling_enabled()) {

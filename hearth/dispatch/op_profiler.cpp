@@ -9,7 +9,7 @@
 #include <tuple>
 #include <vector>
 
-#include "hearth/core/env.h"
+#include "hearth/core/switch_list.h"
 
 namespace hearth {
 namespace {
@@ -33,12 +33,7 @@ constexpr size_t kMaxPending = 4096;
 
 // The table's longest rows first: 40 unless HEARTH_PROFILE_OPS_ROWS asks for
 // another number (every row of a model's step, to count its small kernels).
-size_t rows_to_print() {
-  const char* v = std::getenv("HEARTH_PROFILE_OPS_ROWS");
-  char* end = nullptr;
-  const long n = v ? std::strtol(v, &end, 10) : 0;
-  return v && end != v && *end == '\0' && n > 0 ? static_cast<size_t>(n) : 40;
-}
+size_t rows_to_print() { return static_cast<size_t>(switches::profile_ops_rows().get()); }
 
 struct Profile {
   std::mutex mu;
@@ -117,10 +112,12 @@ Profile& profile() {
 
 OpProfileMode op_profile_mode() {
   static const OpProfileMode mode = [] {
-    const std::string v = env_string("HEARTH_PROFILE_OPS");
+    const std::string v = switches::profile_ops().get();
     if (v == "host") return OpProfileMode::host;
     if (v == "events") return OpProfileMode::events;
-    return env_flag("HEARTH_PROFILE_OPS") ? OpProfileMode::device : OpProfileMode::off;
+    bool on = false;
+    switch_detail::parse_flag(v, on);  // the switch allows only flag words besides those two
+    return on ? OpProfileMode::device : OpProfileMode::off;
   }();
   return mode;
 }

@@ -8,11 +8,12 @@
 
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 
 namespace hearth::distributed {
 namespace {
 
-bool is_set(const char* name) { return !env_string(name).empty(); }
+bool is_set(const char* name) { return !outside_env(name).empty(); }
 
 int64_t parse_int(const char* name, const std::string& text, int64_t min, int64_t max) {
   int64_t v = 0;
@@ -24,26 +25,26 @@ int64_t parse_int(const char* name, const std::string& text, int64_t min, int64_
 }
 
 int required_int(const char* name, int64_t min, int64_t max, const char* family) {
-  std::string v = env_string(name);
+  std::string v = outside_env(name);
   HEARTH_CHECK(!v.empty(), ValueError, "[rendezvous] environment variable ", name, " is not set, but other ", family,
                " variables are; set it (or unset them all to run a single process)");
   return static_cast<int>(parse_int(name, v, min, max));
 }
 
 int optional_int(const char* name, int fallback, int64_t min, int64_t max) {
-  std::string v = env_string(name);
+  std::string v = outside_env(name);
   return v.empty() ? fallback : static_cast<int>(parse_int(name, v, min, max));
 }
 
 // SLURM_NTASKS_PER_NODE can read "4" or "4(x2)"; the leading count is this node's.
 int slurm_tasks_per_node(int fallback) {
-  std::string v = env_string("SLURM_NTASKS_PER_NODE");
+  std::string v = outside_env("SLURM_NTASKS_PER_NODE");
   if (v.empty()) return fallback;
   return static_cast<int>(parse_int("SLURM_NTASKS_PER_NODE", v.substr(0, v.find('(')), 1, 1 << 20));
 }
 
 void read_master(Rendezvous& r, const std::string& fallback_addr, bool addr_required) {
-  std::string addr = env_string("MASTER_ADDR");
+  std::string addr = outside_env("MASTER_ADDR");
   if (addr.empty()) addr = fallback_addr;
   HEARTH_CHECK(!addr.empty() || !addr_required, ValueError,
                "[rendezvous] environment variable MASTER_ADDR is not set: set it to rank 0's host name or address");
@@ -61,16 +62,8 @@ void check_consistent(const Rendezvous& r, const char* rank_var, const char* loc
 }  // namespace
 
 std::string store_token_from_environment() {
-  const std::string token = env_string(kStoreTokenVariable);
-  if (token.empty()) return token;
-  HEARTH_CHECK(token.size() >= kMinStoreTokenChars && token.size() <= kMaxStoreTokenChars, ValueError,
-               "[rendezvous] environment variable ", kStoreTokenVariable, " must have ", kMinStoreTokenChars, " to ",
-               kMaxStoreTokenChars, " characters, it has ", token.size(), " (generate one with: openssl rand -hex 32)");
-  for (char ch : token) {
-    HEARTH_CHECK(ch > ' ' && ch < 127, ValueError, "[rendezvous] environment variable ", kStoreTokenVariable,
-                 " must be printable characters without spaces (generate one with: openssl rand -hex 32)");
-  }
-  return token;
+  // The switch allows kMinStoreTokenChars to kMaxStoreTokenChars printable characters.
+  return switches::store_token().get();
 }
 
 std::string new_store_token() {
@@ -112,7 +105,7 @@ std::optional<Rendezvous> launcher_variables() {
     r.world_size = required_int("SLURM_NTASKS", 1, kMax, "Slurm");
     r.local_rank = required_int("SLURM_LOCALID", 0, kMax, "Slurm");
     r.local_world_size = slurm_tasks_per_node(r.world_size);
-    read_master(r, env_string("SLURM_LAUNCH_NODE_IPADDR"), r.world_size > 1);
+    read_master(r, outside_env("SLURM_LAUNCH_NODE_IPADDR"), r.world_size > 1);
     check_consistent(r, "SLURM_PROCID", "SLURM_LOCALID");
     return r;
   }
@@ -138,13 +131,8 @@ std::optional<Rendezvous> rendezvous_from_environment() {
 }
 
 double dist_timeout_seconds(double fallback_seconds) {
-  std::string v = env_string("HEARTH_DIST_TIMEOUT");
-  if (v.empty()) return fallback_seconds;
-  char* end = nullptr;
-  double s = std::strtod(v.c_str(), &end);
-  HEARTH_CHECK(end == v.c_str() + v.size() && s > 0, ValueError,
-               "[rendezvous] environment variable HEARTH_DIST_TIMEOUT must be a number of seconds > 0, got '", v, "'");
-  return s;
+  const NumberSwitch& timeout = switches::dist_timeout();
+  return timeout.is_set() ? timeout.get() : fallback_seconds;
 }
 
 }  // namespace hearth::distributed

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/io/file_checks.h"
 
 namespace fs = std::filesystem;
@@ -40,21 +41,15 @@ std::string parent_dir(const std::string& path) {
 // HEARTH_TEST_FAIL_WRITE=N: every atomic file fails with ENOSPC once N of its
 // bytes are written, the way a full disk fails a save part way through.
 std::optional<size_t> injected_write_limit() {
-  const char* v = std::getenv("HEARTH_TEST_FAIL_WRITE");
-  if (v == nullptr || *v == '\0') return std::nullopt;
-  char* end = nullptr;
-  unsigned long long n = std::strtoull(v, &end, 10);
-  HEARTH_CHECK(end != v && *end == '\0', ValueError,
-               "[atomic_file] HEARTH_TEST_FAIL_WRITE: expected a byte count, got \"", v, "\"");
-  return static_cast<size_t>(n);
+  const IntegerSwitch& limit = switches::test_fail_write();
+  if (!limit.is_set()) return std::nullopt;
+  return static_cast<size_t>(limit.get());
 }
 
 // HEARTH_TEST_PAUSE_WRITE_MS=M: sleep M ms just before each file or directory
 // is renamed into place, so a test can kill the process inside a save.
 void injected_pause() {
-  const char* v = std::getenv("HEARTH_TEST_PAUSE_WRITE_MS");
-  if (v == nullptr || *v == '\0') return;
-  long ms = std::strtol(v, nullptr, 10);
+  const int64_t ms = switches::test_pause_write_ms().get();
   if (ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(ms));
 }
 

@@ -1,7 +1,7 @@
 #include "hearth/nn/conv_batchnorm.h"
 
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/core/env.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
@@ -12,7 +12,7 @@ namespace hearth::nn {
 bool ConvBatchNormFold::folds(const Conv2d& conv, const BatchNorm& bn) {
   // HEARTH_FOLD_BATCH_NORM=0 keeps the modules apart (to rule the fold's
   // rounding out when comparing outputs, or to time the difference).
-  static const bool off = env_string("HEARTH_FOLD_BATCH_NORM", "1") == "0";
+  static const bool off = !switches::fold_batch_norm().get();
   return !off && !grad_enabled() && !bn.is_training() && bn.track_running_stats && bn.running_mean.defined() &&
          bn.running_var.defined() && conv.weight.defined() && bn.num_features == conv.out_channels;
 }

@@ -111,9 +111,8 @@ void drop_recorded_autocast_casts();
 size_t autocast_cache_size();
 
 // Whether an activation's cast is shared by the ops that read it (above).
-// Read once from HEARTH_AUTOCAST_SHARED_CASTS (unset is on, 0 turns it off),
-// or the last set_autocast_shared_casts_enabled() (tests compare both paths in
-// one process). Parameters are cached either way.
+// On unless set_autocast_shared_casts_enabled(false) (tests compare both
+// paths in one process). Parameters are cached either way.
 bool autocast_shared_casts_enabled();
 void set_autocast_shared_casts_enabled(bool on);
 // How many casts autocast has made on this thread (parameters' and

@@ -7,8 +7,8 @@
 // log-sum-exp.
 //
 // scaled_dot_product_attention takes this op where the device's kernel says,
-// through its check, that it takes the call (cuDNN's engines accept the
-// graph, forward and backward); HEARTH_FUSED_ATTENTION=0 turns that off.
+// through its check, that it takes the call (forward and backward);
+// HEARTH_FUSED_ATTENTION=0 turns that off.
 #include "hearth/dispatch/schemas/fused_attention.h"
 
 #include <algorithm>
@@ -18,8 +18,8 @@
 
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
-#include "hearth/core/env.h"
 #include "hearth/core/generator.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/dropout.h"
 #include "hearth/ops/attention.h"
@@ -46,8 +46,7 @@ OpHandle backward_op() {
 }
 
 std::atomic<bool>& enabled_flag() {
-  // Unset means on; otherwise the variable is read as a switch (a typo is an error, not "off").
-  static std::atomic<bool> on{env_string("HEARTH_FUSED_ATTENTION").empty() || env_flag("HEARTH_FUSED_ATTENTION")};
+  static std::atomic<bool> on{switches::fused_attention().get()};
   return on;
 }
 
@@ -102,9 +101,8 @@ Tensor mask_4d(const Tensor& mask, int64_t B, int64_t H, int64_t L, int64_t S) {
 
 // The mask as the kernels read it (the schema's [B, 1, L, S]): in T, clamped
 // to kFusedAttentionMaskLimit (the schema says why), its rows a multiple of
-// eight elements apart (16-byte rows for the half types, as cuDNN's attention
-// engines read a bias), and broadcast over B and L by stride 0, never by a
-// dim of size 1 (cuDNN's backward engine misreads a bias broadcast that way).
+// eight elements apart, and broadcast over B and L by stride 0, never by a dim
+// of size 1 (the schema's layout, which every backend's kernel may rely on).
 Tensor kernel_mask(const Tensor& mask4, DType dtype, int64_t B, int64_t L) {
   const double limit = kFusedAttentionMaskLimit;
   Tensor values = clamp(mask4, -limit, limit);

@@ -10,7 +10,7 @@
 #include "hearth/dispatch/schemas/index.h"
 
 #include "hearth/autograd/function.h"
-#include "hearth/core/env.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
@@ -32,7 +32,7 @@ void check_index_dtype(const char* op, const Tensor& index) {
 }
 
 // Whether index values are checked here (see the top of the file).
-bool check_on_host(const Tensor& index) { return index.device().is_cpu() || env_flag("HEARTH_CHECK_INDICES"); }
+bool check_on_host(const Tensor& index) { return index.device().is_cpu() || switches::check_indices().get(); }
 
 // Every index value must lie in [0, size); names the first bad value found.
 void check_index_range(const char* op, const Tensor& index, int64_t size, int64_t dim) {

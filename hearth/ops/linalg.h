@@ -18,9 +18,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 // computes the bias gradient (the sum of the output gradient's rows) inside the
 // weight gradient's product, where the backend can (cuBLASLt's BGRADB epilogue
 // on CUDA; the CPU sums beside its GEMM), instead of as a product of its own
-// with a row of ones. Read once from HEARTH_FUSED_BIAS_GRAD (unset is on, 0
-// turns it off), or the last set_fused_bias_grad_enabled() (tests compare
-// both paths in one process).
+// with a row of ones. On unless set_fused_bias_grad_enabled(false) (tests
+// compare both paths in one process).
 bool fused_bias_grad_enabled();
 void set_fused_bias_grad_enabled(bool on);
 // How many bias gradients linear's backward has so computed since the process
@@ -35,9 +34,8 @@ uint64_t fused_bias_grad_count();
 // The gradients are then more precise than the half-precision ones by that
 // one rounding. Only where the engine can hand .grad over (the parameter's
 // only use in the step, nobody else holding .grad: autograd/engine.cpp) and
-// the backend takes a float32 output; elsewhere the plain path. Read once from
-// HEARTH_FP32_WEIGHT_GRADS (unset is on, 0 turns it off), or the last
-// set_fp32_weight_grads_enabled(), which applies to linears recorded after it.
+// the backend takes a float32 output; elsewhere the plain path. On unless
+// set_fp32_weight_grads_enabled(false), which applies to linears recorded after it.
 // autograd::gradient_destinations_written() counts the gradients so written.
 bool fp32_weight_grads_enabled();
 void set_fp32_weight_grads_enabled(bool on);

@@ -64,13 +64,12 @@ Tensor layer_norm(const Tensor& x, const Shape& normalized_shape, const Tensor& 
 // the same generator state, rounded as they round, nothing drawn when
 // !training or p == 0. Takes x and a residual of x's shape, of x's dtype or
 // float32 beside a half x (the output is then float32, as add promotes);
-// other calls, and every call under HEARTH_FUSED_LAYER_NORM=0, run the three ops.
+// other calls, and every call after set_fused_layer_norm_enabled(false), run the three ops.
 Tensor dropout_add_layer_norm(const Tensor& x, const Tensor& residual, const Shape& normalized_shape,
                               const Tensor& weight = Tensor(), const Tensor& bias = Tensor(), double p = 0.0,
                               bool training = false, double eps = 1e-5);
-// Whether dropout_add_layer_norm may take its fused kernel:
-// HEARTH_FUSED_LAYER_NORM (read once; unset is on, 0 turns it off), or the last
-// set_fused_layer_norm_enabled() (tests compare both paths in one process).
+// Whether dropout_add_layer_norm may take its fused kernel: on unless
+// set_fused_layer_norm_enabled(false) (tests compare both paths in one process).
 bool fused_layer_norm_enabled();
 void set_fused_layer_norm_enabled(bool on);
 

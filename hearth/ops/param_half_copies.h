@@ -24,7 +24,7 @@
 // copies are freed. One copy per parameter (the first dtype wanted): a model
 // trained in one precision wants one.
 //
-// HEARTH_OPTIMIZER_HALF_COPIES=0 turns it off (autocast casts every step).
+// set_optimizer_half_copies_enabled(false) turns it off (autocast casts every step).
 #pragma once
 
 #include <cstddef>
@@ -34,9 +34,8 @@
 
 namespace hearth {
 
-// Read once from HEARTH_OPTIMIZER_HALF_COPIES (unset is on, 0 turns it off),
-// or the last set_optimizer_half_copies_enabled() (tests compare both in one
-// process). Off: no copy is wanted, written or used.
+// On unless set_optimizer_half_copies_enabled(false) (tests compare both in
+// one process). Off: no copy is wanted, written or used.
 bool optimizer_half_copies_enabled();
 void set_optimizer_half_copies_enabled(bool on);
 

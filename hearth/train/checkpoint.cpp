@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
@@ -58,10 +59,7 @@ bool same_dir(const std::string& a, const std::string& b) {
 // HEARTH_TEST_FAIL_REMOVE=1 (test hook, read at each use): removing a rotated
 // checkpoint stops with an error after its first file, the way an I/O error
 // or a kill cuts a delete short.
-bool injected_remove_failure() {
-  const char* v = std::getenv("HEARTH_TEST_FAIL_REMOVE");
-  return v != nullptr && std::string(v) == "1";
-}
+bool injected_remove_failure() { return switches::test_fail_remove().get(); }
 
 }  // namespace
 

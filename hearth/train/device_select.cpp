@@ -35,7 +35,7 @@ std::string use_instead() { return ". Available: " + available_devices() + ". Us
 // hearth launch), else Slurm's or Open MPI's name for it; 0 alone.
 int local_rank() {
   for (const char* name : {"LOCAL_RANK", "SLURM_LOCALID", "OMPI_COMM_WORLD_LOCAL_RANK"}) {
-    std::string v = env_string(name);
+    std::string v = outside_env(name);
     if (v.empty()) continue;
     bool digits = v.find_first_not_of("0123456789") == std::string::npos && v.size() < 6;
     HEARTH_CHECK(digits, ValueError, "[trainer] ", name, " must be a non-negative integer, got '", v, "'");

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <ostream>
 
+#include "hearth/core/env.h"
+
 namespace hearth::train {
 namespace {
 
@@ -34,8 +36,7 @@ constexpr KeyFormat kOrdered[] = {
 bool stdout_is_terminal() { return ::isatty(STDOUT_FILENO) == 1; }
 
 bool progress_bar_by_default(bool disable_tqdm) {
-  const char* term = std::getenv("TERM");
-  return !disable_tqdm && stdout_is_terminal() && !(term != nullptr && std::string(term) == "dumb");
+  return !disable_tqdm && stdout_is_terminal() && outside_env("TERM") != "dumb";
 }
 
 std::string format_duration(double seconds) {

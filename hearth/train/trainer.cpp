@@ -15,6 +15,7 @@
 
 #include "hearth/autograd/anomaly_mode.h"
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/backend_options.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
@@ -162,9 +163,11 @@ Trainer::Trainer(std::shared_ptr<nn::Module> model, TrainingArguments args,
       options_(std::move(options)) {
   HEARTH_CHECK(model_ != nullptr, ValueError, "[trainer] the model is null");
   args_.validate("training arguments");
-  // The backends read TF32's switch from the environment when they first
-  // multiply, which is after this.
-  if (args_.tf32.has_value()) ::setenv("HEARTH_ALLOW_TF32", *args_.tf32 ? "1" : "0", /*overwrite=*/1);
+  // tf32 as in Hugging Face's TrainingArguments: PyTorch's
+  // set_float32_matmul_precision("high") or ("highest"); unset leaves the
+  // backend options as they are (HEARTH_ALLOW_TF32, or what the program set).
+  if (args_.tf32.has_value())
+    set_float32_matmul_precision(*args_.tf32 ? Float32MatmulPrecision::high : Float32MatmulPrecision::highest);
   // Fails here, before any data is read, when the device cannot be used.
   device_ = select_device(args_.device, args_.use_cpu);
   model_->to(device_.device);

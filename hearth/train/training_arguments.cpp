@@ -387,8 +387,8 @@ std::vector<Field> make_fields() {
               "compute)"),
       torch_compile(),
       optional_boolean("tf32", &A::tf32,
-                       "TF32 tensor cores for float32 products on the accelerator (sets HEARTH_ALLOW_TF32; "
-                       "default: on)"),
+                       "TF32 tensor cores for float32 products on the accelerator (the float32 matmul "
+                       "precision high, or highest when off; default: on)"),
   };
 }
 

@@ -144,9 +144,10 @@ struct TrainingArguments {
   // Hugging Face's torch_compile: true also sets step_graphs to true, the
   // nearest thing hearth has.
   bool torch_compile = false;
-  // TF32 tensor cores for float32 matrix products and convolutions on an
-  // accelerator that has them; unset: the process's setting (on unless
-  // HEARTH_ALLOW_TF32=0). Set, it sets HEARTH_ALLOW_TF32 for the process.
+  // Reduced-precision (TF32-class) products for float32 matrix products and
+  // convolutions on an accelerator that has them; unset: the process's
+  // setting (on unless HEARTH_ALLOW_TF32=0). Set, the Trainer sets the
+  // backend options' float32 matmul precision to "high" (true) or "highest".
   std::optional<bool> tf32;
   // Hugging Face's fields that change nothing here (training_argument_fields()
   // says why for each), as given, so that a training_args.json written by

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hearth/core/env.h"
+#include "hearth/core/backend_options.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/dispatch/registry.h"
@@ -67,7 +67,7 @@ class FusedBiasGrad {
 };
 
 // TF32 is read once per process; CTest runs this suite again with it off.
-bool exact_float32() { return env_string("HEARTH_ALLOW_TF32", "1") == "0"; }
+bool exact_float32() { return !float32_reduced_precision_allowed(); }
 
 double grad_tolerance(DType dt) {
   switch (dt) {

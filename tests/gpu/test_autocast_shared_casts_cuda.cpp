@@ -3,7 +3,7 @@
 // autocast is cast once, the three cuBLASLt GEMMs read the same bf16 copy, and
 // in backward the key's and value's input gradients add into the shared
 // cast's partial sum in their epilogue (C = D). Compared with
-// HEARTH_AUTOCAST_SHARED_CASTS=0 (a cast per projection) in one process.
+// shared casts off (set_autocast_shared_casts_enabled(false)) (a cast per projection) in one process.
 #include <cstdint>
 #include <string>
 #include <vector>

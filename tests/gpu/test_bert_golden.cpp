@@ -8,7 +8,7 @@
 
 #include <gtest/gtest.h>
 
-#include "hearth/core/env.h"
+#include "hearth/core/backend_options.h"
 #include "hearth/ops/factory.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/support/bert_golden.h"
@@ -16,7 +16,7 @@
 namespace hearth::gpu_testing {
 namespace {
 
-bool tf32_allowed() { return env_string("HEARTH_ALLOW_TF32", "1") != "0"; }
+bool tf32_allowed() { return float32_reduced_precision_allowed(); }
 
 TEST(BertGoldenCuda, TrainStepAndEvalMatchTransformers) {
   HEARTH_REQUIRE_CUDA();

@@ -8,7 +8,7 @@
 // tighter.
 #include <gtest/gtest.h>
 
-#include "hearth/core/env.h"
+#include "hearth/core/backend_options.h"
 #include "hearth/core/generator.h"
 #include "hearth/nn/models/resnet.h"
 #include "hearth/ops/factory.h"
@@ -39,7 +39,7 @@ class ChannelsLastCuda : public ::testing::TestWithParam<DType> {};
 TEST_P(ChannelsLastCuda, ResnetStepMatchesNchw) {
   HEARTH_REQUIRE_CUDA();
   const DType dt = GetParam();
-  const bool exact_float32 = dt == DType::float32 && env_string("HEARTH_ALLOW_TF32", "1") == "0";
+  const bool exact_float32 = dt == DType::float32 && !float32_reduced_precision_allowed();
   const double tol = exact_float32 ? 1e-3 : 8e-2;
   manual_seed(22);
   Tensor x = randn({4, 3, 32, 32}).to(gpu_testing::cuda0(), dt);

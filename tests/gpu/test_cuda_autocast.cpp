@@ -4,7 +4,7 @@
 // read, and the Trainer trains in bf16-mixed and fp16-mixed close to fp32.
 // The optimizer's update writes the weights' bf16/fp16 copies autocast then
 // uses instead of casting (hearth/ops/param_half_copies.h): training is bit
-// for bit the same as with HEARTH_OPTIMIZER_HALF_COPIES=0.
+// for bit the same as with the copies off (set_optimizer_half_copies_enabled(false)).
 #include <cmath>
 #include <limits>
 #include <string>

@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hearth/core/backend_options.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/support/golden.h"
 #include "tests/support/golden_cnn_models.h"
@@ -18,10 +19,7 @@
 namespace hearth::gpu_testing {
 namespace {
 
-bool tf32_disabled() {
-  const char* v = std::getenv("HEARTH_ALLOW_TF32");
-  return v != nullptr && std::string(v) == "0";
-}
+bool tf32_disabled() { return !float32_reduced_precision_allowed(); }
 
 class GpuGoldenCnn : public ::testing::TestWithParam<std::string> {};
 

@@ -9,7 +9,7 @@
 #include "hearth/backends/cuda/allocator.h"
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
-#include "hearth/core/env.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 
 namespace hearth::cuda {
 namespace {
@@ -52,18 +52,8 @@ void init_pool(DevicePool& p, int device) {
   HEARTH_CUDA_CHECK(cudaMemPoolSetAttribute(p.pool, cudaMemPoolAttrReleaseThreshold, &threshold));
   size_t free_b = 0;
   HEARTH_CUDA_CHECK(cudaMemGetInfo(&free_b, &p.total));
-  std::string frac = env_string("HEARTH_CUDA_MEMORY_FRACTION");
-  if (!frac.empty()) {
-    double f = 0;
-    try {
-      f = std::stod(frac);
-    } catch (...) {
-      f = -1;
-    }
-    HEARTH_CHECK(f > 0 && f <= 1, ValueError, "[cuda] HEARTH_CUDA_MEMORY_FRACTION must be a number in (0, 1], got '",
-                 frac, "'");
-    p.stats.limit = static_cast<size_t>(f * static_cast<double>(p.total));
-  }
+  const NumberSwitch& fraction = switches::cuda_memory_fraction();  // from 0.001 to 1
+  if (fraction.is_set()) p.stats.limit = static_cast<size_t>(fraction.get() * static_cast<double>(p.total));
   p.initialised = true;
 }
 

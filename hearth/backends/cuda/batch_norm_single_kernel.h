@@ -10,9 +10,8 @@
 
 namespace hearth::cuda {
 
-// Whether the single-kernel path may run: HEARTH_BATCH_NORM_SINGLE_KERNEL
-// (read once; unset is on, 0 turns it off), or the last
-// set_batch_norm_single_kernel_enabled() (tests compare both paths in one
+// Whether the single-kernel path may run: on unless
+// set_batch_norm_single_kernel_enabled(false) (tests compare both paths in one
 // process).
 bool batch_norm_single_kernel_enabled();
 void set_batch_norm_single_kernel_enabled(bool on);

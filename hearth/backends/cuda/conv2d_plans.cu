@@ -14,10 +14,11 @@
 #include <tuple>
 
 #include "hearth/backends/cuda/conv2d_plans.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/cudnn_graph.h"
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/gemm.h"
-#include "hearth/core/env.h"
+#include "hearth/core/backend_options.h"
 
 namespace hearth::cuda {
 namespace {
@@ -60,7 +61,7 @@ bool dense_in(const Tensor& t, bool nhwc) {
 }
 
 bool graph_path_wanted(const Tensor& x, const Tensor& w, const Tensor& y) {
-  static const bool legacy = env_flag("HEARTH_CUDNN_LEGACY");
+  static const bool legacy = switches::cudnn_legacy().get();
   if (legacy || x.dtype() == DType::float64) return false;
   const bool nhwc = channels_last(x);
   return dense_in(x, nhwc) && dense_in(w, nhwc) && dense_in(y, nhwc);
@@ -212,7 +213,7 @@ std::shared_ptr<graph::ExecutionPlan> pass_plan(ConvPass pass, const Tensor& x, 
 // faster, VGG16 training 1.04x, for ~0.3-0.6 s of compilation per fused shape
 // at first use; HEARTH_CUDNN_FUSION=0 keeps the pair (for comparisons).
 bool fusion_wanted() {
-  static const bool on = env_string("HEARTH_CUDNN_FUSION", "1") != "0";
+  static const bool on = switches::cudnn_fusion().get();
   return on;
 }
 
@@ -287,9 +288,9 @@ std::shared_ptr<graph::ExecutionPlan> fused_forward_plan(const Tensor& x, const 
 }  // namespace
 
 bool cudnn_benchmark_mode() {
-  // Read once: every convolution call asks, in its plan's key.
-  static const bool on = env_flag("HEARTH_CUDNN_BENCHMARK");
-  return on;
+  // The backend options' convolution benchmark, at every call (an atomic
+  // load): plans key on it, so a change applies to the next plan made.
+  return convolution_benchmark();
 }
 
 bool run_graph_pass(ConvPass pass, const Tensor& x, const Tensor& w, const Tensor& y, const Conv2dAttrs& a,

@@ -27,9 +27,10 @@ inline Tensor workspace_tensor(size_t bytes, Device d) {
   return bytes ? Tensor::empty({static_cast<int64_t>(bytes)}, DType::uint8, d) : Tensor();
 }
 
-// HEARTH_CUDNN_BENCHMARK=1 (cudnn.benchmark): each plan is the fastest of
-// the heuristics' first candidates, timed on first use; the legacy path
-// times its algorithms.
+// The backend options' convolution benchmark (cudnn.benchmark; starts from
+// HEARTH_CUDNN_BENCHMARK): each plan is the fastest of the heuristics' first
+// candidates, timed on first use; the legacy path times its algorithms. Read
+// at every call; plans key on it.
 bool cudnn_benchmark_mode();
 
 // Runs one pass over x [N,C,H,W], w [O,Cg,kH,kW], y [N,O,OH,OW] (in the

@@ -4,8 +4,8 @@
 #include <string>
 
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/cudnn_graph.h"
-#include "hearth/core/env.h"
 
 namespace hearth::cuda::cudnn_graph {
 
@@ -299,7 +299,7 @@ std::shared_ptr<ExecutionPlan> build_plan(cudnnHandle_t handle, std::vector<Desc
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle, what);
   graph.set(CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, static_cast<int64_t>(raw.size()), raw.data(),
             what);
-  static const bool log = env_flag("HEARTH_CUDNN_LOG");
+  static const bool log = switches::cudnn_log().get();
   if (const cudnnStatus_t st = graph.try_finalize(); st != CUDNN_STATUS_SUCCESS) {
     if (log)
       std::fprintf(stderr, "[cudnn] %s: the operation graph does not finalize (%s); %s\n", what,

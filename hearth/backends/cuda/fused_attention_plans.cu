@@ -27,9 +27,9 @@
 #include <mutex>
 #include <sstream>
 
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/cudnn_util.h"
 #include "hearth/backends/cuda/fused_attention_plans.h"
-#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {
@@ -261,7 +261,7 @@ std::shared_ptr<graph::ExecutionPlan> cached_plan(int pass, const AttentionProbl
     plan = pass == kForward ? build_forward(p, h) : build_backward(p, h);
   } catch (const Error& e) {
     // A descriptor this cuDNN does not accept: the same answer as no engine.
-    if (env_flag("HEARTH_CUDNN_LOG"))
+    if (switches::cudnn_log().get())
       std::fprintf(stderr, "[cudnn] fused attention %s %s: not described (%s); unfused for this shape\n",
                    pass == kForward ? "forward" : "backward", p.describe().c_str(), e.what());
   }

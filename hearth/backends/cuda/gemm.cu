@@ -15,7 +15,7 @@
 #include "hearth/backends/cuda/cuda_check.h"
 #include "hearth/backends/cuda/device_types.cuh"
 #include "hearth/backends/cuda/gemm.h"
-#include "hearth/core/env.h"
+#include "hearth/core/backend_options.h"
 
 namespace hearth::cuda {
 namespace {
@@ -208,10 +208,9 @@ Plan& plan_for(const Key& k, DeviceContext& ctx) {
 
 }  // namespace
 
-bool tf32_allowed() {
-  static const bool allowed = env_string("HEARTH_ALLOW_TF32", "1") != "0";
-  return allowed;
-}
+// Read at every call (an atomic load): the plan cache keys on it, so a change
+// of the backend options applies to the next product.
+bool tf32_allowed() { return float32_reduced_precision_allowed(); }
 
 namespace {
 

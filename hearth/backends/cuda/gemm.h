@@ -22,8 +22,9 @@ void gemm_batched(const Tensor& a, const Tensor& b, const Tensor& out, const Ten
 // (planned now and cached, so the call that follows reuses the plan).
 bool gemm_fuses_a_sums(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& a_sums);
 
-// TF32 tensor cores for float32 products: on unless HEARTH_ALLOW_TF32=0
-// (cuDNN's convolutions use TF32 by default too).
+// TF32 tensor cores for float32 products: the backend options' float32 matmul
+// precision is "high" or "medium" (this backend has no bf16-class float32
+// path, so medium computes as high). Read at every call; plans key on it.
 bool tf32_allowed();
 
 }  // namespace hearth::cuda

@@ -11,6 +11,7 @@
 #include "hearth/backends/cuda/allocator.h"
 #include "hearth/backends/cuda/context.h"
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/diagnosis.h"
 #include "hearth/backends/cuda/host_allocator.h"
 #include "hearth/backends/cuda/step_graph.h"
@@ -120,7 +121,8 @@ class CudaRuntime final : public DeviceRuntime {
   void probe() {
     count_ = 0;
     CudaProbe p;
-    p.visible_devices = env_string("CUDA_VISIBLE_DEVICES", "<unset>");
+    p.visible_devices = outside_env("CUDA_VISIBLE_DEVICES");
+    if (p.visible_devices.empty()) p.visible_devices = "<unset>";
     // A deliberate setting comes first: whatever else is wrong, no GPU would be used.
     if (p.visible_devices != "<unset>" && cuda_visible_devices_hides_all(p.visible_devices)) {
       p.problem = CudaProblem::devices_hidden;
@@ -131,7 +133,7 @@ class CudaRuntime final : public DeviceRuntime {
     // "insufficient driver" when it is missing; opening it first names the
     // library and the loader's error. HEARTH_CUDA_DRIVER_LIBRARY points the
     // check at another file (tests use a missing one).
-    p.driver_library = env_string("HEARTH_CUDA_DRIVER_LIBRARY", "libcuda.so.1");
+    p.driver_library = switches::cuda_driver_library().get();
     void* driver = dlopen(p.driver_library.c_str(), RTLD_LAZY | RTLD_LOCAL);
     if (driver == nullptr) {
       const char* why = dlerror();

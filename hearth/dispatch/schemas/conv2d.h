@@ -2,8 +2,8 @@
 // batches unbatched input, and makes every image tensor (x, weight, out and
 // their gradients) dense in ONE memory format, the input's: all NCHW-contiguous
 // or all NHWC (channels_last); bias and grad_bias are plain [O] vectors. The
-// kernels read the layout from the strides (the CPU reference computes on NCHW
-// copies of NHWC calls; oneDNN and cuDNN take the strides as they are) and their
+// kernels read the layout from the strides (a kernel may compute on NCHW copies
+// of NHWC calls, as the CPU reference does, or take the strides as they are) and their
 // geometry from the shapes (always logical [N, C, H, W]) and Conv2dAttrs.
 // Cg = C / groups input channels and Og = O / groups output channels per group.
 //   conv2d                  inputs {x [N, C, H, W], weight [O, Cg, kH, kW], bias [O] or undefined,
@@ -13,7 +13,8 @@
 //                           outputs {grad_x [N, C, H, W]}            (backward-data; fully overwritten)
 //     partial: a sum of x's other gradients to add the result into:
 //     grad_x = backward-data + partial (the autograd engine's sum of a tensor's
-//     gradients, in the convolution's epilogue: cuDNN's beta = 1). It has
+//     gradients, added in the convolution's epilogue where a backend can, a
+//     GEMM's beta = 1). It has
 //     grad_x's dtype and layout and is usually grad_x itself (the sum written
 //     in place); a kernel must also accept a distinct tensor (the CPU
 //     fallback's copy).
@@ -33,7 +34,7 @@
 //                           shape, dtype and memory format: out = max(conv + bias +
 // residual, 0), ResNet's block tail once batch norm is folded into the
 // convolution for inference. Backends may compute the whole epilogue in the
-// accumulation type and round once (cuDNN's fused graphs do); the composition
+// accumulation type and round once (a fused epilogue does); the composition
 // rounds after the bias and after the add, a difference within the parity
 // tolerance of a reduction over C * kH * kW products.
 // All tensors share one floating dtype and none is empty (the functional layer

@@ -20,8 +20,10 @@
 // non-negative strides elsewhere. grad_out has out's strides and each gradient
 // its input's: the functional layer arranges both, so that a backend can plan
 // the backward from the forward's call alone. The mask is [B, 1, L, S], its
-// last dim dense, broadcast over B or L (or both) by stride 0 where the
-// caller's mask is ([B, 1, 1, S]: BERT's padding mask). lse is dense.
+// last dim dense and its rows a multiple of eight elements apart (16-byte
+// aligned rows in the half types, for vector loads), broadcast over B or L (or
+// both) by stride 0, never by a dim of size 1, where the caller's mask is
+// ([B, 1, 1, S]: BERT's padding mask). lse is dense.
 //
 // The forward, in A, for each (b, h) and query l, key s:
 //   x[l, s]  = scale * (q[l] . k[s]) + mask[l, s]
@@ -30,11 +32,11 @@
 //   out[l]   = sum_s w[l, s] v[s]                         (w rounded to T first, as a product of T operands)
 // keep is each backend's own function of (seed, offset, b, h, l, s): the CPU
 // keeps element i = ((b * H + h) * L + l) * S + s exactly as dropout keeps
-// element i (hearth/dispatch/schemas/dropout.h), cuDNN draws from its own
-// Philox mapping. A backend's backward drops exactly what its forward dropped.
-// rng, defined when p > 0: the forward writes the {seed, offset} it drew with
-// (on CUDA the offset includes the shift of a replayed step graph,
-// hearth/backends/cuda/step_graph.h), and the backward draws from the same.
+// element i (hearth/dispatch/schemas/dropout.h); another backend may use its
+// own counter-based mapping. A backend's backward drops exactly what its
+// forward dropped. rng, defined when p > 0: the forward writes the {seed,
+// offset} it drew with (including any shift a replayed step graph applies to
+// the offset), and the backward draws from the same.
 // lse is defined when the output will be differentiated, and whenever p > 0
 // (a checkpointed block's first forward, not recorded, then runs the same
 // graph as its recomputation). A backend with a check

@@ -13,7 +13,7 @@
 //         beside its weight gradient (a = g^T, the sum over the rows of g
 //         running along the product's K), in the GEMM's epilogue where the
 //         backend can; a kernel may register a check that says which calls
-//         it takes with a_sums (CUDA: those cuBLASLt has an epilogue for), and
+//         it takes with a_sums (those it has a fused epilogue for), and
 //         the functional layer asks it first. A kernel must still compute
 //         a_sums for any call it is given.
 //         a and b share one floating dtype, and out has it too, except
@@ -21,7 +21,7 @@
 //         weight gradient written into a float32 .grad under autocast): the
 //         product is then accumulated in float32 as always and stored without
 //         the rounding to the half type; bias, partial and a_sums follow
-//         out's dtype (cuBLASLt's C and D, and its bias gradient, in float32).
+//         out's dtype (all three float32 then).
 //         The batch stride of a and b is
 //         arbitrary (0 when the functional layer broadcasts one operand over the
 //         batch). Each matrix is laid out for BLAS: either its column stride is 1

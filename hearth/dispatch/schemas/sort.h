@@ -3,7 +3,7 @@
 //   sort                inputs {x} outputs {values [outer, n], int64 indices [outer, n]}   SortAttrs (stable)
 //   topk                inputs {x} outputs {values [outer, k], int64 indices [outer, k]}   TopkAttrs
 //                       (sorted, best first; among equal values the lower index first)
-//   CUDA leaves sort and topk to the CPU fallback on purpose: no model hearth
+//   An accelerator may leave sort and topk to the CPU fallback: no model hearth
 //   trains needs them on the device.
 #pragma once
 

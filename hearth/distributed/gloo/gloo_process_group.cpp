@@ -172,7 +172,7 @@ class GlooProcessGroup : public ProcessGroup {
     const int64_t id = store->add("gloo/groups/" + std::to_string(o.rank), 1);
     StoreAdapter adapter(store, "gloo/" + std::to_string(id) + "/", o.timeout);
     gloo::transport::tcp::attr attr;
-    std::string iface = env_string("GLOO_SOCKET_IFNAME");
+    std::string iface = outside_env("GLOO_SOCKET_IFNAME");
     if (!iface.empty()) {
       attr.iface = iface;
     } else {

@@ -92,7 +92,7 @@ BertResidualOutput::BertResidualOutput(const char* type_name, int64_t in_feature
 
 Tensor BertResidualOutput::forward(const Tensor& x, const Tensor& residual) {
   // LayerNorm(dropout(dense(x)) + residual), one kernel each way where the
-  // backend has it (HEARTH_FUSED_LAYER_NORM=0: the three modules' ops).
+  // backend has it (else the three modules' ops).
   return dropout_add_layer_norm(dense->forward(x), residual, LayerNorm->normalized_shape, LayerNorm->weight,
                                 LayerNorm->bias, dropout->p, dropout->is_training(), LayerNorm->eps);
 }

@@ -455,7 +455,7 @@ TEST(FusedGradAccumulation, BertTakesFourSumsPerLayerInFloat32) {
   // sums meet behind the casts' backward, which add their bf16 gradient into
   // the residual's float32 one as they widen it (2 per layer: the hidden
   // state's cast and the attention output's). With
-  // HEARTH_AUTOCAST_SHARED_CASTS=0 each projection casts for itself, and all
+  // shared casts off (set_autocast_shared_casts_enabled(false)) each projection casts for itself, and all
   // four casts' backward add into the float32 sum (4 per layer).
   nn::models::BertConfig c;
   c.vocab_size = 50;

@@ -90,7 +90,10 @@ TEST(Launch, GivesEveryRankTheSameFreshStoreToken) {
   // A weak one is refused before any rank starts.
   CommandResult weak = run_command("env HEARTH_STORE_TOKEN=secret " + kHearth + show);
   EXPECT_NE(weak.exit_code, 0) << weak.output;
-  EXPECT_NE(weak.output.find("HEARTH_STORE_TOKEN must have 16 to 256 characters"), std::string::npos) << weak.output;
+  EXPECT_NE(weak.output.find("HEARTH_STORE_TOKEN=<6 characters> is not allowed: must have 16 to 256 characters"),
+            std::string::npos)
+      << weak.output;
+  EXPECT_EQ(weak.output.find("secret"), std::string::npos) << weak.output;
   EXPECT_EQ(weak.output.find("[rank 0]"), std::string::npos) << weak.output;
 }
 

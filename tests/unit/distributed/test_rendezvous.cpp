@@ -141,7 +141,9 @@ TEST(Rendezvous, TheStoreTokenComesFromTheEnvironmentAndIsChecked) {
     EXPECT_EQ(rendezvous_from_environment()->store_token, "0123456789abcdef-token");
   }
   const std::string short_token = error_of({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"HEARTH_STORE_TOKEN", "secret"}});
-  EXPECT_NE(short_token.find("HEARTH_STORE_TOKEN must have 16 to 256 characters, it has 6"), std::string::npos)
+  EXPECT_NE(
+      short_token.find("HEARTH_STORE_TOKEN=<6 characters> is not allowed: must have 16 to 256 characters, it has 6"),
+      std::string::npos)
       << short_token;
   const std::string spaces =
       error_of({{"RANK", "0"}, {"WORLD_SIZE", "1"}, {"HEARTH_STORE_TOKEN", "a token with spaces in it"}});

@@ -1,7 +1,7 @@
 // Autocast's shared casts of activations: a float32 tensor read by several
 // products is cast once per dtype while it is alive and unchanged, and under
 // grad mode the one cast is one node of the graph whose gradient sums its
-// consumers'. Each test compares with HEARTH_AUTOCAST_SHARED_CASTS=0 (a cast
+// consumers'. Each test compares with shared casts off (set_autocast_shared_casts_enabled(false)) (a cast
 // per consumer) in the same process.
 #include <algorithm>
 #include <cmath>

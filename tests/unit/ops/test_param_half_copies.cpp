@@ -2,7 +2,7 @@
 // (hearth/ops/param_half_copies.h): training with them matches training
 // without them bit for bit, forwards after the first step cast no parameter,
 // and anything that writes a parameter outside the optimizer makes autocast
-// cast it again. Each test compares with HEARTH_OPTIMIZER_HALF_COPIES=0 in
+// cast it again. Each test compares with the copies off (set_optimizer_half_copies_enabled(false)) in
 // the same process.
 #include <cstdint>
 #include <limits>

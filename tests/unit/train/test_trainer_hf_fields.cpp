@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "hearth/core/backend_options.h"
 #include "hearth/ops/indexing.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/train/checkpoint.h"
@@ -161,13 +162,28 @@ TEST(TrainerHfFields, LoggingDirHoldsTheTensorBoardEvents) {
   EXPECT_FALSE(fs::exists(fs::path(dir.path()) / "runs"));
 }
 
-TEST(TrainerHfFields, Tf32SetsTheProcesssSwitch) {
+// --tf32 sets the backend options' float32 matmul precision, as Hugging
+// Face's tf32 sets PyTorch's; the environment is left as it was.
+TEST(TrainerHfFields, Tf32SetsTheBackendOptionsNotTheEnvironment) {
   ScopedEnv restore("HEARTH_ALLOW_TF32", "1");
+  const Float32MatmulPrecision before = float32_matmul_precision();
   TempDir dir;
   TrainingArguments a = toy_args(dir.path());
+  set_float32_matmul_precision(Float32MatmulPrecision::high);
   a.tf32 = false;
-  Trainer t(toy_model(), a, toy_dataset(8), nullptr, {}, quiet());
-  EXPECT_STREQ(std::getenv("HEARTH_ALLOW_TF32"), "0");
+  { Trainer t(toy_model(), a, toy_dataset(8), nullptr, {}, quiet()); }
+  EXPECT_EQ(float32_matmul_precision(), Float32MatmulPrecision::highest);
+  EXPECT_STREQ(std::getenv("HEARTH_ALLOW_TF32"), "1");
+  a.tf32 = true;
+  { Trainer t(toy_model(), a, toy_dataset(8), nullptr, {}, quiet()); }
+  EXPECT_EQ(float32_matmul_precision(), Float32MatmulPrecision::high);
+  // Unset leaves what the program chose.
+  set_float32_matmul_precision(Float32MatmulPrecision::highest);
+  a.tf32.reset();
+  { Trainer t(toy_model(), a, toy_dataset(8), nullptr, {}, quiet()); }
+  EXPECT_EQ(float32_matmul_precision(), Float32MatmulPrecision::highest);
+  EXPECT_STREQ(std::getenv("HEARTH_ALLOW_TF32"), "1");
+  set_float32_matmul_precision(before);
 }
 
 }  // namespace

@@ -11,12 +11,12 @@
 #include <cstring>
 #include <string>
 
+#include "hearth/backends/cpu/cpu_switches.h"
 #include "hearth/backends/cpu/onednn/engine.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/backends/cpu/onednn/onednn.h"
 #include "hearth/backends/cpu/onednn/primitive_cache.h"
 #include "hearth/backends/cpu/onednn/size_rule.h"
-#include "hearth/core/env.h"
 #include "hearth/dispatch/cpu_reference.h"
 #include "hearth/dispatch/schemas/conv2d.h"
 
@@ -43,7 +43,7 @@ struct Layouts {
 };
 
 Layouts choose_layouts(Pass pass, const Tensor& image, const Tensor& weight) {
-  static const std::string forced = env_string("HEARTH_ONEDNN_LAYOUT");
+  static const std::string forced = switches::onednn_layout().get();  // auto, plain or blocked
   if (forced == "plain") return {false, false};
   if (forced == "blocked") return {true, true};
   if (!image.is_contiguous()) return {false, true};  // NHWC

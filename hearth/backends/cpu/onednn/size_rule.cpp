@@ -4,6 +4,7 @@
 
 #include <cstdlib>
 
+#include "hearth/backends/cpu/cpu_switches.h"
 #include "hearth/backends/cpu/parallel.h"
 #include "hearth/core/env.h"
 
@@ -25,10 +26,7 @@ const Tensor& output_image_of(Pass pass, const OpCall& call) {
 
 // libgomp reads the variable once, at start; this reads it at every call (a
 // getenv beside a convolution), so that a test can set it.
-bool threads_sleep_when_idle() {
-  const char* v = std::getenv("OMP_WAIT_POLICY");
-  return v && strcasecmp(v, "passive") == 0;
-}
+bool threads_sleep_when_idle() { return strcasecmp(outside_env("OMP_WAIT_POLICY").c_str(), "passive") == 0; }
 
 // The same product in every pass: N * OH * OW * O * C/groups * kH * kW.
 double multiply_adds(Pass pass, const OpCall& call) {
@@ -40,7 +38,7 @@ double multiply_adds(Pass pass, const OpCall& call) {
 }  // namespace
 
 bool measured_faster(Pass pass, const OpCall& call) {
-  if (env_flag("HEARTH_ONEDNN_ALWAYS")) return true;
+  if (switches::onednn_always().get()) return true;
   if (weight_of(pass, call).shape()[1] < kBlockedChannels) return false;
   if (threads_sleep_when_idle() && multiply_adds(pass, call) < kMinMultiplyAddsPerThread * num_threads()) return false;
   return true;

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "hearth/backends/cuda/cuda_check.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/image/batch_memory.h"
 #include "hearth/backends/cuda/image/block_cache.h"
 #include "hearth/backends/cuda/image/decode_lanes.h"
@@ -33,7 +34,6 @@
 #include "hearth/backends/cuda/image/ycbcr_to_rgb.h"
 #include "hearth/core/device_image_decoder.h"
 #include "hearth/core/device_runtime.h"
-#include "hearth/core/env.h"
 #include "hearth/core/memory_format.h"
 
 namespace hearth::cuda {
@@ -176,7 +176,7 @@ class CudaImageDecoder final : public DeviceImageDecoder {
         lanes_(decode_lanes_from_env()),
         share_(HostShare::from_env(lanes_.lanes())),
         pool_(share_.host_threads()),
-        report_(env_flag("HEARTH_IMAGE_DECODE_REPORT")) {}
+        report_(switches::image_decode_report().get()) {}
 
   std::string description() const override {
     const size_t threads = pool_.threads();

@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "hearth/core/env.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {
@@ -23,13 +23,7 @@ void DecodeLanes::leave() {
 }
 
 size_t decode_lanes_from_env() {
-  const std::string v = env_string("HEARTH_IMAGE_DECODE_LANES");
-  if (v.empty()) return 2;
-  char* end = nullptr;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  HEARTH_CHECK(end != v.c_str() && *end == '\0' && n >= 0 && n <= 64, ValueError,
-               "[cuda] HEARTH_IMAGE_DECODE_LANES must be a whole number from 0 to 64, got \"", v, "\"");
-  return static_cast<size_t>(n);
+  return static_cast<size_t>(switches::image_decode_lanes().get());  // from 0 to 64, default 2
 }
 
 }  // namespace hearth::cuda

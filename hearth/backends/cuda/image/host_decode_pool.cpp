@@ -3,7 +3,7 @@
 #include <cstdlib>
 #include <string>
 
-#include "hearth/core/env.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {
@@ -102,16 +102,12 @@ size_t HostDecodePool::finish(JobSet& set) {
 }
 
 size_t host_decode_threads_from_env() {
-  const std::string v = env_string("HEARTH_IMAGE_HOST_THREADS");
-  if (v.empty()) {
+  const IntegerSwitch& threads = switches::image_host_threads();  // from 0 to 256
+  if (!threads.is_set()) {
     const unsigned cores = std::thread::hardware_concurrency();
     return cores > 4 ? cores - 4 : 0;
   }
-  char* end = nullptr;
-  const long n = std::strtol(v.c_str(), &end, 10);
-  HEARTH_CHECK(end != v.c_str() && *end == '\0' && n >= 0 && n <= 256, ValueError,
-               "[cuda] HEARTH_IMAGE_HOST_THREADS must be a whole number from 0 to 256, got \"", v, "\"");
-  return static_cast<size_t>(n);
+  return static_cast<size_t>(threads.get());
 }
 
 }  // namespace hearth::cuda

@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/image/host_decode_pool.h"
-#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {
@@ -76,14 +76,11 @@ double HostShare::host_seconds_per_image() const {
 
 HostShare::Mode host_share_mode_from_env(double* fixed_fraction) {
   *fixed_fraction = 0.0;
-  const std::string v = env_string("HEARTH_IMAGE_HOST_DECODING");
-  if (v.empty() || v == "off") return HostShare::Mode::off;
+  // off, auto or a fraction from 0 to 1: the switch refuses anything else.
+  const std::string v = switches::image_host_decoding().get();
+  if (v == "off") return HostShare::Mode::off;
   if (v == "auto") return HostShare::Mode::automatic;
-  char* end = nullptr;
-  const double f = std::strtod(v.c_str(), &end);
-  HEARTH_CHECK(end != v.c_str() && *end == '\0' && f >= 0.0 && f <= 1.0, ValueError,
-               "[cuda] HEARTH_IMAGE_HOST_DECODING must be auto, off or a fraction from 0 to 1, got \"", v, "\"");
-  *fixed_fraction = f;
+  *fixed_fraction = std::strtod(v.c_str(), nullptr);
   return HostShare::Mode::fixed;
 }
 

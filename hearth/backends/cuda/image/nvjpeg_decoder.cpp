@@ -7,8 +7,8 @@
 #include <filesystem>
 #include <sstream>
 
+#include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/image/block_cache.h"
-#include "hearth/core/env.h"
 #include "hearth/core/errors.h"
 
 namespace hearth::cuda {
@@ -53,23 +53,16 @@ std::string cublaslt_folder() {
 // which adds throughput where the engines are the limit and takes compute
 // from whatever else runs on the GPU.
 double hardware_share() {
-  const std::string v = env_string("HEARTH_NVJPEG_HARDWARE_SHARE");
-  if (v.empty()) return 1.0;
-  char* end = nullptr;
-  const double share = std::strtod(v.c_str(), &end);
-  HEARTH_CHECK(end != v.c_str() && *end == '\0' && share >= 0.0 && share <= 1.0, ValueError,
-               "[nvjpeg] HEARTH_NVJPEG_HARDWARE_SHARE must be a number from 0 to 1, got \"", v, "\"");
-  return share;
+  return switches::nvjpeg_hardware_share().get();  // from 0 to 1, default 1
 }
 
 enum class BackendChoice { automatic, hardware, hybrid };
 
 BackendChoice backend_choice() {
-  const std::string v = env_string("HEARTH_NVJPEG_BACKEND");
-  if (v.empty() || v == "auto") return BackendChoice::automatic;
+  const std::string v = switches::nvjpeg_backend().get();  // auto, hardware or hybrid
   if (v == "hardware") return BackendChoice::hardware;
   if (v == "hybrid") return BackendChoice::hybrid;
-  HEARTH_THROW(ValueError, "[nvjpeg] HEARTH_NVJPEG_BACKEND must be auto, hardware or hybrid, got \"", v, "\"");
+  return BackendChoice::automatic;
 }
 
 }  // namespace

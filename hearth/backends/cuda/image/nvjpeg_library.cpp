@@ -2,7 +2,7 @@
 
 #include <dlfcn.h>
 
-#include "hearth/core/env.h"
+#include "hearth/backends/cuda/cuda_switches.h"
 
 namespace hearth::cuda::nvjpeg {
 namespace {
@@ -43,7 +43,7 @@ Library::~Library() {
 }
 
 std::vector<std::string> nvjpeg_candidates(const std::vector<std::string>& extra_dirs) {
-  const std::string chosen = env_string("HEARTH_NVJPEG_LIBRARY");
+  const std::string chosen = switches::nvjpeg_library().get();
   if (!chosen.empty()) return {chosen};
   std::vector<std::string> out(std::begin(kSonames), std::end(kSonames));
   for (const std::string& dir : extra_dirs)
@@ -71,7 +71,7 @@ LoadResult load_nvjpeg(const std::vector<std::string>& extra_dirs) {
   if (lib == nullptr) {
     std::string tried;
     for (const std::string& name : candidates) tried += (tried.empty() ? "" : ", ") + name;
-    const bool chosen = !env_string("HEARTH_NVJPEG_LIBRARY").empty();
+    const bool chosen = switches::nvjpeg_library().is_set();
     return {nullptr, "nvJPEG could not be loaded (tried " + tried + "; " + first_error + "); " +
                          (chosen ? "HEARTH_NVJPEG_LIBRARY names a file that cannot be opened"
                                  : "it comes with the CUDA toolkit and pip's nvidia-nvjpeg package: put its folder on "

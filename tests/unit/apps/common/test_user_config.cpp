@@ -9,6 +9,8 @@
 #include "apps/common/config_questionnaire.h"
 #include "apps/common/user_config.h"
 #include "hearth/core/errors.h"
+#include "hearth/core/switch_list.h"
+#include "hearth/dispatch/dispatch.h"
 #include "tests/support/scoped_env.h"
 #include "tests/support/temp_dir.h"
 
@@ -188,13 +190,19 @@ TEST(UserConfig, TurnsTheCpuFallbackOnUnlessTheEnvironmentDecides) {
   TempDir dir;
   std::string path = dir.write("c.json", R"({"cpu_fallback": true})");
   ::unsetenv("HEARTH_ENABLE_CPU_FALLBACK");
+  const Switch& fallback = switches::enable_cpu_fallback();
   TrainingArguments args;
   apply_user_config(load_user_config(path), args);
-  EXPECT_STREQ(std::getenv("HEARTH_ENABLE_CPU_FALLBACK"), "1");
+  // The config sets the switch's value below the environment; the environment is not written.
+  EXPECT_EQ(std::getenv("HEARTH_ENABLE_CPU_FALLBACK"), nullptr);
+  EXPECT_TRUE(cpu_fallback_enabled());
+  EXPECT_EQ(fallback.source(), SwitchSource::config_file);
   ::setenv("HEARTH_ENABLE_CPU_FALLBACK", "0", 1);
-  apply_user_config(load_user_config(path), args);
-  EXPECT_STREQ(std::getenv("HEARTH_ENABLE_CPU_FALLBACK"), "0");
+  EXPECT_FALSE(cpu_fallback_enabled());
+  EXPECT_EQ(fallback.source(), SwitchSource::environment);
   ::unsetenv("HEARTH_ENABLE_CPU_FALLBACK");
+  fallback.clear_config_value();
+  EXPECT_FALSE(cpu_fallback_enabled());
 }
 
 TEST(ConfigQuestionnaire, AsksAgainAfterAnInvalidAnswer) {

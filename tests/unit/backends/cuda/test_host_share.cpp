@@ -103,7 +103,8 @@ TEST(HostShare, TheVariableIsReadOrRefusedWithItsName) {
       host_share_mode_from_env(&fraction);
       FAIL() << "no error for " << bad;
     } catch (const ValueError& e) {
-      EXPECT_NE(std::string(e.what()).find("HEARTH_IMAGE_HOST_DECODING must be auto, off or a fraction"),
+      EXPECT_NE(std::string(e.what()).find("HEARTH_IMAGE_HOST_DECODING='" + std::string(bad) +
+                                           "' is not allowed: expected off, auto or a fraction from 0 to 1"),
                 std::string::npos)
           << e.what();
     }
