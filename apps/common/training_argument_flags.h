@@ -34,6 +34,8 @@ class TrainingArgumentFlags {
   // program's defaults).
   void add_to(CLI::App& app, const std::vector<std::string>& skip = {},
               const train::TrainingArguments& defaults = train::TrainingArguments());
+  // Whether --<name> is one of the flags added (a field's name, not an alias).
+  bool defines(const std::string& name) const { return options_.count(name) > 0; }
   // Whether --<name> was on the command line.
   bool given(const std::string& name) const;
   // Sets every field given on the command line into `args`. A bad value is a

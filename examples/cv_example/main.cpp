@@ -93,6 +93,7 @@ struct Options {
   std::set<std::string> given;
   hearth::cli::UserConfigFlag user_config;
   hearth::cli::LightningFlags lightning;
+  hearth::cli::JsonConfigFlag config;
 };
 
 const std::vector<std::string> kModels = {"resnet50", "resnet34", "resnet18", "resnet_tiny"};
@@ -193,6 +194,7 @@ train::TrainingArguments training_arguments(const Options& o) {
 
   try {
     o.user_config.apply(args, &std::cout);
+    args = o.config.apply(args);  // --config's training arguments (its own flags are set already)
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -324,8 +326,9 @@ int main(int argc, char** argv) {
   CLI::App app{"Fine-tune a ResNet on a folder of images with hearth's Trainer"};
   // A flag given twice takes its last value, as Python's argparse does.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--data_dir", o.data_dir, "folder of class sub-folders, or of images named <label>_<n>.jpg")
-      ->required();
+  // Required, but checked after --config, which may give it.
+  app.add_option("--data_dir", o.data_dir,
+                 "folder of class sub-folders, or of images named <label>_<n>.jpg (required)");
   app.add_option("--device", o.device, "auto, cpu, cuda or cuda:N (default: your config's, else auto)");
   app.add_flag("--cpu", o.cpu, "train on the CPU even if an accelerator is present");
   app.add_option("--mixed_precision", o.mixed_precision, "no, bf16 or fp16 (default: your config's, else no)")
@@ -375,13 +378,23 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 1.0));
   o.user_config.add_to(app);
   o.lightning.add_to(app);
-  hearth::cli::add_json_config(app, "--config");
+  o.config.add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     // A bad flag or value: one line naming the flag, exit code 2.
     std::cerr << "cv_example: error: " << e.what() << " (see 'cv_example --help')\n";
+    return 2;
+  }
+  try {
+    o.config.read(app, nullptr);
+    if (o.data_dir.empty()) throw UsageError("--data_dir is required");
+  } catch (const UsageError& e) {
+    std::cerr << "cv_example: error: " << e.what() << " (see 'cv_example --help')\n";
+    return 2;
+  } catch (const hearth::Error& e) {
+    std::cerr << "cv_example: error: " << e.what() << "\n";
     return 2;
   }
   for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})

@@ -51,11 +51,15 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The defaults, then the user's `hearth config`, then --config's training
+// arguments, then the flags.
 TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags,
-                                             const hearth::cli::LightningFlags& lightning) {
+                                             const hearth::cli::LightningFlags& lightning,
+                                             const hearth::cli::JsonConfigFlag& config) {
   TrainingArguments args;
   try {
-    flags.apply_user_config(args, &std::cout);  // the user's `hearth config`, under the flags
+    flags.apply_user_config(args, &std::cout);
+    args = config.apply(args);
     flags.apply(args);
     lightning.apply(args);
   } catch (const hearth::Error& e) {
@@ -88,8 +92,8 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
 }
 
 int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
-        const hearth::cli::LightningFlags& lightning) {
-  TrainingArguments args = resolve_training_arguments(flags, lightning);
+        const hearth::cli::LightningFlags& lightning, const hearth::cli::JsonConfigFlag& config) {
+  TrainingArguments args = resolve_training_arguments(flags, lightning, config);
   if (a.cpu) args.use_cpu = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
@@ -224,7 +228,8 @@ int main(int argc, char** argv) {
   training_flags.add_to(app, /*skip=*/{"do_train", "do_eval", "do_predict"});  // run_glue's own
   hearth::cli::LightningFlags lightning_flags;
   lightning_flags.add_to(app);
-  hearth::cli::add_json_config(app, "--config");
+  hearth::cli::JsonConfigFlag config;
+  config.add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -233,13 +238,14 @@ int main(int argc, char** argv) {
     return run_glue::kUsageExitCode;
   }
   try {
+    config.read(app, &training_flags);
     run_glue::resolve_hub_names(glue_args);
-  } catch (const hearth::ValueError& e) {
+  } catch (const hearth::Error& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
     return run_glue::kUsageExitCode;
   }
   try {
-    return run_glue::run(glue_args, training_flags, lightning_flags);
+    return run_glue::run(glue_args, training_flags, lightning_flags, config);
   } catch (const run_glue::UsageError& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
     return run_glue::kUsageExitCode;
