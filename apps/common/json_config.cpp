@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "apps/common/closest_name.h"
 #include "apps/common/training_argument_flags.h"
 #include "hearth/core/errors.h"
 #include "hearth/io/json_limits.h"
@@ -47,6 +48,15 @@ void set_option(CLI::Option& opt, const std::string& where, const json& value) {
   }
 }
 
+// Every name the file may use: the app's long flag names and the training arguments'.
+std::vector<std::string> known_names(const CLI::App& app) {
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options())
+    for (const std::string& n : opt->get_lnames()) names.push_back(n);
+  for (const train::TrainingArgumentField& f : train::training_argument_fields()) names.push_back(f.name);
+  return names;
+}
+
 }  // namespace
 
 void JsonConfigFlag::add_to(CLI::App& app, const std::string& flag) {
@@ -65,7 +75,6 @@ void JsonConfigFlag::read(CLI::App& app, const TrainingArgumentFlags* training_f
   HEARTH_CHECK(j.is_object(), ValueError, "--config: '", path_,
                "': expected a JSON object of argument names and values");
   for (const auto& [key, value] : j.items()) {
-    if (value.is_null()) continue;  // unset: as the defaults have it
     const std::string where = "--config: '" + path_ + "': field '" + key + "'";
     const train::TrainingArgumentField* field = train::find_training_argument_field(key);
     CLI::Option* own = app.get_option_no_throw("--" + key);
@@ -73,11 +82,17 @@ void JsonConfigFlag::read(CLI::App& app, const TrainingArgumentFlags* training_f
     // that the value keeps its JSON type (lists, objects).
     if (own != nullptr && field != nullptr && training_flags != nullptr && training_flags->defines(field->name))
       own = nullptr;
-    if (own != nullptr && !is_reserved(own, "--config")) {
-      if (own->count() > 0) continue;  // the command line wins
-      set_option(*own, where, value);
-    } else if (field != nullptr) {
+    if (own != nullptr && is_reserved(own, "--config")) own = nullptr;
+    // As Hugging Face's parse_json_file refuses keys no dataclass has: a
+    // misspelled key ignored would train with the default instead.
+    if (own == nullptr && field == nullptr)
+      HEARTH_THROW(ValueError, where, ": expected one of this program's flags or a TrainingArguments name",
+                   did_you_mean(key, known_names(app)), ", got an unknown field");
+    if (value.is_null()) continue;  // unset: as the defaults have it
+    if (own == nullptr) {
       training_[key] = value;
+    } else if (own->count() == 0) {  // else the command line wins
+      set_option(*own, where, value);
     }
   }
 }

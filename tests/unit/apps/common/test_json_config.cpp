@@ -95,5 +95,29 @@ TEST(JsonConfigFlag, ABadValueNamesTheFileAndTheField) {
   }
 }
 
+TEST(JsonConfigFlag, AnUnknownKeyIsRefusedWithTheNameMeant) {
+  TempDir dir;
+  for (const char* text : {R"({"learnin_rate": 0.1})", R"({"learnin_rate": null})"}) {
+    const std::string path = dir.write("c.json", text);
+    Program p;
+    try {
+      p.resolve({"--config", path});
+      FAIL() << "an unknown key was accepted: " << text;
+    } catch (const ValueError& e) {
+      EXPECT_NE(std::string(e.what()).find("field 'learnin_rate'"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("did you mean 'learning_rate'"), std::string::npos) << e.what();
+    }
+  }
+  // An own flag's near miss is suggested too.
+  const std::string path = dir.write("c.json", R"({"task_nam": "mrpc"})");
+  Program p;
+  try {
+    p.resolve({"--config", path});
+    FAIL() << "an unknown key was accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("did you mean 'task_name'"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace hearth::cli
