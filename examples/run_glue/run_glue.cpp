@@ -16,6 +16,7 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +34,7 @@
 #include "hearth/core/generator.h"
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/trainer.h"
 
@@ -44,6 +46,12 @@ using hearth::nn::models::BertForSequenceClassification;
 using hearth::train::TrainingArguments;
 
 constexpr int kUsageExitCode = 2;
+
+// Rank 0 of a launch, or a process on its own.
+bool is_main_process() {
+  const std::optional<hearth::dist::Rendezvous> r = hearth::dist::rendezvous_from_environment();
+  return !r || r->rank == 0;
+}
 
 // A bad flag or combination: one line and exit code 2, as for parse errors.
 class UsageError : public std::runtime_error {
@@ -93,6 +101,10 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
 
 int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
         const hearth::cli::LightningFlags& lightning, const hearth::cli::JsonConfigFlag& config) {
+  // Under a launcher, rank 0 reports for all and writes the results; the
+  // others print only errors (warnings go to stderr).
+  const bool main_process = is_main_process();
+  if (!main_process) std::cout.setstate(std::ios::failbit);
   TrainingArguments args = resolve_training_arguments(flags, lightning, config);
   if (a.cpu) args.use_cpu = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
@@ -181,10 +193,12 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
       return out.interrupted_by_signal == SIGINT ? 130 : 128 + out.interrupted_by_signal;
     hearth::cli::MetricMap metrics = out.metrics;
     metrics["train_samples"] = static_cast<double>(train_set->size());
-    model->save_pretrained(args.output_dir);
-    copy_tokenizer_files(tokenizer_dir, args.output_dir);
+    if (main_process) {
+      model->save_pretrained(args.output_dir);
+      copy_tokenizer_files(tokenizer_dir, args.output_dir);
+      hearth::cli::save_metrics(args.output_dir, "train", metrics);
+    }
     hearth::cli::log_metrics(std::cout, "train", metrics);
-    hearth::cli::save_metrics(args.output_dir, "train", metrics);
     trainer.save_state();
   }
   if (a.do_eval) {
@@ -201,8 +215,10 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
       combined.insert(metrics.begin(), metrics.end());
       hearth::cli::log_metrics(std::cout, "eval", metrics);
     }
-    hearth::cli::save_metrics(args.output_dir, "eval", combined);
+    if (main_process) hearth::cli::save_metrics(args.output_dir, "eval", combined);
   }
+  // The predictions need no other rank: rank 0 alone makes and writes them.
+  if (!main_process) predict_sets.clear();
   for (const auto& [name, set] : predict_sets) {
     const std::string file = name.empty() ? "predict_results.txt" : "predict_results_" + name + ".txt";
     const std::string path = (fs::path(args.output_dir) / file).string();
