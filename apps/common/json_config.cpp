@@ -76,6 +76,7 @@ void JsonConfigFlag::read(CLI::App& app, const TrainingArgumentFlags* training_f
                "': expected a JSON object of argument names and values");
   for (const auto& [key, value] : j.items()) {
     const std::string where = "--config: '" + path_ + "': field '" + key + "'";
+    train::refuse_removed_field(key, where);  // naming what replaced it
     const train::TrainingArgumentField* field = train::find_training_argument_field(key);
     CLI::Option* own = app.get_option_no_throw("--" + key);
     // A training flag's option is set through the training arguments, so

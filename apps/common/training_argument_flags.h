@@ -62,6 +62,9 @@ class TrainingArgumentFlags {
   // --no_<name> for the boolean fields that default to on (argparse's
   // BooleanOptionalAction): given, it sets the field to false.
   std::map<std::string, CLI::Option*> negations_;
+  // The names transformers 5 removed (--per_gpu_train_batch_size, ...), refused by apply().
+  std::map<std::string, CLI::Option*> removed_;
+  std::map<std::string, std::string> removed_values_;
 };
 
 }  // namespace hearth::cli

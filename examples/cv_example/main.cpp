@@ -32,6 +32,7 @@
 // trackers write them). Accelerate's --fp16 is --mixed_precision fp16.
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <memory>
@@ -91,6 +92,8 @@ struct Options {
   bool step_graphs = false, no_step_graphs = false;  // neither: the Trainer's default (on where available)
   // The flags given on the command line (of those the user's config also sets).
   std::set<std::string> given;
+  // Every flag typed on the command line (not set by --config).
+  std::set<std::string> command_line;
   hearth::cli::UserConfigFlag user_config;
   hearth::cli::LightningFlags lightning;
   hearth::cli::JsonConfigFlag config;
@@ -142,59 +145,78 @@ void load_backbone(nn::Module& model, const std::string& path, const std::string
   throw UsageError(msg);
 }
 
-// This example's defaults, then the user's config, then the flags given.
+// Sets the training arguments this example's flags stand for, those for
+// which take(flag) holds (the option names as on the command line).
+void set_from_flags(train::TrainingArguments& args, const Options& o,
+                    const std::function<bool(const std::string&)>& take) {
+  if (take("--output_dir")) args.output_dir = o.output_dir;
+  if (take("--batch_size")) {
+    args.per_device_train_batch_size = o.batch_size;
+    args.per_device_eval_batch_size = o.batch_size;
+  }
+  if (take("--num_epochs")) args.num_train_epochs = o.num_epochs;
+  if (take("--learning_rate")) args.learning_rate = o.learning_rate;
+  if (take("--seed")) args.seed = o.seed;
+  if (take("--num_workers")) args.dataloader_num_workers = o.num_workers;
+  if (take("--dataloader_prefetch_factor")) args.dataloader_prefetch_factor = o.dataloader_prefetch_factor;
+  if (take("--logging_steps")) args.logging_steps = o.logging_steps;
+  // Accelerate's --with_tracking logs to every tracker it has: here the
+  // metrics file and TensorBoard's event files.
+  if (take("--with_tracking"))
+    args.report_to =
+        o.with_tracking ? std::vector<std::string>{"jsonl", "tensorboard"} : std::vector<std::string>{"none"};
+  // Accelerate's trackers write under project_dir, in a folder named after the run.
+  if (take("--project_dir") && !o.project_dir.empty()) args.logging_dir = o.project_dir + "/cv_example";
+  if (take("--no_step_graphs") && o.no_step_graphs)
+    args.step_graphs = false;
+  else if (take("--step_graphs") && o.step_graphs)
+    args.step_graphs = true;
+  if (take("--overwrite_output_dir")) args.overwrite_output_dir = o.overwrite_output_dir;
+  if (take("--dataloader_drop_last")) args.dataloader_drop_last = o.dataloader_drop_last;
+  if (take("--checkpointing_steps")) {
+    if (o.checkpointing_steps.empty()) {
+      args.save_strategy = "no";
+    } else if (o.checkpointing_steps == "epoch") {
+      args.save_strategy = "epoch";
+    } else {
+      args.save_strategy = "steps";
+      size_t used = 0;
+      int64_t n = -1;
+      try {
+        n = std::stoll(o.checkpointing_steps, &used);
+      } catch (const std::exception&) {
+      }
+      if (used != o.checkpointing_steps.size() || n < 1)
+        throw UsageError("--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"" +
+                         o.checkpointing_steps + "\"");
+      args.save_steps = n;
+    }
+  }
+  if (take("--resume_from_checkpoint") && !o.resume_from_checkpoint.empty())
+    args.resume_from_checkpoint = o.resume_from_checkpoint;
+}
+
+// This example's defaults and flags, then the user's config, then --config's
+// training arguments, then the flags typed on the command line again (they
+// win over both files).
 train::TrainingArguments training_arguments(const Options& o) {
   if (o.num_workers > data::max_num_workers())
     throw UsageError("--num_workers: expected at most " + std::to_string(data::max_num_workers()) +
                      " (4 per CPU core), got " + std::to_string(o.num_workers));
   train::TrainingArguments args;
-  args.output_dir = o.output_dir;
-  args.per_device_train_batch_size = o.batch_size;
-  args.per_device_eval_batch_size = o.batch_size;
-  args.num_train_epochs = o.num_epochs;
-  args.learning_rate = o.learning_rate;
   args.optim = "adam";
   args.lr_scheduler_type = "cosine";
   args.warmup_ratio = 0.3;
   args.max_grad_norm = 0.0;
-  args.seed = o.seed;
-  args.dataloader_num_workers = o.num_workers;
-  args.dataloader_prefetch_factor = o.dataloader_prefetch_factor;
   args.eval_strategy = "epoch";
-  args.logging_steps = o.logging_steps;
-  // Accelerate's --with_tracking logs to every tracker it has: here the
-  // metrics file and TensorBoard's event files.
-  args.report_to = o.with_tracking ? std::vector<std::string>{"jsonl", "tensorboard"} : std::vector<std::string>{"none"};
-  // Accelerate's trackers write under project_dir, in a folder named after the run.
-  if (!o.project_dir.empty()) args.logging_dir = o.project_dir + "/cv_example";
-  if (o.no_step_graphs)
-    args.step_graphs = false;
-  else if (o.step_graphs)
-    args.step_graphs = true;
-  args.overwrite_output_dir = o.overwrite_output_dir;
-  args.dataloader_drop_last = o.dataloader_drop_last;
-  if (o.checkpointing_steps.empty()) {
-    args.save_strategy = "no";
-  } else if (o.checkpointing_steps == "epoch") {
-    args.save_strategy = "epoch";
-  } else {
-    args.save_strategy = "steps";
-    size_t used = 0;
-    int64_t n = -1;
-    try {
-      n = std::stoll(o.checkpointing_steps, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != o.checkpointing_steps.size() || n < 1)
-      throw UsageError("--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"" +
-                       o.checkpointing_steps + "\"");
-    args.save_steps = n;
-  }
-  if (!o.resume_from_checkpoint.empty()) args.resume_from_checkpoint = o.resume_from_checkpoint;
+  set_from_flags(args, o, [](const std::string&) { return true; });
 
   try {
     o.user_config.apply(args, &std::cout);
-    args = o.config.apply(args);  // --config's training arguments (its own flags are set already)
+    if (!o.config.training_arguments().empty()) {
+      args = o.config.apply(args);
+      set_from_flags(args, o, [&](const std::string& flag) { return o.command_line.count(flag) > 0; });
+    }
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -387,6 +409,9 @@ int main(int argc, char** argv) {
     std::cerr << "cv_example: error: " << e.what() << " (see 'cv_example --help')\n";
     return 2;
   }
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->count() > 0)
+      for (const std::string& name : opt->get_lnames()) o.command_line.insert("--" + name);
   try {
     o.config.read(app, nullptr);
     if (o.data_dir.empty()) throw UsageError("--data_dir is required");

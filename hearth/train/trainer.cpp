@@ -388,8 +388,10 @@ void Trainer::after_step(bool epoch_done) {
                     (args_.eval_strategy == "steps" && step % args_.effective_eval_steps() == 0) ||
                     (args_.eval_strategy == "epoch" && epoch_done);
   if (eval) evaluate();
+  // save_strategy "best": after an evaluation that found a new best model.
+  const bool new_best = eval && state_.best_metric.has_value() && state_.best_global_step == step;
   const bool save = control_.should_save || (args_.save_strategy == "steps" && step % args_.save_steps == 0) ||
-                    (args_.save_strategy == "epoch" && epoch_done);
+                    (args_.save_strategy == "epoch" && epoch_done) || (args_.save_strategy == "best" && new_best);
   if (save) save_checkpoint();
   control_.should_log = control_.should_evaluate = control_.should_save = false;
 
@@ -414,8 +416,12 @@ void Trainer::end_of_training() {
     return;
   }
   if (last_log_step_ != step) log_training_loss();
-  if (args_.eval_strategy != "no" && last_eval_step_ != step) evaluate();
-  if (args_.save_strategy != "no" && last_save_step_ != step) save_checkpoint();
+  const bool final_eval = args_.eval_strategy != "no" && last_eval_step_ != step;
+  if (final_eval) evaluate();
+  const bool new_best = final_eval && state_.best_metric.has_value() && state_.best_global_step == step;
+  if (last_save_step_ != step &&
+      ((args_.save_strategy != "no" && args_.save_strategy != "best") || (args_.save_strategy == "best" && new_best)))
+    save_checkpoint();
   if (!control_.stop_reason.empty()) say("hearth: " + control_.stop_reason);
   if (args_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) load_best_model();
 }

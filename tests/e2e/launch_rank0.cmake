@@ -6,6 +6,7 @@
 # PROGRAM_PATH (its binary; HEARTH for train), MODEL_DIR (the tiny BERT),
 # PETS_DIR (the pets images), WORK_DIR, REPEAT (runs).
 cmake_minimum_required(VERSION 3.25)
+include(${CMAKE_CURRENT_LIST_DIR}/tiny_mrpc.cmake)
 set(ENV{OMP_NUM_THREADS} 1)
 set(ENV{OMP_WAIT_POLICY} passive)
 file(REMOVE_RECURSE "${WORK_DIR}")
@@ -20,20 +21,7 @@ if(PROGRAM STREQUAL "train")
   set(files model.safetensors train_results.json eval_results.json all_results.json trainer_state.json
             training_args.json checkpoint-2/model.safetensors)
 elseif(PROGRAM STREQUAL "run_glue")
-  # A tiny MRPC-style data set from the tiny BERT's vocabulary.
-  set(words good bad movie film great awful fun plot actor story)
-  foreach(split train dev)
-    set(text "Quality\t#1 ID\t#2 ID\t#1 String\t#2 String\n")
-    foreach(i RANGE 1 16)
-      math(EXPR a "${i} % 10")
-      math(EXPR b "(${i} * 3 + 1) % 10")
-      math(EXPR label "${i} % 2")
-      list(GET words ${a} wa)
-      list(GET words ${b} wb)
-      string(APPEND text "${label}\t${i}\t${i}0\tthe ${wa} was ${wb} .\tit said the ${wa} was ${wb} !\n")
-    endforeach()
-    file(WRITE "${WORK_DIR}/data/${split}.tsv" "${text}")
-  endforeach()
+  write_tiny_mrpc("${WORK_DIR}/data" 16)
   set(command ${PROGRAM_PATH} --model_name_or_path ${MODEL_DIR} --task_name mrpc --data_dir ${WORK_DIR}/data
               --ignore_mismatched_sizes --do_train --do_eval --max_seq_length 16 --per_device_train_batch_size 4
               --max_steps 2 --save_steps 2 --disable_tqdm --output_dir ${out_dir} --overwrite_output_dir)
