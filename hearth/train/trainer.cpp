@@ -111,6 +111,24 @@ int64_t samples_in(const std::vector<data::Batch>& group) {
   return n;
 }
 
+// Hugging Face's estimate of a training step's floating-point operations on
+// one process: 6 per parameter per token (2 in the forward, 4 in the
+// backward), the tokens being a text batch's input ids, or for other inputs
+// its samples.
+double step_flos(const nn::Module& model, const std::vector<data::Batch>& group) {
+  double parameters = 0;
+  for (const Tensor& p : model.parameters()) parameters += static_cast<double>(p.numel());
+  double tokens = 0;
+  for (const data::Batch& b : group) {
+    if (b.contains(data::field::kInputIds)) {
+      tokens += static_cast<double>(b.at(data::field::kInputIds).numel());
+    } else {
+      tokens += static_cast<double>(samples_in({b}));
+    }
+  }
+  return 6.0 * parameters * tokens;
+}
+
 }  // namespace
 
 ForwardOutput image_classification_forward(nn::Module& model, const data::Batch& batch) {
@@ -312,6 +330,7 @@ TrainOutput Trainer::train() {
       {"train_runtime", runtime},
       {"train_samples_per_second", runtime > 0 ? steps * static_cast<double>(state_.train_batch_size) / runtime : 0.0},
       {"train_steps_per_second", runtime > 0 ? steps / runtime : 0.0},
+      {"total_flos", state_.total_flos},
       {"train_loss", out.training_loss},
       {"epoch", state_.epoch}};
   if (stop_signal_ == 0) {
@@ -367,6 +386,7 @@ void Trainer::run_loop() {
       throw;
     }
     timeline_->step_ends(samples_in(group));
+    state_.total_flos += step_flos(*model_, group) * world_size();  // every process's share alike
     after_step(loader_->state().batches_yielded >= loader_->num_batches());
     if (stop_signal_ != 0 || control_.should_training_stop) break;
   }

@@ -167,6 +167,12 @@ struct TrainingArguments {
   // The metric name as evaluate() reports it ("eval_loss").
   std::string best_metric_key() const;
   bool best_metric_greater_is_better() const;
+  // Whether evaluations track the best model (best_metric,
+  // best_model_checkpoint): when metric_for_best_model is set,
+  // load_best_model_at_end asks for the best, or save_strategy is "best".
+  bool tracks_best_model() const {
+    return metric_for_best_model.has_value() || load_best_model_at_end || save_strategy == "best";
+  }
   bool writes_jsonl() const;
   bool writes_tensorboard() const;
   bool draws_curves() const;
