@@ -35,6 +35,7 @@
 #include <functional>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
@@ -196,13 +197,9 @@ void set_from_flags(train::TrainingArguments& args, const Options& o,
     args.resume_from_checkpoint = o.resume_from_checkpoint;
 }
 
-// This example's defaults and flags, then the user's config, then --config's
-// training arguments, then the flags typed on the command line again (they
-// win over both files).
-train::TrainingArguments training_arguments(const Options& o) {
-  if (o.num_workers > data::max_num_workers())
-    throw UsageError("--num_workers: expected at most " + std::to_string(data::max_num_workers()) +
-                     " (4 per CPU core), got " + std::to_string(o.num_workers));
+// Accelerate's example's settings with the flags' values (their defaults
+// where not given).
+train::TrainingArguments example_arguments(const Options& o) {
   train::TrainingArguments args;
   args.optim = "adam";
   args.lr_scheduler_type = "cosine";
@@ -210,6 +207,17 @@ train::TrainingArguments training_arguments(const Options& o) {
   args.max_grad_norm = 0.0;
   args.eval_strategy = "epoch";
   set_from_flags(args, o, [](const std::string&) { return true; });
+  return args;
+}
+
+// This example's defaults and flags, then the user's config, then --config's
+// training arguments, then the flags typed on the command line again (they
+// win over both files).
+train::TrainingArguments training_arguments(const Options& o) {
+  if (o.num_workers > data::max_num_workers())
+    throw UsageError("--num_workers: expected at most " + std::to_string(data::max_num_workers()) +
+                     " (4 per CPU core), got " + std::to_string(o.num_workers));
+  train::TrainingArguments args = example_arguments(o);
 
   try {
     o.user_config.apply(args, &std::cout);
@@ -273,8 +281,9 @@ int run(const Options& o) {
   // Under a launcher, rank 0 speaks for all, as Accelerate's main process does.
   if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   train::TrainingArguments args = training_arguments(o);
-  // Every difference from Hugging Face's defaults is this example's (Accelerate's settings) or a flag's.
-  std::cout << hearth::cli::defaults_notice("cv_example", args, args);
+  // The example's own defaults (Accelerate's settings), not the values the
+  // flags or files chose, which are the user's and no surprise.
+  std::cout << hearth::cli::defaults_notice("cv_example", example_arguments(Options()), args);
   // The device first: an absent accelerator fails before any work.
   train::select_device(args.device, args.use_cpu);
 
@@ -388,7 +397,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
   app.add_option("--image_size", o.image_size, "side of the square images the model sees (at most 8192)")
       ->check(CLI::Range(int64_t{1}, int64_t{8192}));
-  app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation");
+  app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation (>= 0)")
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
   app.add_option("--num_workers", o.num_workers, "threads that decode and augment images")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--dataloader_prefetch_factor", o.dataloader_prefetch_factor,

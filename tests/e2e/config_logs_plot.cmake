@@ -51,6 +51,10 @@ expect("${written}" "\"precision\": \"fp32\"" "config.json")
 run_hearth(out config --default --config_file "${WORK_DIR}/defaults.json")
 file(READ "${WORK_DIR}/defaults.json" defaults)
 expect("${defaults}" "\"device\": \"auto\"" "--default")
+# No output_dir unless asked: every program keeps its own.
+if(defaults MATCHES "output_dir")
+  message(FATAL_ERROR "config_logs_plot: hearth config --default stores an output_dir:\n${defaults}")
+endif()
 
 # ---- hearth env shows it ----
 run_hearth(out env)

@@ -221,10 +221,28 @@ TEST(ConfigQuestionnaire, EmptyAnswersAndTheEndOfInputKeepTheShownValues) {
   EXPECT_EQ(c.device, "cpu");
   EXPECT_EQ(c.num_processes, 3);
   EXPECT_EQ(c.precision, "fp32");
-  EXPECT_EQ(c.output_dir, "trainer_output");
+  EXPECT_EQ(c.output_dir, "");  // each program's own
   EXPECT_NE(out.str().find("[cpu]: \n"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("[1]: 3\n"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("end of input: keeping fp32"), std::string::npos) << out.str();
+}
+
+// `hearth config --default` (or Enter through the questions) names no
+// output_dir: every program then writes into its own, not all into one.
+TEST(UserConfig, TheDefaultsHoldNoOutputDir) {
+  EXPECT_FALSE(UserConfig{}.to_json().contains("output_dir"));
+  hearth::testing::TempDir dir;
+  const std::string path = dir.file("config.json");
+  save_user_config(UserConfig{}, path);
+  const LoadedUserConfig loaded = load_user_config(path);
+  EXPECT_FALSE(loaded.has("output_dir"));
+  train::TrainingArguments args;
+  args.output_dir = "runs/fashion_mnist-small_cnn";
+  apply_user_config(loaded, args);
+  EXPECT_EQ(args.output_dir, "runs/fashion_mnist-small_cnn");
+  UserConfig asked;
+  asked.output_dir = "/data/runs";
+  EXPECT_EQ(asked.to_json()["output_dir"], "/data/runs");
 }
 
 }  // namespace
