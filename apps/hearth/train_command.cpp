@@ -93,7 +93,8 @@ double parse_number_flag(const std::string& flag, const std::string& text) {
 // loads.
 void check_resumed_model(const TrainingArguments& args, const TaskConfig& task) {
   if (!args.resume_from_checkpoint) return;
-  std::optional<std::string> dir = *args.resume_from_checkpoint == "latest"
+  const std::string& spec = *args.resume_from_checkpoint;
+  std::optional<std::string> dir = spec == "latest" || spec == "true" || spec == "True"
                                        ? train::latest_checkpoint(args.output_dir)
                                        : std::optional<std::string>(*args.resume_from_checkpoint);
   if (!dir || !std::filesystem::is_regular_file(std::filesystem::path(*dir) / "config.json")) return;
@@ -265,6 +266,14 @@ int run_train(TrainFlags& f) {
   TrainingArguments args = resolve_arguments(f, task);
   std::cout << defaults_notice("hearth train", default_arguments(task), args);
   check_resumed_model(args, task);
+  // Before the data loads: a checkpoint that is not there is a bad argument.
+  if (args.resume_from_checkpoint) {
+    try {
+      (void)train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir);
+    } catch (const ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
   const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
   const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);
   std::vector<train::CallbackPtr> callbacks;

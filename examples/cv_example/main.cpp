@@ -30,7 +30,9 @@
 // --with_tracking, metrics in output_dir/metrics.jsonl and TensorBoard event
 // files (in --project_dir/cv_example where it is given, as Accelerate's
 // trackers write them). Accelerate's --fp16 is --mixed_precision fp16.
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <functional>
 #include <iomanip>
@@ -39,6 +41,7 @@
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,7 @@
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
+#include "hearth/train/checkpoint.h"
 
 namespace {
 
@@ -264,6 +268,24 @@ train::TrainingArguments training_arguments(const Options& o) {
   return args;
 }
 
+// A check of a number flag: finite, within lo and hi (open or closed at
+// each end), its message naming the bounds as people write them (CLI11's
+// PositiveNumber prints the largest double, 309 digits).
+CLI::Validator number_in(double lo, double hi, bool low_open, bool high_open) {
+  std::ostringstream os;
+  os << (low_open ? "(" : "[") << lo << ", " << hi << (high_open ? ")" : "]");
+  const std::string range = os.str();
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(v) &&
+                        (low_open ? v > lo : v >= lo) && (high_open ? v < hi : v <= hi);
+        return ok ? std::string() : "expected a number in " + range + ", got " + text;
+      },
+      "NUMBER in " + range);
+}
+
 // Accelerate's example prints "epoch N: <accuracy in %>" after each evaluation.
 class EpochAccuracyPrinter : public train::TrainerCallback {
  public:
@@ -281,6 +303,14 @@ int run(const Options& o) {
   // Under a launcher, rank 0 speaks for all, as Accelerate's main process does.
   if (auto r = dist::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   train::TrainingArguments args = training_arguments(o);
+  // Before the images load: a checkpoint that is not there is a bad argument.
+  if (args.resume_from_checkpoint) {
+    try {
+      (void)train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir);
+    } catch (const ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
   // The example's own defaults (Accelerate's settings), not the values the
   // flags or files chose, which are the user's and no surprise.
   std::cout << hearth::cli::defaults_notice("cv_example", example_arguments(Options()), args);
@@ -390,24 +420,25 @@ int main(int argc, char** argv) {
   app.add_flag("--no_step_graphs", o.no_step_graphs, "run every training step eagerly");
   // Every number has a range: beyond it a value is a typing mistake (1e19 epochs, 10^5-pixel images).
   app.add_option("--num_epochs", o.num_epochs, "epochs to train (at most 10^6)")
-      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+      ->check(number_in(0.0, 1e6, /*low_open=*/true, /*high_open=*/false));
   app.add_option("--batch_size", o.batch_size, "images per batch (at most 2^24)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--learning_rate", o.learning_rate, "peak learning rate")
-      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+      ->check(number_in(0.0, 1e6, /*low_open=*/true, /*high_open=*/false));
   app.add_option("--image_size", o.image_size, "side of the square images the model sees (at most 8192)")
       ->check(CLI::Range(int64_t{1}, int64_t{8192}));
   app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation (>= 0)")
       ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
   app.add_option("--num_workers", o.num_workers, "threads that decode and augment images")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
   app.add_option("--dataloader_prefetch_factor", o.dataloader_prefetch_factor,
                  "batches each loader thread builds ahead (default 2; at most 64)")
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
   app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
-  app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")
-      ->check(CLI::Range(0.0, 1.0));
+  // Both sides need images: the rest is for evaluation.
+  app.add_option("--train_fraction", o.train_fraction, "share of the images used for training, above 0 and below 1")
+      ->check(number_in(0.0, 1.0, /*low_open=*/true, /*high_open=*/true));
   o.user_config.add_to(app);
   o.lightning.add_to(app);
   o.config.add_to(app);

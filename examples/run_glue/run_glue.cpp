@@ -35,6 +35,7 @@
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
 #include "hearth/distributed/rendezvous.h"
+#include "hearth/train/checkpoint.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/trainer.h"
 
@@ -109,6 +110,14 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
   if (a.cpu) args.use_cpu = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
+  // Before the data and the model load: a checkpoint that is not there.
+  if (args.resume_from_checkpoint && a.do_train) {
+    try {
+      (void)hearth::train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir);
+    } catch (const hearth::ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
   try {
     hearth::train::select_device(args.device, args.use_cpu);
   } catch (const hearth::DeviceError& e) {

@@ -204,9 +204,10 @@ std::optional<std::string> latest_checkpoint(const std::string& output_dir) {
 }
 
 std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir) {
-  if (spec == "latest") {
+  // "true": Hugging Face's resume_from_checkpoint=True, the newest checkpoint.
+  if (spec == "latest" || spec == "true" || spec == "True") {
     auto latest = latest_checkpoint(output_dir);
-    HEARTH_CHECK(latest.has_value(), ValueError, "[trainer] resume_from_checkpoint is \"latest\", but output_dir '",
+    HEARTH_CHECK(latest.has_value(), ValueError, "[trainer] resume_from_checkpoint is \"", spec, "\", but output_dir '",
                  output_dir, "' holds no checkpoint-<step> directory");
     return *latest;
   }
