@@ -106,6 +106,7 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
   // others print only errors (warnings go to stderr).
   const bool main_process = is_main_process();
   if (!main_process) std::cout.setstate(std::ios::failbit);
+  std::ostream* notices = main_process ? &std::cerr : nullptr;  // warnings said once, not once per rank
   TrainingArguments args = resolve_training_arguments(flags, lightning, config);
   if (a.cpu) args.use_cpu = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
@@ -136,7 +137,7 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
   hearth::manual_seed(static_cast<uint64_t>(args.seed));
   // --config_name: a new model of that shape (from_config), else the folder's weights (from_pretrained).
   std::shared_ptr<BertForSequenceClassification> model =
-      a.config_name.empty() ? load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes)
+      a.config_name.empty() ? load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes, notices)
                             : classifier_from_config(a.config_name, data.labels);
   const std::string config_source =
       a.config_name.empty() ? a.model_name_or_path + "/config.json" : a.config_name;
@@ -147,9 +148,10 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
 
   int64_t max_length = a.max_seq_length;
   if (max_length > model->config.max_position_embeddings) {
-    std::cerr << "[run_glue] --max_seq_length " << max_length << " is longer than the model takes ("
-              << model->config.max_position_embeddings << " positions); using " << model->config.max_position_embeddings
-              << "\n";
+    if (notices)
+      *notices << "[run_glue] --max_seq_length " << max_length << " is longer than the model takes ("
+               << model->config.max_position_embeddings << " positions); using "
+               << model->config.max_position_embeddings << "\n";
     max_length = model->config.max_position_embeddings;
   }
   hearth::data::EncodeOptions encode;
