@@ -32,6 +32,8 @@ std::string lower(std::string s) {
 void set_device(UserConfig& c, const std::string& text, const std::string& context) {
   const std::string allowed = "auto, cpu, cuda or cuda:N";
   std::string v = lower(text);
+  // The spellings --accelerator takes too (Lightning's gpu is cuda).
+  if (v == "gpu") v = "cuda";
   if (v != "auto") {
     try {
       Device::parse(v);
@@ -53,6 +55,12 @@ void set_num_processes(UserConfig& c, const std::string& text, const std::string
 void set_precision(UserConfig& c, const std::string& text, const std::string& context) {
   const auto& all = user_config_precisions();
   std::string v = lower(text);
+  // The spellings --precision and --mixed_precision take too (Lightning's, Accelerate's).
+  static const std::vector<std::pair<std::string, std::string>> kSpellings = {
+      {"bf16", "bf16-mixed"}, {"fp16", "fp16-mixed"}, {"16-mixed", "fp16-mixed"}, {"16", "fp16-mixed"}, {"32", "fp32"},
+      {"32-true", "fp32"},    {"no", "fp32"}};
+  for (const auto& [spelling, name] : kSpellings)
+    if (v == spelling) v = name;
   if (std::find(all.begin(), all.end(), v) == all.end()) bad(context, "fp32, bf16-mixed or fp16-mixed", text);
   c.precision = v;
 }

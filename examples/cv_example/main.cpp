@@ -387,6 +387,8 @@ int main(int argc, char** argv) {
   CLI::App app{"Fine-tune a ResNet on a folder of images with hearth's Trainer"};
   // A flag given twice takes its last value, as Python's argparse does.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  // --help shows each flag's default.
+  app.option_defaults()->always_capture_default();
   // Required, but checked after --config, which may give it.
   app.add_option("--data_dir", o.data_dir,
                  "folder of class sub-folders, or of images named <label>_<n>.jpg (required)");

@@ -12,10 +12,12 @@ std::string task_names() {
   return out;
 }
 
-// A boolean flag given bare (--do_train) or with a value (--pad_to_max_length false).
+// A boolean flag given bare (--do_train) or with a value (--pad_to_max_length
+// false); --help shows it as "--do_train [BOOL]".
 void add_bool(CLI::App& app, const std::string& name, bool& slot, const std::string& help) {
-  app.add_flag("--" + name + "{true}", slot, help)
+  app.add_flag("--" + name, slot, help)
       ->expected(0, 1)
+      ->type_name("[BOOL]")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 

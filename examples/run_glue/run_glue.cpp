@@ -100,8 +100,9 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
                                                               labels.is_regression, tokenizer, options);
 }
 
-int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
+int run(const GlueArguments& given, const hearth::cli::TrainingArgumentFlags& flags,
         const hearth::cli::LightningFlags& lightning, const hearth::cli::JsonConfigFlag& config) {
+  GlueArguments a = given;
   // Under a launcher, rank 0 reports for all and writes the results; the
   // others print only errors (warnings go to stderr).
   const bool main_process = is_main_process();
@@ -109,6 +110,8 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
   std::ostream* notices = main_process ? &std::cerr : nullptr;  // warnings said once, not once per rank
   TrainingArguments args = resolve_training_arguments(flags, lightning, config);
   if (a.cpu) args.use_cpu = true;
+  // As Hugging Face's TrainingArguments: evaluations during training mean do_eval.
+  if (args.eval_strategy != "no") a.do_eval = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
   // Before the data and the model load: a checkpoint that is not there.
@@ -127,7 +130,10 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
   if (a.model_name_or_path.empty() && a.config_name.empty())
     throw UsageError("--model_name_or_path: expected a local model folder (or --config_name for a new model)");
   if (a.config_name.empty()) require_local_model_folder(a.model_name_or_path);
-  const std::string tokenizer_dir = a.tokenizer_name.empty() ? a.model_name_or_path : a.tokenizer_name;
+  // The tokenizer: --tokenizer_name, else the model's folder, else a model
+  // folder given as --config_name (Hugging Face's scripts take a folder there).
+  std::string tokenizer_dir = a.tokenizer_name.empty() ? a.model_name_or_path : a.tokenizer_name;
+  if (tokenizer_dir.empty() && fs::is_directory(a.config_name)) tokenizer_dir = a.config_name;
   if (tokenizer_dir.empty())
     throw UsageError("--tokenizer_name: expected the folder of the tokenizer files (vocab.txt) for --config_name");
   require_local_model_folder(tokenizer_dir);

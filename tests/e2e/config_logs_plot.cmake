@@ -34,14 +34,14 @@ function(expect text regex what)
 endfunction()
 
 # ---- hearth config, answers piped in ----
-file(WRITE "${WORK_DIR}/answers.txt" "gpu\ncpu\n2\n\nno\n${WORK_DIR}/from-config\n")
+file(WRITE "${WORK_DIR}/answers.txt" "tpu\ncpu\n2\n\nno\n${WORK_DIR}/from-config\n")
 execute_process(COMMAND "${HEARTH}" config INPUT_FILE "${WORK_DIR}/answers.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 message(STATUS "hearth config exited with ${rc}:\n${out}${err}")
 if(NOT rc STREQUAL "0")
   message(FATAL_ERROR "config_logs_plot: hearth config failed")
 endif()
-expect("${out}" "\"gpu\" is not valid for device: expected auto, cpu, cuda or cuda:N" "the invalid answer")
+expect("${out}" "\"tpu\" is not valid for device: expected auto, cpu, cuda or cuda:N" "the invalid answer")
 expect("${out}" "hearth config: wrote ${config}" "where the file went")
 file(READ "${config}" written)
 expect("${written}" "\"device\": \"cpu\"" "config.json")

@@ -198,7 +198,7 @@ TEST(UserConfig, TurnsTheCpuFallbackOnUnlessTheEnvironmentDecides) {
 }
 
 TEST(ConfigQuestionnaire, AsksAgainAfterAnInvalidAnswer) {
-  std::istringstream in("gpu\ncuda\n2\nfp8\nbf16-mixed\nmaybe\nyes\n/tmp/out\n");
+  std::istringstream in("tpu\ncuda\n2\nfp8\nbf16-mixed\nmaybe\nyes\n/tmp/out\n");
   std::ostringstream out;
   UserConfig c = ask_user_config(in, out, UserConfig{});
   EXPECT_EQ(c.device, "cuda");
@@ -206,7 +206,7 @@ TEST(ConfigQuestionnaire, AsksAgainAfterAnInvalidAnswer) {
   EXPECT_EQ(c.precision, "bf16-mixed");
   EXPECT_TRUE(c.cpu_fallback);
   EXPECT_EQ(c.output_dir, "/tmp/out");
-  EXPECT_NE(out.str().find("\"gpu\" is not valid for device: expected auto, cpu, cuda or cuda:N"), std::string::npos)
+  EXPECT_NE(out.str().find("\"tpu\" is not valid for device: expected auto, cpu, cuda or cuda:N"), std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("\"fp8\" is not valid for precision"), std::string::npos);
   EXPECT_NE(out.str().find("\"maybe\" is not valid for cpu_fallback: expected yes or no"), std::string::npos);
@@ -243,6 +243,18 @@ TEST(UserConfig, TheDefaultsHoldNoOutputDir) {
   UserConfig asked;
   asked.output_dir = "/data/runs";
   EXPECT_EQ(asked.to_json()["output_dir"], "/data/runs");
+}
+
+// The answers the flags take are taken by `hearth config` too.
+TEST(ConfigQuestionnaire, TakesTheFlagsSpellings) {
+  std::istringstream in("gpu\n1\nbf16\nno\n\n");
+  std::ostringstream out;
+  UserConfig c = ask_user_config(in, out, UserConfig{});
+  EXPECT_EQ(c.device, "cuda");
+  EXPECT_EQ(c.precision, "bf16-mixed");
+  EXPECT_EQ(out.str().find("is not valid"), std::string::npos) << out.str();
+  std::istringstream in16("cpu\n1\n16-mixed\n");
+  EXPECT_EQ(ask_user_config(in16, out, UserConfig{}).precision, "fp16-mixed");
 }
 
 }  // namespace
