@@ -180,13 +180,15 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   const double eval_steps = std::ceil(static_cast<double>(dataset->size()) / global_batch);
   metrics[prefix + "steps_per_second"] = runtime > 0 ? eval_steps / runtime : 0.0;
 
-  // As Hugging Face's: the best model is tracked only when something asks for it.
-  if (state_.is_training && args_.tracks_best_model()) {
+  if (state_.is_training) {
     last_eval_step_ = state_.global_step;
-    double value = best_model_metric(args_, metrics);
-    if (metric_improves(args_, value, state_.best_metric)) {
-      state_.best_metric = value;
-      state_.best_global_step = state_.global_step;
+    // As Hugging Face's: the best model is tracked only when something asks for it.
+    if (args_.tracks_best_model()) {
+      double value = best_model_metric(args_, metrics);
+      if (metric_improves(args_, value, state_.best_metric)) {
+        state_.best_metric = value;
+        state_.best_global_step = state_.global_step;
+      }
     }
   }
   json entry(metrics);
