@@ -63,10 +63,11 @@ void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>
     for (const std::string& alias : field.aliases) names += ",--" + alias;
     CLI::Option* opt = app.add_option(names, slot, field.help);
     const std::string default_value = default_text(field.get(defaults));
-    if (field.kind == train::TrainingArgumentField::Kind::boolean) {
+    if (bare_means_true(field)) {
       // CLI11 gives a bare flag (--use_cpu) its default string as the value,
       // so a boolean's default is shown in its type name instead: BOOL=false.
-      opt->type_name(default_value.empty() ? "BOOL" : "BOOL=" + default_value);
+      const std::string type = field.kind == train::TrainingArgumentField::Kind::boolean ? "BOOL" : "[TEXT]";
+      opt->type_name(default_value.empty() ? type : type + "=" + default_value);
     } else {
       opt->type_name(type_name(field.kind));
       opt->default_str(default_value);
