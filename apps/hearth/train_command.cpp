@@ -16,6 +16,7 @@
 
 #include "apps/common/default_differences.h"
 #include "apps/common/lightning_flags.h"
+#include "apps/common/metric_names.h"
 #include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "apps/common/user_config.h"
@@ -279,6 +280,13 @@ int run_train(TrainFlags& f) {
   TrainingArguments args = resolve_arguments(f, task);
   std::cout << defaults_notice("hearth train", default_arguments(task), args);
   check_resumed_model(args, task);
+  // A misspelled metric_for_best_model: now, not at the first evaluation.
+  try {
+    check_metric_for_best_model(
+        args, task.num_labels == 2 ? std::vector<std::string>{"accuracy", "f1"} : std::vector<std::string>{"accuracy"});
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
   // Before the data loads: a checkpoint that is not there is a bad argument.
   if (args.resume_from_checkpoint) {
     try {

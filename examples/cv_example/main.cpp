@@ -51,6 +51,7 @@
 #include "apps/common/default_differences.h"
 #include "apps/common/json_config.h"
 #include "apps/common/lightning_flags.h"
+#include "apps/common/metric_names.h"
 #include "apps/common/user_config_flag.h"
 #include "hearth/core/exception_report.h"
 #include "hearth/distributed/rendezvous.h"
@@ -320,6 +321,13 @@ int run(const Options& o) {
   data::ImageFolder folder(o.data_dir);
   auto [train_files, eval_files] = folder.split(o.train_fraction, static_cast<uint64_t>(o.seed));
   const auto num_classes = static_cast<int64_t>(folder.classes().size());
+  // A misspelled metric_for_best_model (from --config): now, not after the first epoch.
+  try {
+    hearth::cli::check_metric_for_best_model(
+        args, num_classes == 2 ? std::vector<std::string>{"accuracy", "f1"} : std::vector<std::string>{"accuracy"});
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
   std::cout << "cv_example: " << folder.size() << " images of " << num_classes << " classes (" << folder.layout()
             << " layout) in " << o.data_dir << ": " << train_files->size() << " for training, " << eval_files->size()
             << " for evaluation\n";

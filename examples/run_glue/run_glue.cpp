@@ -22,6 +22,7 @@
 
 #include "apps/common/json_config.h"
 #include "apps/common/lightning_flags.h"
+#include "apps/common/metric_names.h"
 #include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "examples/run_glue/glue_arguments.h"
@@ -139,6 +140,13 @@ int run(const GlueArguments& given, const hearth::cli::TrainingArgumentFlags& fl
   require_local_model_folder(tokenizer_dir);
 
   GlueData data = load_glue_data(a);
+  // A misspelled metric_for_best_model: now, not at the first evaluation.
+  try {
+    hearth::cli::check_metric_for_best_model(
+        args, glue_metric_names(data.task ? data.task->name : "", data.labels.is_regression));
+  } catch (const hearth::ValueError& e) {
+    throw UsageError(e.what());
+  }
   const hearth::data::BertTokenizer tokenizer = hearth::data::BertTokenizer::from_pretrained(tokenizer_dir);
   hearth::manual_seed(static_cast<uint64_t>(args.seed));
   // --config_name: a new model of that shape (from_config), else the folder's weights (from_pretrained).
