@@ -108,6 +108,27 @@ TEST(Trainer, ReportsFlosEvalStepsAndTheBestModelAsHuggingFaceDoes) {
   EXPECT_EQ(state["best_model_checkpoint"], checkpoint_name(best_step));
 }
 
+// save_strategy "best": a checkpoint after each evaluation that finds a new
+// best model, and none otherwise (nor at the end). With a learning rate of 0
+// the loss never improves on the first evaluation's.
+TEST(Trainer, SaveStrategyBestSavesOnlyNewBestModels) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.learning_rate = 0.0;
+  args.max_steps = 3;
+  args.eval_strategy = "steps";
+  args.eval_steps = 1;
+  args.save_strategy = "best";
+  args.load_best_model_at_end = true;
+  Trainer t(toy_model(), args, toy_dataset(64), toy_dataset(16, 8), {}, quiet());
+  TrainOutput out = t.train();
+  std::vector<std::string> saved;
+  for (const auto& [step, path] : list_checkpoints(dir.file("run"))) saved.push_back(checkpoint_name(step));
+  EXPECT_EQ(saved, std::vector<std::string>{"checkpoint-1"});
+  EXPECT_EQ(out.best_checkpoint, dir.file("run/checkpoint-1"));
+  EXPECT_EQ(t.state().best_global_step, 1);
+}
+
 TEST(Trainer, ALastBatchOfOneIsDroppedAndSaidOnce) {
   // 17 samples in batches of 8: 8 + 8 + 1, and batch norm cannot train on one sample.
   TempDir dir;
