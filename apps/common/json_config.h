@@ -1,27 +1,57 @@
-// --config FILE.json for a CLI11 program: every key is one of the program's
-// flags by its name (its own, such as model or max_train_samples, and every
-// training argument), and flags given on the command line win over the file,
-// as Hugging Face's scripts read a single JSON file of all their arguments.
+// --config FILE.json: one JSON object of a program's arguments by name, read
+// as Hugging Face's HfArgumentParser.parse_json_file reads a script's single
+// JSON file. Keys naming the program's own flags (run_glue's
+// model_name_or_path, cv_example's num_epochs, ...) set those flags where the
+// command line did not; keys naming TrainingArguments fields become training
+// arguments, under the training flags of the command line. A JSON null leaves
+// the flag or field as it is. The values keep their JSON types, so lists and
+// objects (Hugging Face's fsdp: [], fsdp_config: {...}) reach the field that
+// reads them unchanged.
 //
-//   add_json_config(app, "--config");   // before parsing
+//   JsonConfigFlag config;
+//   config.add_to(app);                      // before parsing
+//   app.parse(argc, argv);
+//   config.read(app, &training_flags);       // after parsing
+//   args = config.apply(args);               // then the training flags
 #pragma once
 
 #include <string>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "hearth/train/training_arguments.h"
 
 namespace hearth::cli {
 
-// Adds `flag` (reading a JSON object of flag names to values) to `app`.
-void add_json_config(CLI::App& app, const std::string& flag);
+class TrainingArgumentFlags;
 
-// The JSON reader behind it: each key becomes a flag; a boolean, number or
-// string its value, a list its values. Throws CLI::ConfigError naming the file
-// for what is not a JSON object of those.
-class JsonConfig : public CLI::Config {
+class JsonConfigFlag {
  public:
-  std::string to_config(const CLI::App*, bool, bool, std::string) const override;
-  std::vector<CLI::ConfigItem> from_config(std::istream& input) const override;
+  JsonConfigFlag() = default;
+  // The option points into this object, so it must not move once added.
+  JsonConfigFlag(const JsonConfigFlag&) = delete;
+  JsonConfigFlag& operator=(const JsonConfigFlag&) = delete;
+
+  void add_to(CLI::App& app, const std::string& flag = "--config");
+  // After app.parse(): reads the file --config named, if any. A key that is
+  // one of `training_flags`' flags (or, for a program without them, that is a
+  // TrainingArguments field and none of the app's options) is kept for
+  // apply(); any other naming an option of `app` sets that option unless the
+  // command line gave it. ValueError naming the file and the key for what
+  // cannot be read; IoError when the file cannot be opened.
+  void read(CLI::App& app, const TrainingArgumentFlags* training_flags);
+  // The file --config named; empty when it was not given.
+  const std::string& path() const { return path_; }
+  // The training arguments the file sets (a JSON object; empty without a file).
+  const nlohmann::json& training_arguments() const { return training_; }
+  // `base` with the file's training arguments set over it (ValueError naming
+  // the file and the field for a bad value).
+  train::TrainingArguments apply(const train::TrainingArguments& base) const;
+
+ private:
+  std::string path_;
+  nlohmann::json training_ = nlohmann::json::object();
 };
 
 }  // namespace hearth::cli

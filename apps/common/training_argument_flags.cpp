@@ -11,6 +11,13 @@ namespace {
 
 // Boolean fields that are on by default, so that a --no_ flag is how to say off.
 const std::vector<std::string> kOnByDefault = {"step_graphs"};
+// Fields of other types that Hugging Face's parser also takes bare, meaning true.
+const std::vector<std::string> kBareMeansTrue = {"include_num_input_tokens_seen"};
+
+bool bare_means_true(const train::TrainingArgumentField& field) {
+  return field.kind == train::TrainingArgumentField::Kind::boolean ||
+         std::find(kBareMeansTrue.begin(), kBareMeansTrue.end(), field.name) != kBareMeansTrue.end();
+}
 
 // What --help shows after a flag: the field's type, not the TEXT of the
 // string every flag is read into.
@@ -56,21 +63,27 @@ void TrainingArgumentFlags::add_to(CLI::App& app, const std::vector<std::string>
     for (const std::string& alias : field.aliases) names += ",--" + alias;
     CLI::Option* opt = app.add_option(names, slot, field.help);
     const std::string default_value = default_text(field.get(defaults));
-    if (field.kind == train::TrainingArgumentField::Kind::boolean) {
+    if (bare_means_true(field)) {
       // CLI11 gives a bare flag (--use_cpu) its default string as the value,
       // so a boolean's default is shown in its type name instead: BOOL=false.
-      opt->type_name(default_value.empty() ? "BOOL" : "BOOL=" + default_value);
+      const std::string type = field.kind == train::TrainingArgumentField::Kind::boolean ? "BOOL" : "[TEXT]";
+      opt->type_name(default_value.empty() ? type : type + "=" + default_value);
     } else {
       opt->type_name(type_name(field.kind));
       opt->default_str(default_value);
     }
     // The fields that change nothing here, apart, so that --help reads well.
     opt->group(field.no_effect.empty() ? "Training arguments" : "Hugging Face training arguments without effect");
-    if (field.kind == train::TrainingArgumentField::Kind::boolean) opt->expected(0, 1);
+    if (bare_means_true(field)) opt->expected(0, 1);
     opt->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
     options_[field.name] = opt;
     if (std::find(kOnByDefault.begin(), kOnByDefault.end(), field.name) != kOnByDefault.end())
       negations_[field.name] = app.add_flag("--no_" + field.name)->description("--" + field.name + " false");
+  }
+  // Names transformers 5 removed: taken, so that apply() can say what replaced them.
+  for (const auto& [name, instead] : train::removed_training_arguments()) {
+    CLI::Option* opt = app.add_option("--" + name, removed_values_[name])->expected(0, 1)->group("");
+    removed_[name] = opt;
   }
 }
 
@@ -95,7 +108,7 @@ void TrainingArgumentFlags::set_given(train::TrainingArguments& args, const trai
   auto no = negations_.find(field.name);
   if (no != negations_.end() && no->second->count() > 0) text = "false";  // --no_<name> wins
   // A bare boolean flag (--use_cpu) means true.
-  if (text.empty() && field.kind == train::TrainingArgumentField::Kind::boolean) text = "true";
+  if (text.empty() && bare_means_true(field)) text = "true";
   train::set_training_argument(args, field.name, text, "--" + field.name);
 }
 
@@ -112,6 +125,8 @@ std::string TrainingArgumentFlags::precision_from_flags() const {
 }
 
 void TrainingArgumentFlags::apply(train::TrainingArguments& args) const {
+  for (const auto& [name, opt] : removed_)
+    if (opt->count() > 0) train::refuse_removed_field(name, "--" + name);
   const std::string precision = precision_from_flags();
   for (const train::TrainingArgumentField& field : train::training_argument_fields()) {
     if (!given(field.name) || (!precision.empty() && is_precision_flag(field.name))) continue;

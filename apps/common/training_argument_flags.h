@@ -34,6 +34,8 @@ class TrainingArgumentFlags {
   // program's defaults).
   void add_to(CLI::App& app, const std::vector<std::string>& skip = {},
               const train::TrainingArguments& defaults = train::TrainingArguments());
+  // Whether --<name> is one of the flags added (a field's name, not an alias).
+  bool defines(const std::string& name) const { return options_.count(name) > 0; }
   // Whether --<name> was on the command line.
   bool given(const std::string& name) const;
   // Sets every field given on the command line into `args`. A bad value is a
@@ -60,6 +62,9 @@ class TrainingArgumentFlags {
   // --no_<name> for the boolean fields that default to on (argparse's
   // BooleanOptionalAction): given, it sets the field to false.
   std::map<std::string, CLI::Option*> negations_;
+  // The names transformers 5 removed (--per_gpu_train_batch_size, ...), refused by apply().
+  std::map<std::string, CLI::Option*> removed_;
+  std::map<std::string, std::string> removed_values_;
 };
 
 }  // namespace hearth::cli

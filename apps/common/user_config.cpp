@@ -33,6 +33,8 @@ std::string lower(std::string s) {
 void set_device(UserConfig& c, const std::string& text, const std::string& context) {
   const std::string allowed = "auto, cpu, cuda or cuda:N";
   std::string v = lower(text);
+  // The spellings --accelerator takes too (Lightning's gpu is cuda).
+  if (v == "gpu") v = "cuda";
   if (v != "auto") {
     try {
       Device::parse(v);
@@ -54,6 +56,12 @@ void set_num_processes(UserConfig& c, const std::string& text, const std::string
 void set_precision(UserConfig& c, const std::string& text, const std::string& context) {
   const auto& all = user_config_precisions();
   std::string v = lower(text);
+  // The spellings --precision and --mixed_precision take too (Lightning's, Accelerate's).
+  static const std::vector<std::pair<std::string, std::string>> kSpellings = {
+      {"bf16", "bf16-mixed"}, {"fp16", "fp16-mixed"}, {"16-mixed", "fp16-mixed"}, {"16", "fp16-mixed"}, {"32", "fp32"},
+      {"32-true", "fp32"},    {"no", "fp32"}};
+  for (const auto& [spelling, name] : kSpellings)
+    if (v == spelling) v = name;
   if (std::find(all.begin(), all.end(), v) == all.end()) bad(context, "fp32, bf16-mixed or fp16-mixed", text);
   c.precision = v;
 }
@@ -108,17 +116,17 @@ const std::vector<std::string>& user_config_precisions() {
 }
 
 json UserConfig::to_json() const {
-  return {{"device", device},
-          {"num_processes", num_processes},
-          {"precision", precision},
-          {"cpu_fallback", cpu_fallback},
-          {"output_dir", output_dir}};
+  json j = {
+      {"device", device}, {"num_processes", num_processes}, {"precision", precision}, {"cpu_fallback", cpu_fallback}};
+  if (!output_dir.empty()) j["output_dir"] = output_dir;
+  return j;
 }
 
 const std::vector<UserConfigSetting>& user_config_settings() {
   static const std::vector<UserConfigSetting> s = {
       {"device", "Which device should training use? (auto picks the GPU when there is one)",
-       "auto, cpu, cuda or cuda:N", [](const UserConfig& c) { return c.device; }, set_device, UserConfigSetting::Type::string},
+       "auto, cpu, cuda or cuda:N", [](const UserConfig& c) { return c.device; }, set_device,
+       UserConfigSetting::Type::string},
       {"num_processes", "How many processes (one per GPU) should `hearth launch` start?", "an integer from 1 to 1024",
        [](const UserConfig& c) { return std::to_string(c.num_processes); }, set_num_processes,
        UserConfigSetting::Type::integer},
@@ -128,8 +136,9 @@ const std::vector<UserConfigSetting>& user_config_settings() {
       {"cpu_fallback", "Run ops the GPU backend lacks on the CPU instead of failing? (slower)", "yes or no",
        [](const UserConfig& c) { return std::string(c.cpu_fallback ? "yes" : "no"); }, set_cpu_fallback,
        UserConfigSetting::Type::boolean},
-      {"output_dir", "Default output directory for checkpoints and logs?", "a directory path",
-       [](const UserConfig& c) { return c.output_dir; }, set_output_dir, UserConfigSetting::Type::string},
+      {"output_dir", "Output directory for every program's checkpoints and logs? (empty: each program's own)",
+       "a directory path", [](const UserConfig& c) { return c.output_dir; }, set_output_dir,
+       UserConfigSetting::Type::string},
   };
   return s;
 }

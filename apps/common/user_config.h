@@ -7,7 +7,10 @@
 // `hearth launch` hands its own file to the processes it starts), else
 // $XDG_CONFIG_HOME/hearth/config.json (default ~/.config/hearth/config.json):
 //   {"device": "auto", "num_processes": 1, "precision": "fp32",
-//    "cpu_fallback": false, "output_dir": "trainer_output"}
+//    "cpu_fallback": false}
+// and "output_dir" only when one was asked for: every program has its own
+// (hearth train's runs/<dataset>-<model>, cv_example's cv_example_output), so
+// a shared default would make one run write into another's.
 // Keys may be left out (the built-in default applies); invalid JSON, unknown
 // keys and bad values are ValueErrors naming the file, the key and what was
 // expected.
@@ -30,7 +33,7 @@ struct UserConfig {
   int64_t num_processes = 1;    // processes `hearth launch` starts (one per GPU)
   std::string precision = "fp32";
   bool cpu_fallback = false;  // run ops an accelerator lacks on the CPU (HEARTH_ENABLE_CPU_FALLBACK)
-  std::string output_dir = "trainer_output";
+  std::string output_dir;     // empty: each program's own
 
   nlohmann::json to_json() const;
 };

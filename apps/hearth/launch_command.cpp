@@ -20,6 +20,7 @@
 // precision, CPU fallback and output directory from the same file as
 // `hearth train` does, under its own flags.
 #include <stdlib.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -78,6 +79,40 @@ void write_overriding_config(const LaunchFlags& f, const LoadedUserConfig& user,
   o.environment.emplace_back(kUserConfigFileVariable, file);
 }
 
+bool is_executable(const std::filesystem::path& p) {
+  std::error_code ec;
+  return std::filesystem::is_regular_file(p, ec) && ::access(p.c_str(), X_OK) == 0;
+}
+
+// The program to start: a path or a name on PATH as given; else one of
+// hearth's programs installed beside hearth (cv_example, run_glue), which
+// Accelerate's habit names bare or as a script (accelerate launch
+// cv_example.py): found there, it runs, and the launcher says where it is.
+// Anything else is left to the ranks, which say that it cannot run.
+std::string locate_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) return name;  // as given; the ranks say if it cannot run
+  const char* path = std::getenv("PATH");
+  std::string dirs = path ? path : "";
+  for (size_t start = 0; start <= dirs.size();) {
+    size_t end = dirs.find(':', start);
+    if (end == std::string::npos) end = dirs.size();
+    const std::string dir = dirs.substr(start, end - start);
+    if (!dir.empty() && is_executable(std::filesystem::path(dir) / name)) return name;
+    start = end + 1;
+  }
+  std::error_code ec;
+  const std::filesystem::path here = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path();
+  std::string bare = name;
+  if (bare.size() > 3 && bare.compare(bare.size() - 3, 3, ".py") == 0) bare.resize(bare.size() - 3);
+  const std::filesystem::path beside = here / bare;
+  if (!ec && is_executable(beside)) {
+    std::cout << "hearth launch: '" << name << "' is not on PATH; running hearth's " << bare << " at "
+              << beside.string() << "\n";
+    return beside.string();
+  }
+  return name;  // the ranks say that it cannot run
+}
+
 int run_launch(LaunchFlags& f, CLI::App* sub) {
   std::vector<std::string> cmd = sub->remaining();
   if (!cmd.empty() && cmd.front() == "--") cmd.erase(cmd.begin());
@@ -87,6 +122,7 @@ int run_launch(LaunchFlags& f, CLI::App* sub) {
     throw UsageError("unknown option '" + cmd.front() +
                      "' before the program (see 'hearth launch --help'; torchrun's and accelerate launch's spellings "
                      "are accepted)");
+  cmd.front() = locate_program(cmd.front());
   LaunchOptions o = f.options;
   if (f.standalone) {
     if (o.nnodes != 1)

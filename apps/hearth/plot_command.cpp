@@ -6,6 +6,7 @@
 
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
+#include "hearth/train/count_text.h"
 #include "hearth/train/curves_plot.h"
 
 namespace hearth::cli {
@@ -28,7 +29,8 @@ int run_plot(const PlotOptions& o) {
   train::collect_curves(entries, &loss, &evals);
   std::cout << "hearth plot: wrote " << out << " from " << entries.size() << " log entries";
   for (const auto* group : {&loss, &evals})
-    for (const train::CurveSeries& c : *group) std::cout << "; " << c.name << " " << c.points.size() << " points";
+    for (const train::CurveSeries& c : *group)
+      std::cout << "; " << c.name << " " << train::count_of(static_cast<int64_t>(c.points.size()), "point");
   std::cout << "\n";
   return 0;
 }

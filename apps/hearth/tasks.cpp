@@ -94,6 +94,14 @@ TaskConfig TaskConfig::from_json(const nlohmann::json& j, const std::string& whe
   HEARTH_CHECK(j.is_object(), ValueError, "[eval] ", where, ": expected a JSON object, got ", j.type_name());
   TaskConfig t;
   t.model_type = get_field<std::string>(j, "model_type", where);
+  // Another program's model folder (run_glue's BERT): name the model, not the first field it lacks.
+  const auto& known = model_names();
+  if (std::find(known.begin(), known.end(), t.model_type) == known.end()) {
+    const std::string which = t.model_type == "bert" ? "; evaluate it with run_glue --do_eval --model_name_or_path DIR"
+                                                     : "; evaluate it with the program that trained it";
+    HEARTH_THROW(ValueError, "[eval] ", where, ": the checkpoint holds a ", t.model_type,
+                 " model (config.json model_type), not one of hearth train's (", quoted_choices(known), ")", which);
+  }
   t.dataset = get_field<std::string>(j, "dataset", where);
   t.num_labels = get_field<int64_t>(j, "num_labels", where);
   t.in_channels = get_field<int64_t>(j, "in_channels", where);
@@ -210,6 +218,12 @@ void save_task_config(const TaskConfig& task, const std::string& dir) {
 
 TaskConfig load_task_config(const std::string& dir) {
   std::string path = (std::filesystem::path(dir) / kTaskConfigFile).string();
+  // cv_example's checkpoints name their classes (classes.json) instead.
+  std::error_code ec;
+  HEARTH_CHECK(
+      std::filesystem::exists(path, ec) || !std::filesystem::exists(std::filesystem::path(dir) / "classes.json", ec),
+      ValueError, "[eval] ", dir, ": the checkpoint holds a cv_example model (classes.json, no ", kTaskConfigFile,
+      "), which hearth eval does not read: cv_example evaluates its model after every epoch");
   io::check_regular_file(path, "[eval]");
   std::ifstream in(path);
   HEARTH_CHECK(in.good(), IoError, "[eval] ", dir, ": no readable ", kTaskConfigFile,

@@ -16,12 +16,14 @@
 
 #include "apps/common/default_differences.h"
 #include "apps/common/lightning_flags.h"
+#include "apps/common/metric_names.h"
 #include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
 #include "apps/hearth/launcher.h"
 #include "apps/hearth/tasks.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/dispatch.h"
@@ -51,7 +53,7 @@ struct TrainFlags {
   std::string max_eval_samples = "-1";
   std::string early_stopping_patience;
   std::string early_stopping_threshold = "0";
-  int devices = 1;
+  std::string devices = "1";  // a count, or Lightning's "auto" (-1: the same)
   // One flag per TrainingArguments field, by name.
   TrainingArgumentFlags training_flags;
   LightningFlags lightning_flags;
@@ -69,11 +71,11 @@ void check_choice(const std::string& flag, const std::string& value, const std::
 // Counts (samples, patience) beyond 10^12 are typing mistakes.
 constexpr int64_t kMaxFlagCount = 1'000'000'000'000;
 
-int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min) {
+int64_t parse_int_flag(const std::string& flag, const std::string& text, int64_t min, int64_t max = kMaxFlagCount) {
   int64_t v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > kMaxFlagCount)
-    throw UsageError(flag + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(kMaxFlagCount) +
+  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max)
+    throw UsageError(flag + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
                      "], got \"" + text + "\"");
   return v;
 }
@@ -94,7 +96,8 @@ double parse_number_flag(const std::string& flag, const std::string& text) {
 // loads.
 void check_resumed_model(const TrainingArguments& args, const TaskConfig& task) {
   if (!args.resume_from_checkpoint) return;
-  std::optional<std::string> dir = *args.resume_from_checkpoint == "latest"
+  const std::string& spec = *args.resume_from_checkpoint;
+  std::optional<std::string> dir = spec == "latest" || spec == "true" || spec == "True"
                                        ? train::latest_checkpoint(args.output_dir)
                                        : std::optional<std::string>(*args.resume_from_checkpoint);
   if (!dir || !std::filesystem::is_regular_file(std::filesystem::path(*dir) / "config.json")) return;
@@ -237,8 +240,20 @@ void read_config_file(TrainFlags& f) {
 
 // `--devices N` outside a launch: start this same command as N ranks under
 // the launcher, without --devices (each rank then trains normally).
+// --devices as a process count: a number from 1 to 4096, or Lightning's
+// "auto" (and -1): one process per accelerator present, one on the CPU.
+int device_count_flag(const TrainFlags& f) {
+  if (f.devices == "auto" || f.devices == "-1") {
+    if (f.cpu) return 1;
+    const Device d = resolve_device("auto");
+    return d.is_cpu() ? 1 : std::max(1, device_runtime(d.kind).device_count());
+  }
+  return static_cast<int>(parse_int_flag("--devices", f.devices, 1, 4096));
+}
+
 std::optional<int> relaunch_on_devices(const TrainFlags& f) {
-  if (f.devices <= 1 || distributed::rendezvous_from_environment().has_value()) return std::nullopt;
+  const int devices = device_count_flag(f);
+  if (devices <= 1 || distributed::rendezvous_from_environment().has_value()) return std::nullopt;
   std::vector<std::string> cmd = {"/proc/self/exe"};
   const std::vector<std::string>& argv = command_line();
   for (size_t i = 1; i < argv.size(); ++i) {
@@ -250,7 +265,7 @@ std::optional<int> relaunch_on_devices(const TrainFlags& f) {
     cmd.push_back(argv[i]);
   }
   LaunchOptions o;
-  o.nproc_per_node = f.devices;
+  o.nproc_per_node = devices;
   return launch(o, cmd);
 }
 
@@ -271,6 +286,21 @@ int run_train(TrainFlags& f) {
   TrainingArguments args = resolve_arguments(f, task);
   std::cout << defaults_notice("hearth train", default_arguments(task), args);
   check_resumed_model(args, task);
+  // A misspelled metric_for_best_model: now, not at the first evaluation.
+  try {
+    check_metric_for_best_model(
+        args, task.num_labels == 2 ? std::vector<std::string>{"accuracy", "f1"} : std::vector<std::string>{"accuracy"});
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
+  // Before the data loads: a checkpoint that is not there is a bad argument.
+  if (args.resume_from_checkpoint) {
+    try {
+      (void)train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir);
+    } catch (const ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
   const int64_t max_train = parse_int_flag("--max_train_samples", f.max_train_samples, -1);
   const int64_t max_eval = parse_int_flag("--max_eval_samples", f.max_eval_samples, -1);
   std::vector<train::CallbackPtr> callbacks;
@@ -351,14 +381,20 @@ void add_train_command(CLI::App& app) {
                   "TrainingArguments name); flags on the command line win");
   sub->add_flag("--cpu", f->cpu, "train on the CPU (same as --use_cpu)");
   sub->add_option("--devices", f->devices,
-                  "data-parallel processes on this machine: one per GPU, or CPU processes with --cpu (default 1)")
-      ->check(CLI::Range(1, 4096));
-  sub->add_option("--max_train_samples", f->max_train_samples, "train on the first N samples only (-1: all)");
-  sub->add_option("--max_eval_samples", f->max_eval_samples, "evaluate on the first N samples only (-1: all)");
+                  "data-parallel processes on this machine: one per GPU, or CPU processes with --cpu (default 1); "
+                  "auto (or -1, as Lightning's): one per accelerator present, one on the CPU")
+      ->type_name("INT|auto");
+  // Read as text and checked after --config (apply order); --help shows the type.
+  sub->add_option("--max_train_samples", f->max_train_samples, "train on the first N samples only (-1: all)")
+      ->type_name("INT");
+  sub->add_option("--max_eval_samples", f->max_eval_samples, "evaluate on the first N samples only (-1: all)")
+      ->type_name("INT");
   sub->add_option("--early_stopping_patience", f->early_stopping_patience,
-                  "stop after this many evaluations without improvement of metric_for_best_model");
+                  "stop after this many evaluations without improvement of metric_for_best_model")
+      ->type_name("INT");
   sub->add_option("--early_stopping_threshold", f->early_stopping_threshold,
-                  "how much metric_for_best_model must improve to count (default 0)");
+                  "how much metric_for_best_model must improve to count (default 0)")
+      ->type_name("FLOAT");
   f->training_flags.add_to(*sub, {}, default_arguments(make_task("small_cnn", "fashion_mnist")));
   f->lightning_flags.add_to(*sub, /*with_devices=*/false);  // --devices is this command's own
   f->command = sub;

@@ -30,13 +30,18 @@
 // --with_tracking, metrics in output_dir/metrics.jsonl and TensorBoard event
 // files (in --project_dir/cv_example where it is given, as Accelerate's
 // trackers write them). Accelerate's --fp16 is --mixed_precision fp16.
+#include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <exception>
+#include <functional>
 #include <iomanip>
 #include <iostream>
+#include <limits>
 #include <memory>
 #include <optional>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -46,6 +51,7 @@
 #include "apps/common/default_differences.h"
 #include "apps/common/json_config.h"
 #include "apps/common/lightning_flags.h"
+#include "apps/common/metric_names.h"
 #include "apps/common/user_config_flag.h"
 #include "hearth/core/exception_report.h"
 #include "hearth/core/switches.h"
@@ -53,6 +59,7 @@
 #include "hearth/hearth.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
+#include "hearth/train/checkpoint.h"
 
 namespace {
 
@@ -92,8 +99,11 @@ struct Options {
   bool step_graphs = false, no_step_graphs = false;  // neither: the Trainer's default (on where available)
   // The flags given on the command line (of those the user's config also sets).
   std::set<std::string> given;
+  // Every flag typed on the command line (not set by --config).
+  std::set<std::string> command_line;
   hearth::cli::UserConfigFlag user_config;
   hearth::cli::LightningFlags lightning;
+  hearth::cli::JsonConfigFlag config;
 };
 
 const std::vector<std::string> kModels = {"resnet50", "resnet34", "resnet18", "resnet_tiny"};
@@ -142,58 +152,85 @@ void load_backbone(nn::Module& model, const std::string& path, const std::string
   throw UsageError(msg);
 }
 
-// This example's defaults, then the user's config, then the flags given.
-train::TrainingArguments training_arguments(const Options& o) {
-  if (o.num_workers > data::max_num_workers())
-    throw UsageError("--num_workers: expected at most " + std::to_string(data::max_num_workers()) +
-                     " (4 per CPU core), got " + std::to_string(o.num_workers));
+// Sets the training arguments this example's flags stand for, those for
+// which take(flag) holds (the option names as on the command line).
+void set_from_flags(train::TrainingArguments& args, const Options& o,
+                    const std::function<bool(const std::string&)>& take) {
+  if (take("--output_dir")) args.output_dir = o.output_dir;
+  if (take("--batch_size")) {
+    args.per_device_train_batch_size = o.batch_size;
+    args.per_device_eval_batch_size = o.batch_size;
+  }
+  if (take("--num_epochs")) args.num_train_epochs = o.num_epochs;
+  if (take("--learning_rate")) args.learning_rate = o.learning_rate;
+  if (take("--seed")) args.seed = o.seed;
+  if (take("--num_workers")) args.dataloader_num_workers = o.num_workers;
+  if (take("--dataloader_prefetch_factor")) args.dataloader_prefetch_factor = o.dataloader_prefetch_factor;
+  if (take("--logging_steps")) args.logging_steps = o.logging_steps;
+  // Accelerate's --with_tracking logs to every tracker it has: here the
+  // metrics file and TensorBoard's event files.
+  if (take("--with_tracking"))
+    args.report_to =
+        o.with_tracking ? std::vector<std::string>{"jsonl", "tensorboard"} : std::vector<std::string>{"none"};
+  // Accelerate's trackers write under project_dir, in a folder named after the run.
+  if (take("--project_dir") && !o.project_dir.empty()) args.logging_dir = o.project_dir + "/cv_example";
+  if (take("--no_step_graphs") && o.no_step_graphs)
+    args.step_graphs = false;
+  else if (take("--step_graphs") && o.step_graphs)
+    args.step_graphs = true;
+  if (take("--overwrite_output_dir")) args.overwrite_output_dir = o.overwrite_output_dir;
+  if (take("--dataloader_drop_last")) args.dataloader_drop_last = o.dataloader_drop_last;
+  if (take("--checkpointing_steps")) {
+    if (o.checkpointing_steps.empty()) {
+      args.save_strategy = "no";
+    } else if (o.checkpointing_steps == "epoch") {
+      args.save_strategy = "epoch";
+    } else {
+      args.save_strategy = "steps";
+      size_t used = 0;
+      int64_t n = -1;
+      try {
+        n = std::stoll(o.checkpointing_steps, &used);
+      } catch (const std::exception&) {
+      }
+      if (used != o.checkpointing_steps.size() || n < 1)
+        throw UsageError("--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"" +
+                         o.checkpointing_steps + "\"");
+      args.save_steps = n;
+    }
+  }
+  if (take("--resume_from_checkpoint") && !o.resume_from_checkpoint.empty())
+    args.resume_from_checkpoint = o.resume_from_checkpoint;
+}
+
+// Accelerate's example's settings with the flags' values (their defaults
+// where not given).
+train::TrainingArguments example_arguments(const Options& o) {
   train::TrainingArguments args;
-  args.output_dir = o.output_dir;
-  args.per_device_train_batch_size = o.batch_size;
-  args.per_device_eval_batch_size = o.batch_size;
-  args.num_train_epochs = o.num_epochs;
-  args.learning_rate = o.learning_rate;
   args.optim = "adam";
   args.lr_scheduler_type = "cosine";
   args.warmup_ratio = 0.3;
   args.max_grad_norm = 0.0;
-  args.seed = o.seed;
-  args.dataloader_num_workers = o.num_workers;
-  args.dataloader_prefetch_factor = o.dataloader_prefetch_factor;
   args.eval_strategy = "epoch";
-  args.logging_steps = o.logging_steps;
-  // Accelerate's --with_tracking logs to every tracker it has: here the
-  // metrics file and TensorBoard's event files.
-  args.report_to = o.with_tracking ? std::vector<std::string>{"jsonl", "tensorboard"} : std::vector<std::string>{"none"};
-  // Accelerate's trackers write under project_dir, in a folder named after the run.
-  if (!o.project_dir.empty()) args.logging_dir = o.project_dir + "/cv_example";
-  if (o.no_step_graphs)
-    args.step_graphs = false;
-  else if (o.step_graphs)
-    args.step_graphs = true;
-  args.overwrite_output_dir = o.overwrite_output_dir;
-  args.dataloader_drop_last = o.dataloader_drop_last;
-  if (o.checkpointing_steps.empty()) {
-    args.save_strategy = "no";
-  } else if (o.checkpointing_steps == "epoch") {
-    args.save_strategy = "epoch";
-  } else {
-    args.save_strategy = "steps";
-    size_t used = 0;
-    int64_t n = -1;
-    try {
-      n = std::stoll(o.checkpointing_steps, &used);
-    } catch (const std::exception&) {
-    }
-    if (used != o.checkpointing_steps.size() || n < 1)
-      throw UsageError("--checkpointing_steps: expected a number of steps >= 1 or \"epoch\", got \"" +
-                       o.checkpointing_steps + "\"");
-    args.save_steps = n;
-  }
-  if (!o.resume_from_checkpoint.empty()) args.resume_from_checkpoint = o.resume_from_checkpoint;
+  set_from_flags(args, o, [](const std::string&) { return true; });
+  return args;
+}
+
+// This example's defaults and flags, then the user's config, then --config's
+// training arguments, then the flags typed on the command line again (they
+// win over both files).
+train::TrainingArguments training_arguments(const Options& o) {
+  if (o.num_workers > data::max_num_workers())
+    throw UsageError("--num_workers: expected at most " + std::to_string(data::max_num_workers()) +
+                     " (4 per CPU core), got " + std::to_string(o.num_workers));
+  train::TrainingArguments args = example_arguments(o);
 
   try {
     o.user_config.apply(args, &std::cout);
+    if (!o.config.training_arguments().empty()) {
+      args = o.config.apply(args);
+      set_from_flags(args, o, [&](const std::string& flag) { return o.command_line.count(flag) > 0; });
+    }
   } catch (const Error& e) {
     throw UsageError(e.what());
   }
@@ -233,6 +270,24 @@ train::TrainingArguments training_arguments(const Options& o) {
   return args;
 }
 
+// A check of a number flag: finite, within lo and hi (open or closed at
+// each end), its message naming the bounds as people write them (CLI11's
+// PositiveNumber prints the largest double, 309 digits).
+CLI::Validator number_in(double lo, double hi, bool low_open, bool high_open) {
+  std::ostringstream os;
+  os << (low_open ? "(" : "[") << lo << ", " << hi << (high_open ? ")" : "]");
+  const std::string range = os.str();
+  return CLI::Validator(
+      [=](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        const bool ok = !text.empty() && end == text.c_str() + text.size() && std::isfinite(v) &&
+                        (low_open ? v > lo : v >= lo) && (high_open ? v < hi : v <= hi);
+        return ok ? std::string() : "expected a number in " + range + ", got " + text;
+      },
+      "NUMBER in " + range);
+}
+
 // Accelerate's example prints "epoch N: <accuracy in %>" after each evaluation.
 class EpochAccuracyPrinter : public train::TrainerCallback {
  public:
@@ -250,14 +305,30 @@ int run(const Options& o) {
   // Under a launcher, rank 0 speaks for all, as Accelerate's main process does.
   if (auto r = distributed::rendezvous_from_environment(); r && r->rank != 0) std::cout.setstate(std::ios::failbit);
   train::TrainingArguments args = training_arguments(o);
-  // Every difference from Hugging Face's defaults is this example's (Accelerate's settings) or a flag's.
-  std::cout << hearth::cli::defaults_notice("cv_example", args, args);
+  // Before the images load: a checkpoint that is not there is a bad argument.
+  if (args.resume_from_checkpoint) {
+    try {
+      (void)train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir);
+    } catch (const ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
+  // The example's own defaults (Accelerate's settings), not the values the
+  // flags or files chose, which are the user's and no surprise.
+  std::cout << hearth::cli::defaults_notice("cv_example", example_arguments(Options()), args);
   // The device first: an absent accelerator fails before any work.
   train::select_device(args.device, args.use_cpu);
 
   data::ImageFolder folder(o.data_dir);
   auto [train_files, eval_files] = folder.split(o.train_fraction, static_cast<uint64_t>(o.seed));
   const auto num_classes = static_cast<int64_t>(folder.classes().size());
+  // A misspelled metric_for_best_model (from --config): now, not after the first epoch.
+  try {
+    hearth::cli::check_metric_for_best_model(
+        args, num_classes == 2 ? std::vector<std::string>{"accuracy", "f1"} : std::vector<std::string>{"accuracy"});
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
   std::cout << "cv_example: " << folder.size() << " images of " << num_classes << " classes (" << folder.layout()
             << " layout) in " << o.data_dir << ": " << train_files->size() << " for training, " << eval_files->size()
             << " for evaluation\n";
@@ -326,8 +397,11 @@ int main(int argc, char** argv) {
   CLI::App app{"Fine-tune a ResNet on a folder of images with hearth's Trainer"};
   // A flag given twice takes its last value, as Python's argparse does.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  app.add_option("--data_dir", o.data_dir, "folder of class sub-folders, or of images named <label>_<n>.jpg")
-      ->required();
+  // --help shows each flag's default.
+  app.option_defaults()->always_capture_default();
+  // Required, but checked after --config, which may give it.
+  app.add_option("--data_dir", o.data_dir,
+                 "folder of class sub-folders, or of images named <label>_<n>.jpg (required)");
   app.add_option("--device", o.device, "auto, cpu, cuda or cuda:N (default: your config's, else auto)");
   app.add_flag("--cpu", o.cpu, "train on the CPU even if an accelerator is present");
   app.add_option("--mixed_precision", o.mixed_precision, "no, bf16 or fp16 (default: your config's, else no)")
@@ -358,32 +432,47 @@ int main(int argc, char** argv) {
   app.add_flag("--no_step_graphs", o.no_step_graphs, "run every training step eagerly");
   // Every number has a range: beyond it a value is a typing mistake (1e19 epochs, 10^5-pixel images).
   app.add_option("--num_epochs", o.num_epochs, "epochs to train (at most 10^6)")
-      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+      ->check(number_in(0.0, 1e6, /*low_open=*/true, /*high_open=*/false));
   app.add_option("--batch_size", o.batch_size, "images per batch (at most 2^24)")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 24));
   app.add_option("--learning_rate", o.learning_rate, "peak learning rate")
-      ->check(CLI::PositiveNumber & CLI::Range(0.0, 1e6));
+      ->check(number_in(0.0, 1e6, /*low_open=*/true, /*high_open=*/false));
   app.add_option("--image_size", o.image_size, "side of the square images the model sees (at most 8192)")
       ->check(CLI::Range(int64_t{1}, int64_t{8192}));
-  app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation");
+  app.add_option("--seed", o.seed, "seed of the split, initialisation, shuffling and augmentation (>= 0)")
+      ->check(CLI::Range(int64_t{0}, std::numeric_limits<int64_t>::max()));
   app.add_option("--num_workers", o.num_workers, "threads that decode and augment images")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1'000'000}));
   app.add_option("--dataloader_prefetch_factor", o.dataloader_prefetch_factor,
                  "batches each loader thread builds ahead (default 2; at most 64)")
       ->check(CLI::Range(int64_t{1}, int64_t{64}));
   app.add_option("--logging_steps", o.logging_steps, "log the training loss every N steps")
       ->check(CLI::Range(int64_t{1}, int64_t{1'000'000'000'000}));
-  app.add_option("--train_fraction", o.train_fraction, "share of the images used for training")
-      ->check(CLI::Range(0.0, 1.0));
+  // Both sides need images: the rest is for evaluation.
+  app.add_option("--train_fraction", o.train_fraction, "share of the images used for training, above 0 and below 1")
+      ->check(number_in(0.0, 1.0, /*low_open=*/true, /*high_open=*/true));
   o.user_config.add_to(app);
   o.lightning.add_to(app);
-  hearth::cli::add_json_config(app, "--config");
+  o.config.add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help
     // A bad flag or value: one line naming the flag, exit code 2.
     std::cerr << "cv_example: error: " << e.what() << " (see 'cv_example --help')\n";
+    return 2;
+  }
+  for (const CLI::Option* opt : app.get_options())
+    if (opt->count() > 0)
+      for (const std::string& name : opt->get_lnames()) o.command_line.insert("--" + name);
+  try {
+    o.config.read(app, nullptr);
+    if (o.data_dir.empty()) throw UsageError("--data_dir is required");
+  } catch (const UsageError& e) {
+    std::cerr << "cv_example: error: " << e.what() << " (see 'cv_example --help')\n";
+    return 2;
+  } catch (const hearth::Error& e) {
+    std::cerr << "cv_example: error: " << e.what() << "\n";
     return 2;
   }
   for (const char* flag : {"--device", "--mixed_precision", "--output_dir"})

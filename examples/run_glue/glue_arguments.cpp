@@ -12,10 +12,12 @@ std::string task_names() {
   return out;
 }
 
-// A boolean flag given bare (--do_train) or with a value (--pad_to_max_length false).
+// A boolean flag given bare (--do_train) or with a value (--pad_to_max_length
+// false); --help shows it as "--do_train [BOOL]".
 void add_bool(CLI::App& app, const std::string& name, bool& slot, const std::string& help) {
-  app.add_flag("--" + name + "{true}", slot, help)
+  app.add_flag("--" + name, slot, help)
       ->expected(0, 1)
+      ->type_name("[BOOL]")
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
 }
 
@@ -81,6 +83,8 @@ void resolve_hub_names(GlueArguments& a) {
     HEARTH_CHECK(a.dataset_config_name.empty(), hearth::ValueError, "--dataset_config_name ",
                  a.dataset_config_name, ": expected --dataset_name with it (glue)");
   }
+  // Before any data loads: a misspelled task is a bad argument like any other.
+  if (!a.task_name.empty()) (void)hearth::data::glue_task(a.task_name);
   HEARTH_CHECK(a.model_revision == "main", hearth::ValueError, "--model_revision ", a.model_revision,
                ": hearth reads --model_name_or_path as it is and never downloads; fetch that revision on a connected "
                "machine (huggingface-cli download MODEL --revision ", a.model_revision,

@@ -50,7 +50,8 @@ void add_glue_flags(CLI::App& app, GlueArguments& a);
 
 // Resolves the Hub's spellings: --dataset_name glue --dataset_config_name T
 // becomes --task_name T. Throws hearth::ValueError naming the flag for a data
-// set or a model revision only the network could give.
+// set or a model revision only the network could give, and for a task that
+// is not GLUE's.
 void resolve_hub_names(GlueArguments& a);
 
 }  // namespace run_glue

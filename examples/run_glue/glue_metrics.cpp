@@ -76,4 +76,18 @@ Metrics glue_metrics(const std::string& task, bool is_regression, const Tensor& 
   return m;
 }
 
+std::vector<std::string> glue_metric_names(const std::string& task, bool is_regression) {
+  std::vector<std::string> names;
+  if (is_regression) {
+    names = task == "stsb" ? std::vector<std::string>{"pearson", "spearmanr"} : std::vector<std::string>{"mse"};
+  } else if (task == "cola") {
+    names = {"matthews_correlation"};
+  } else {
+    names = {"accuracy"};
+    if (task == "mrpc" || task == "qqp") names.push_back("f1");
+  }
+  if (names.size() > 1) names.push_back("combined_score");
+  return names;
+}
+
 }  // namespace run_glue

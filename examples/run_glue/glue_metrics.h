@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "hearth/core/tensor.h"
 #include "hearth/train/callbacks.h"
@@ -23,5 +24,9 @@ namespace run_glue {
 // labels [N], on any device.
 hearth::train::Metrics glue_metrics(const std::string& task, bool is_regression, const hearth::Tensor& logits,
                                     const hearth::Tensor& labels);
+
+// The names glue_metrics reports for `task` (without "eval_"), known before
+// any evaluation.
+std::vector<std::string> glue_metric_names(const std::string& task, bool is_regression);
 
 }  // namespace run_glue

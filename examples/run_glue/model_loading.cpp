@@ -26,7 +26,7 @@ void require_local_model_folder(const std::string& path) {
 
 std::shared_ptr<BertForSequenceClassification> load_classifier(const std::string& path,
                                                                const hearth::data::LabelSpace& labels,
-                                                               bool ignore_mismatched_sizes) {
+                                                               bool ignore_mismatched_sizes, std::ostream* notices) {
   require_local_model_folder(path);
   BertLoadOptions options;
   options.num_labels = labels.num_labels();
@@ -58,18 +58,22 @@ std::shared_ptr<BertForSequenceClassification> load_classifier(const std::string
     std::erase_if(weights, [](const auto& kv) { return kv.first.starts_with("classifier."); });
     model->load_state_dict(weights, /*strict=*/false);
     hearth::nn::models::init_bert_weights(*model->classifier, config.initializer_range);
-    std::cerr << "[run_glue] " << path << ": the classifier has " << saved << " outputs, the data "
-              << labels.num_labels()
-              << " labels: classifier.weight and classifier.bias are newly initialised (--ignore_mismatched_sizes)\n";
+    if (notices != nullptr)
+      *notices << "[run_glue] " << path << ": the classifier has " << saved << " outputs, the data "
+               << labels.num_labels()
+               << " labels: classifier.weight and classifier.bias are newly initialised (--ignore_mismatched_sizes)\n";
   }
   if (!labels.is_regression) model->config.id2label = labels.label_list;
   return model;
 }
 
-std::shared_ptr<BertForSequenceClassification> classifier_from_config(const std::string& config_path,
+std::shared_ptr<BertForSequenceClassification> classifier_from_config(const std::string& config_name,
                                                                       const hearth::data::LabelSpace& labels) {
-  HEARTH_CHECK(fs::is_regular_file(config_path), hearth::IoError, "[run_glue] --config_name \"", config_path,
-               "\": expected a BERT config.json file");
+  // As Hugging Face's AutoConfig.from_pretrained: a model folder stands for its config.json.
+  const std::string config_path =
+      fs::is_directory(config_name) ? (fs::path(config_name) / "config.json").string() : config_name;
+  HEARTH_CHECK(fs::is_regular_file(config_path), hearth::IoError, "[run_glue] --config_name \"", config_name,
+               "\": expected a BERT config.json file, or a model folder holding one");
   BertConfig config;
   try {
     config = BertConfig::from_json_file(config_path);

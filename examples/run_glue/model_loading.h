@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <ostream>
 #include <string>
 
 #include "hearth/data/glue.h"
@@ -18,9 +19,11 @@ void require_local_model_folder(const std::string& path);
 // classifier has another label count is an error unless
 // ignore_mismatched_sizes, which keeps the encoder and trains a new
 // classifier (Hugging Face's flag of the same name). The config's label names
-// become the task's.
+// become the task's. The notice of a new classifier goes to `notices`
+// (nullptr: nowhere, for the ranks other than 0 of a launch).
 std::shared_ptr<hearth::nn::models::BertForSequenceClassification> load_classifier(
-    const std::string& path, const hearth::data::LabelSpace& labels, bool ignore_mismatched_sizes);
+    const std::string& path, const hearth::data::LabelSpace& labels, bool ignore_mismatched_sizes,
+    std::ostream* notices);
 
 // A randomly initialised classifier of the shape `config_path` (a BERT
 // config.json) describes, with labels.num_labels() outputs: Hugging Face's

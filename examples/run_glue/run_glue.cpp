@@ -16,11 +16,13 @@
 #include <csignal>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "apps/common/json_config.h"
 #include "apps/common/lightning_flags.h"
+#include "apps/common/metric_names.h"
 #include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "examples/run_glue/glue_arguments.h"
@@ -34,7 +36,9 @@
 #include "hearth/core/switches.h"
 #include "hearth/data/tokenized_text_dataset.h"
 #include "hearth/dispatch/dispatch.h"
+#include "hearth/distributed/rendezvous.h"
 #include "hearth/io/atomic_file.h"
+#include "hearth/train/checkpoint.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/trainer.h"
 
@@ -47,17 +51,27 @@ using hearth::train::TrainingArguments;
 
 constexpr int kUsageExitCode = 2;
 
+// Rank 0 of a launch, or a process on its own.
+bool is_main_process() {
+  const std::optional<hearth::distributed::Rendezvous> r = hearth::distributed::rendezvous_from_environment();
+  return !r || r->rank == 0;
+}
+
 // A bad flag or combination: one line and exit code 2, as for parse errors.
 class UsageError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
 
+// The defaults, then the user's `hearth config`, then --config's training
+// arguments, then the flags.
 TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags,
-                                             const hearth::cli::LightningFlags& lightning) {
+                                             const hearth::cli::LightningFlags& lightning,
+                                             const hearth::cli::JsonConfigFlag& config) {
   TrainingArguments args;
   try {
-    flags.apply_user_config(args, &std::cout);  // the user's `hearth config`, under the flags
+    flags.apply_user_config(args, &std::cout);
+    args = config.apply(args);
     flags.apply(args);
     lightning.apply(args);
   } catch (const hearth::Error& e) {
@@ -90,12 +104,28 @@ std::shared_ptr<hearth::data::TokenizedTextDataset> tokenize(const hearth::data:
                                                               labels.is_regression, tokenizer, options);
 }
 
-int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
-        const hearth::cli::LightningFlags& lightning) {
-  TrainingArguments args = resolve_training_arguments(flags, lightning);
+int run(const GlueArguments& given, const hearth::cli::TrainingArgumentFlags& flags,
+        const hearth::cli::LightningFlags& lightning, const hearth::cli::JsonConfigFlag& config) {
+  GlueArguments a = given;
+  // Under a launcher, rank 0 reports for all and writes the results; the
+  // others print only errors (warnings go to stderr).
+  const bool main_process = is_main_process();
+  if (!main_process) std::cout.setstate(std::ios::failbit);
+  std::ostream* notices = main_process ? &std::cerr : nullptr;  // warnings said once, not once per rank
+  TrainingArguments args = resolve_training_arguments(flags, lightning, config);
   if (a.cpu) args.use_cpu = true;
+  // As Hugging Face's TrainingArguments: evaluations during training mean do_eval.
+  if (args.eval_strategy != "no") a.do_eval = true;
   if (!a.do_train && !a.do_eval && !a.do_predict)
     throw UsageError("nothing to do: pass --do_train, --do_eval, --do_predict or several");
+  // Before the data and the model load: a checkpoint that is not there.
+  if (args.resume_from_checkpoint && a.do_train) {
+    try {
+      (void)hearth::train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir);
+    } catch (const hearth::ValueError& e) {
+      throw UsageError(e.what());
+    }
+  }
   try {
     hearth::train::select_device(args.device, args.use_cpu);
   } catch (const hearth::DeviceError& e) {
@@ -104,17 +134,27 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
   if (a.model_name_or_path.empty() && a.config_name.empty())
     throw UsageError("--model_name_or_path: expected a local model folder (or --config_name for a new model)");
   if (a.config_name.empty()) require_local_model_folder(a.model_name_or_path);
-  const std::string tokenizer_dir = a.tokenizer_name.empty() ? a.model_name_or_path : a.tokenizer_name;
+  // The tokenizer: --tokenizer_name, else the model's folder, else a model
+  // folder given as --config_name (Hugging Face's scripts take a folder there).
+  std::string tokenizer_dir = a.tokenizer_name.empty() ? a.model_name_or_path : a.tokenizer_name;
+  if (tokenizer_dir.empty() && fs::is_directory(a.config_name)) tokenizer_dir = a.config_name;
   if (tokenizer_dir.empty())
     throw UsageError("--tokenizer_name: expected the folder of the tokenizer files (vocab.txt) for --config_name");
   require_local_model_folder(tokenizer_dir);
 
   GlueData data = load_glue_data(a);
+  // A misspelled metric_for_best_model: now, not at the first evaluation.
+  try {
+    hearth::cli::check_metric_for_best_model(
+        args, glue_metric_names(data.task ? data.task->name : "", data.labels.is_regression));
+  } catch (const hearth::ValueError& e) {
+    throw UsageError(e.what());
+  }
   const hearth::data::BertTokenizer tokenizer = hearth::data::BertTokenizer::from_pretrained(tokenizer_dir);
   hearth::manual_seed(static_cast<uint64_t>(args.seed));
   // --config_name: a new model of that shape (from_config), else the folder's weights (from_pretrained).
   std::shared_ptr<BertForSequenceClassification> model =
-      a.config_name.empty() ? load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes)
+      a.config_name.empty() ? load_classifier(a.model_name_or_path, data.labels, a.ignore_mismatched_sizes, notices)
                             : classifier_from_config(a.config_name, data.labels);
   const std::string config_source =
       a.config_name.empty() ? a.model_name_or_path + "/config.json" : a.config_name;
@@ -125,9 +165,10 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
 
   int64_t max_length = a.max_seq_length;
   if (max_length > model->config.max_position_embeddings) {
-    std::cerr << "[run_glue] --max_seq_length " << max_length << " is longer than the model takes ("
-              << model->config.max_position_embeddings << " positions); using " << model->config.max_position_embeddings
-              << "\n";
+    if (notices)
+      *notices << "[run_glue] --max_seq_length " << max_length << " is longer than the model takes ("
+               << model->config.max_position_embeddings << " positions); using "
+               << model->config.max_position_embeddings << "\n";
     max_length = model->config.max_position_embeddings;
   }
   hearth::data::EncodeOptions encode;
@@ -180,10 +221,12 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
       return out.interrupted_by_signal == SIGINT ? 130 : 128 + out.interrupted_by_signal;
     hearth::cli::MetricMap metrics = out.metrics;
     metrics["train_samples"] = static_cast<double>(train_set->size());
-    model->save_pretrained(args.output_dir);
-    copy_tokenizer_files(tokenizer_dir, args.output_dir);
+    if (main_process) {
+      model->save_pretrained(args.output_dir);
+      copy_tokenizer_files(tokenizer_dir, args.output_dir);
+      hearth::cli::save_metrics(args.output_dir, "train", metrics);
+    }
     hearth::cli::log_metrics(std::cout, "train", metrics);
-    hearth::cli::save_metrics(args.output_dir, "train", metrics);
     trainer.save_state();
   }
   if (a.do_eval) {
@@ -200,8 +243,10 @@ int run(const GlueArguments& a, const hearth::cli::TrainingArgumentFlags& flags,
       combined.insert(metrics.begin(), metrics.end());
       hearth::cli::log_metrics(std::cout, "eval", metrics);
     }
-    hearth::cli::save_metrics(args.output_dir, "eval", combined);
+    if (main_process) hearth::cli::save_metrics(args.output_dir, "eval", combined);
   }
+  // The predictions need no other rank: rank 0 alone makes and writes them.
+  if (!main_process) predict_sets.clear();
   for (const auto& [name, set] : predict_sets) {
     const std::string file = name.empty() ? "predict_results.txt" : "predict_results_" + name + ".txt";
     const std::string path = (fs::path(args.output_dir) / file).string();
@@ -228,7 +273,8 @@ int main(int argc, char** argv) {
   training_flags.add_to(app, /*skip=*/{"do_train", "do_eval", "do_predict"});  // run_glue's own
   hearth::cli::LightningFlags lightning_flags;
   lightning_flags.add_to(app);
-  hearth::cli::add_json_config(app, "--config");
+  hearth::cli::JsonConfigFlag config;
+  config.add_to(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -237,13 +283,14 @@ int main(int argc, char** argv) {
     return run_glue::kUsageExitCode;
   }
   try {
+    config.read(app, &training_flags);
     run_glue::resolve_hub_names(glue_args);
-  } catch (const hearth::ValueError& e) {
+  } catch (const hearth::Error& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
     return run_glue::kUsageExitCode;
   }
   try {
-    return run_glue::run(glue_args, training_flags, lightning_flags);
+    return run_glue::run(glue_args, training_flags, lightning_flags, config);
   } catch (const run_glue::UsageError& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
     return run_glue::kUsageExitCode;

@@ -133,14 +133,53 @@ std::unique_ptr<LRScheduler> get_cosine_schedule_with_warmup(Optimizer& optimize
       });
 }
 
+std::unique_ptr<LRScheduler> get_cosine_with_hard_restarts_schedule_with_warmup(Optimizer& optimizer,
+                                                                                int64_t num_warmup_steps,
+                                                                                int64_t num_training_steps,
+                                                                                int64_t num_cycles) {
+  check_steps("get_cosine_with_hard_restarts_schedule_with_warmup", num_warmup_steps, num_training_steps);
+  HEARTH_CHECK(num_cycles >= 1, ValueError,
+               "[get_cosine_with_hard_restarts_schedule_with_warmup] num_cycles must be at least 1, got ", num_cycles);
+  return std::make_unique<LambdaLR>(
+      optimizer, [w = num_warmup_steps, t = num_training_steps, num_cycles](int64_t step) {
+        if (step < w) return warmup_factor(step, w);
+        const double progress = static_cast<double>(step - w) / static_cast<double>(std::max<int64_t>(1, t - w));
+        if (progress >= 1.0) return 0.0;
+        // The position within the current cycle, from 0 to 1.
+        const double within = std::fmod(static_cast<double>(num_cycles) * progress, 1.0);
+        return std::max(0.0, 0.5 * (1.0 + std::cos(M_PI * within)));
+      });
+}
+
+std::unique_ptr<LRScheduler> get_polynomial_decay_schedule_with_warmup(Optimizer& optimizer, int64_t num_warmup_steps,
+                                                                       int64_t num_training_steps, double lr_end,
+                                                                       double power) {
+  check_steps("get_polynomial_decay_schedule_with_warmup", num_warmup_steps, num_training_steps);
+  const double lr_init = optimizer.param_groups().empty() ? 0.0 : optimizer.param_groups().front().lr();
+  HEARTH_CHECK(lr_init > lr_end, ValueError, "[get_polynomial_decay_schedule_with_warmup] the learning rate ", lr_init,
+               " must be above lr_end ", lr_end, " to decay to it");
+  return std::make_unique<LambdaLR>(
+      optimizer, [w = num_warmup_steps, t = num_training_steps, lr_init, lr_end, power](int64_t step) {
+        if (step < w) return warmup_factor(step, w);
+        if (step > t) return lr_end / lr_init;
+        const double remaining = 1.0 - static_cast<double>(step - w) / static_cast<double>(std::max<int64_t>(1, t - w));
+        return ((lr_init - lr_end) * std::pow(remaining, power) + lr_end) / lr_init;
+      });
+}
+
 std::unique_ptr<LRScheduler> get_scheduler(const std::string& name, Optimizer& optimizer, int64_t num_warmup_steps,
                                            int64_t num_training_steps) {
   if (name == "constant") return get_constant_schedule(optimizer);
   if (name == "constant_with_warmup") return get_constant_schedule_with_warmup(optimizer, num_warmup_steps);
   if (name == "linear") return get_linear_schedule_with_warmup(optimizer, num_warmup_steps, num_training_steps);
   if (name == "cosine") return get_cosine_schedule_with_warmup(optimizer, num_warmup_steps, num_training_steps);
+  if (name == "cosine_with_restarts")
+    return get_cosine_with_hard_restarts_schedule_with_warmup(optimizer, num_warmup_steps, num_training_steps);
+  if (name == "polynomial")
+    return get_polynomial_decay_schedule_with_warmup(optimizer, num_warmup_steps, num_training_steps);
   HEARTH_THROW(ValueError, "[lr_scheduler] unknown scheduler type \"", name,
-               "\"; expected one of: constant, constant_with_warmup, linear, cosine");
+               "\"; expected one of: constant, constant_with_warmup, linear, cosine, cosine_with_restarts, "
+               "polynomial");
 }
 
 }  // namespace hearth::optim

@@ -90,8 +90,20 @@ std::unique_ptr<LRScheduler> get_linear_schedule_with_warmup(Optimizer& optimize
 // Warm-up, then a cosine from 1 to 0 (num_cycles = 0.5 is half a period).
 std::unique_ptr<LRScheduler> get_cosine_schedule_with_warmup(Optimizer& optimizer, int64_t num_warmup_steps,
                                                              int64_t num_training_steps, double num_cycles = 0.5);
+// Warm-up, then num_cycles cosines from 1 to 0, each restarting at 1 (hard restarts).
+std::unique_ptr<LRScheduler> get_cosine_with_hard_restarts_schedule_with_warmup(Optimizer& optimizer,
+                                                                                int64_t num_warmup_steps,
+                                                                                int64_t num_training_steps,
+                                                                                int64_t num_cycles = 1);
+// Warm-up, then a polynomial decay of the given power from the optimizer's
+// learning rate to lr_end at num_training_steps, and lr_end after. lr_end
+// must be below the learning rate (ValueError).
+std::unique_ptr<LRScheduler> get_polynomial_decay_schedule_with_warmup(Optimizer& optimizer, int64_t num_warmup_steps,
+                                                                       int64_t num_training_steps, double lr_end = 1e-7,
+                                                                       double power = 1.0);
 // By name, as TrainingArguments.lr_scheduler_type: "constant",
-// "constant_with_warmup", "linear", "cosine". Other names: ValueError listing these.
+// "constant_with_warmup", "linear", "cosine", "cosine_with_restarts" (one
+// cycle), "polynomial" (power 1 down to 1e-7). Other names: ValueError listing these.
 std::unique_ptr<LRScheduler> get_scheduler(const std::string& name, Optimizer& optimizer, int64_t num_warmup_steps,
                                            int64_t num_training_steps);
 

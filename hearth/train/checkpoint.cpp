@@ -94,10 +94,50 @@ void save_checkpoint(const std::string& dir, const CheckpointContents& c) {
   });
 }
 
+namespace {
+
+// What a checkpoint's folder says of its model: "a bert model (config.json
+// model_type)", "a cv_example model (classes.json)", or "another model".
+std::string saved_model_description(const std::string& dir) {
+  std::ifstream in(join(dir, "config.json"));
+  if (in.good()) {
+    const json j = json::parse(in, nullptr, /*allow_exceptions=*/false);
+    if (j.is_object() && j.contains("model_type") && j["model_type"].is_string())
+      return "a " + j["model_type"].get<std::string>() + " model (config.json model_type)";
+  }
+  std::error_code ec;
+  if (fs::exists(join(dir, "classes.json"), ec)) return "a cv_example model (classes.json)";
+  return "another model";
+}
+
+// A checkpoint of another model: most of its weights have names this model
+// lacks. Says so, naming the model where the folder does, instead of listing
+// every missing and unexpected key.
+void check_same_model(const std::string& dir, const std::map<std::string, Tensor>& saved, const nn::Module& model) {
+  const nn::StateDict mine = model.state_dict();
+  size_t matching = 0;
+  std::string first_foreign;
+  for (const auto& [name, t] : saved) {
+    if (mine.count(name) > 0) {
+      ++matching;
+    } else if (first_foreign.empty()) {
+      first_foreign = name;
+    }
+  }
+  if (saved.empty() || mine.empty() || 2 * matching >= std::max(saved.size(), mine.size())) return;
+  HEARTH_THROW(ValueError, "[checkpoint] ", dir, ": the checkpoint holds ", saved_model_description(dir), ": ",
+               saved.size() - matching, " of its ", saved.size(), " weights (", first_foreign,
+               ", ...) are not this model's, whose ", mine.size(), " weights begin with ", mine.begin()->first,
+               ". Resume it with the model that saved it, or start a new run in another output_dir.");
+}
+
+}  // namespace
+
 void load_model_weights(const std::string& dir, nn::Module& model) {
   std::string path = join(dir, kModelFile);
   HEARTH_CHECK(fs::exists(path), IoError, "[checkpoint] ", dir, ": no ", kModelFile, " in this directory");
   std::map<std::string, Tensor> tensors = io::load_safetensors(path);
+  check_same_model(dir, tensors, model);
   try {
     model.load_state_dict(nn::StateDict(tensors.begin(), tensors.end()), /*strict=*/true);
   } catch (const IoError&) {
@@ -204,9 +244,10 @@ std::optional<std::string> latest_checkpoint(const std::string& output_dir) {
 }
 
 std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir) {
-  if (spec == "latest") {
+  // "true": Hugging Face's resume_from_checkpoint=True, the newest checkpoint.
+  if (spec == "latest" || spec == "true" || spec == "True") {
     auto latest = latest_checkpoint(output_dir);
-    HEARTH_CHECK(latest.has_value(), ValueError, "[trainer] resume_from_checkpoint is \"latest\", but output_dir '",
+    HEARTH_CHECK(latest.has_value(), ValueError, "[trainer] resume_from_checkpoint is \"", spec, "\", but output_dir '",
                  output_dir, "' holds no checkpoint-<step> directory");
     return *latest;
   }

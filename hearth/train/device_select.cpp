@@ -7,6 +7,7 @@
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/env.h"
 #include "hearth/core/errors.h"
+#include "hearth/train/count_text.h"
 
 namespace hearth::train {
 namespace {
@@ -109,8 +110,9 @@ DeviceChoice select_device(const std::string& spec, bool use_cpu) {
     if (d.is_cpu()) return {d, "cpu (no accelerator: " + no_accelerator_reason() + ")"};
     int rank = local_rank();
     int count = device_runtime(d.kind).device_count();
-    HEARTH_CHECK(rank < count, DeviceError, "[trainer] LOCAL_RANK is ", rank, " but only ", count, " ",
-                 device_kind_name(d.kind), " device(s) are visible: ", list_devices(d.kind), use_instead());
+    HEARTH_CHECK(rank < count, DeviceError, "[trainer] LOCAL_RANK is ", rank, " but only ",
+                 count_of(count, device_kind_name(d.kind) + " device"), count == 1 ? " is" : " are",
+                 " visible: ", list_devices(d.kind), use_instead());
     d.index = rank;
     return {d, describe_device(d)};
   }
@@ -132,8 +134,8 @@ DeviceChoice select_device(const std::string& spec, bool use_cpu) {
                  use_instead());
   }
   HEARTH_CHECK(d.index < rt.device_count(), DeviceError, "[trainer] device '", d.str(),
-               "' is not available on this system (", rt.device_count(), " ", kind,
-               " device(s) visible: ", list_devices(d.kind), ")", use_instead());
+               "' is not available on this system (", count_of(rt.device_count(), kind + " device"),
+               " visible: ", list_devices(d.kind), ")", use_instead());
   return {d, describe_device(d)};
 }
 

@@ -83,7 +83,8 @@ std::string format_log_entry(const nlohmann::json& entry, int64_t max_steps) {
   return s;
 }
 
-ProgressCallback::ProgressCallback(std::ostream& out, bool bar) : out_(out), bar_(bar) {}
+ProgressCallback::ProgressCallback(std::ostream& out, bool bar, double plain_line_seconds)
+    : out_(out), bar_(bar), plain_line_seconds_(plain_line_seconds) {}
 
 double ProgressCallback::elapsed() const { return std::chrono::duration<double>(Clock::now() - start_).count(); }
 
@@ -101,14 +102,17 @@ std::string ProgressCallback::eta(const TrainerState& state) const {
 
 void ProgressCallback::on_train_begin(const TrainingArguments&, TrainerState& state, TrainerControl&) {
   start_ = Clock::now();
-  last_draw_ = start_;
+  last_draw_ = last_line_ = start_;
   start_step_ = state.global_step;
   if (bar_) draw_bar(state);
 }
 
 void ProgressCallback::on_step_end(const TrainingArguments&, TrainerState& state, TrainerControl&) {
-  if (!bar_) return;
   auto now = Clock::now();
+  if (!bar_) {
+    if (std::chrono::duration<double>(now - last_line_).count() >= plain_line_seconds_) print_progress_line(state);
+    return;
+  }
   if (now - last_draw_ < std::chrono::milliseconds(100) && state.global_step < state.max_steps) return;
   draw_bar(state);
 }
@@ -129,7 +133,16 @@ void ProgressCallback::on_log(const TrainingArguments&, TrainerState& state, Tra
   if (bar_) clear_bar();
   out_ << line << "\n";
   out_.flush();
+  last_line_ = Clock::now();
   if (bar_) draw_bar(state);
+}
+
+void ProgressCallback::print_progress_line(const TrainerState& state) {
+  out_ << "step " << state.global_step << "/" << state.max_steps << " | epoch " << fmt("%.2f", state.epoch)
+       << " | loss " << last_loss_ << " | " << fmt("%.0f", samples_per_second(state)) << " samples/s | elapsed "
+       << format_duration(elapsed()) << " | ETA " << eta(state) << "\n";
+  out_.flush();
+  last_line_ = Clock::now();
 }
 
 void ProgressCallback::on_train_end(const TrainingArguments&, TrainerState& state, TrainerControl&) {

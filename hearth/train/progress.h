@@ -1,6 +1,8 @@
 // The console side of training: on a terminal a progress bar redrawn in place
 // (steps, epoch, loss, learning rate, samples/s, ETA), elsewhere (a log file,
-// CI) plain lines at each logging step, so the output stays readable.
+// a pipe, nohup, Slurm, CI) plain lines at each logging step and, between
+// them, a plain progress line at least every 30 seconds, as tqdm prints when
+// its output is not a terminal, so that a long run is never silent.
 #pragma once
 
 #include <chrono>
@@ -13,8 +15,11 @@ namespace hearth::train {
 
 class ProgressCallback : public TrainerCallback {
  public:
-  // bar: redraw a bar in place (for terminals); otherwise print a line per log.
-  ProgressCallback(std::ostream& out, bool bar);
+  // The longest a plain run goes without a line.
+  static constexpr double kPlainLineSeconds = 30.0;
+  // bar: redraw a bar in place (for terminals); otherwise print a line per
+  // log, and a progress line when plain_line_seconds have passed without one.
+  ProgressCallback(std::ostream& out, bool bar, double plain_line_seconds = kPlainLineSeconds);
   std::string name() const override { return "ProgressCallback"; }
 
   void on_train_begin(const TrainingArguments& args, TrainerState& state, TrainerControl& control) override;
@@ -31,6 +36,7 @@ class ProgressCallback : public TrainerCallback {
   double samples_per_second(const TrainerState& state) const;
   std::string eta(const TrainerState& state) const;
   void draw_bar(const TrainerState& state);
+  void print_progress_line(const TrainerState& state);
   void clear_bar();
 
   std::ostream& out_;
@@ -38,6 +44,8 @@ class ProgressCallback : public TrainerCallback {
   bool bar_drawn_ = false;
   Clock::time_point start_;
   Clock::time_point last_draw_;
+  double plain_line_seconds_;
+  Clock::time_point last_line_;  // the last plain line printed
   int64_t start_step_ = 0;
   std::string last_loss_ = "-";
   std::string last_lr_ = "-";

@@ -113,6 +113,24 @@ int64_t samples_in(const std::vector<data::Batch>& group) {
   return n;
 }
 
+// Hugging Face's estimate of a training step's floating-point operations on
+// one process: 6 per parameter per token (2 in the forward, 4 in the
+// backward), the tokens being a text batch's input ids, or for other inputs
+// its samples.
+double step_flos(const nn::Module& model, const std::vector<data::Batch>& group) {
+  double parameters = 0;
+  for (const Tensor& p : model.parameters()) parameters += static_cast<double>(p.numel());
+  double tokens = 0;
+  for (const data::Batch& b : group) {
+    if (b.contains(data::field::kInputIds)) {
+      tokens += static_cast<double>(b.at(data::field::kInputIds).numel());
+    } else {
+      tokens += static_cast<double>(samples_in({b}));
+    }
+  }
+  return 6.0 * parameters * tokens;
+}
+
 }  // namespace
 
 ForwardOutput image_classification_forward(nn::Module& model, const data::Batch& batch) {
@@ -323,6 +341,7 @@ TrainOutput Trainer::train() {
       {"train_runtime", runtime},
       {"train_samples_per_second", runtime > 0 ? steps * static_cast<double>(state_.train_batch_size) / runtime : 0.0},
       {"train_steps_per_second", runtime > 0 ? steps / runtime : 0.0},
+      {"total_flos", state_.total_flos},
       {"train_loss", out.training_loss},
       {"epoch", state_.epoch}};
   if (stop_signal_ == 0) {
@@ -383,6 +402,7 @@ void Trainer::run_loop() {
       throw;
     }
     timeline_->step_ends(samples_in(group));
+    state_.total_flos += step_flos(*model_, group) * world_size();  // every process's share alike
     after_step(loader_->state().batches_yielded >= loader_->num_batches());
     if (stop_signal_ != 0 || control_.should_training_stop) break;
   }
@@ -404,8 +424,10 @@ void Trainer::after_step(bool epoch_done) {
                     (args_.eval_strategy == "steps" && step % args_.effective_eval_steps() == 0) ||
                     (args_.eval_strategy == "epoch" && epoch_done);
   if (eval) evaluate();
+  // save_strategy "best": after an evaluation that found a new best model.
+  const bool new_best = eval && state_.best_metric.has_value() && state_.best_global_step == step;
   const bool save = control_.should_save || (args_.save_strategy == "steps" && step % args_.save_steps == 0) ||
-                    (args_.save_strategy == "epoch" && epoch_done);
+                    (args_.save_strategy == "epoch" && epoch_done) || (args_.save_strategy == "best" && new_best);
   if (save) save_checkpoint();
   control_.should_log = control_.should_evaluate = control_.should_save = false;
 
@@ -430,8 +452,12 @@ void Trainer::end_of_training() {
     return;
   }
   if (last_log_step_ != step) log_training_loss();
-  if (args_.eval_strategy != "no" && last_eval_step_ != step) evaluate();
-  if (args_.save_strategy != "no" && last_save_step_ != step) save_checkpoint();
+  const bool final_eval = args_.eval_strategy != "no" && last_eval_step_ != step;
+  if (final_eval) evaluate();
+  const bool new_best = final_eval && state_.best_metric.has_value() && state_.best_global_step == step;
+  if (last_save_step_ != step &&
+      ((args_.save_strategy != "no" && args_.save_strategy != "best") || (args_.save_strategy == "best" && new_best)))
+    save_checkpoint();
   if (!control_.stop_reason.empty()) say("hearth: " + control_.stop_reason);
   if (args_.load_best_model_at_end && !state_.best_model_checkpoint.empty()) load_best_model();
 }

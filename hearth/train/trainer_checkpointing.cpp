@@ -15,6 +15,8 @@ namespace fs = std::filesystem;
 using json = nlohmann::json;
 
 void Trainer::save_state() const {
+  // Rank 0 writes the run's files; two ranks renaming into one path would collide.
+  if (!is_main_process()) return;
   fs::create_directories(args_.output_dir);
   io::write_file_atomic((fs::path(args_.output_dir) / kTrainerStateFile).string(), state_.to_json().dump(2) + "\n");
 }

@@ -2,6 +2,7 @@
 // data parallelism (or the whole set on every rank when compute_metrics needs
 // all logits at once), with the metrics logged and handed to the callbacks.
 #include <chrono>
+#include <cmath>
 #include <optional>
 #include <string>
 #include <vector>
@@ -174,13 +175,20 @@ Metrics Trainer::evaluate(const std::shared_ptr<const data::Dataset>& dataset, c
   const double runtime = std::chrono::duration<double>(Clock::now() - t0).count();
   metrics[prefix + "runtime"] = runtime;
   metrics[prefix + "samples_per_second"] = runtime > 0 ? static_cast<double>(dataset->size()) / runtime : 0.0;
+  // Batches of all processes together, as Hugging Face counts evaluation steps.
+  const auto global_batch = static_cast<double>(args_.per_device_eval_batch_size * world_size());
+  const double eval_steps = std::ceil(static_cast<double>(dataset->size()) / global_batch);
+  metrics[prefix + "steps_per_second"] = runtime > 0 ? eval_steps / runtime : 0.0;
 
   if (state_.is_training) {
     last_eval_step_ = state_.global_step;
-    double value = best_model_metric(args_, metrics);
-    if (metric_improves(args_, value, state_.best_metric)) {
-      state_.best_metric = value;
-      state_.best_global_step = state_.global_step;
+    // As Hugging Face's: the best model is tracked only when something asks for it.
+    if (args_.tracks_best_model()) {
+      double value = best_model_metric(args_, metrics);
+      if (metric_improves(args_, value, state_.best_metric)) {
+        state_.best_metric = value;
+        state_.best_global_step = state_.global_step;
+      }
     }
   }
   json entry(metrics);

@@ -138,7 +138,7 @@ void Trainer::setup_training() {
   say(os.str());
   if (group_) {
     say("hearth: data-parallel over " + std::to_string(world_size()) + " processes (" + group_->backend() +
-        "), gradients averaged in " + std::to_string(reducer_->num_buckets()) + " bucket(s)");
+        "), gradients averaged in " + count_of(static_cast<int64_t>(reducer_->num_buckets()), "bucket"));
   }
   setup_step_graphs();
 }

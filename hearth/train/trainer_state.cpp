@@ -49,27 +49,38 @@ void check_epochs(double v, const char* name, const std::string& where) {
 }  // namespace
 
 nlohmann::json TrainerState::to_json() const {
+  // Hugging Face's TrainerState fields, in its order.
   json j;
-  j["global_step"] = global_step;
   j["epoch"] = epoch;
+  j["global_step"] = global_step;
   j["max_steps"] = max_steps;
-  j["num_train_epochs"] = num_train_epochs;
-  j["steps_per_epoch"] = steps_per_epoch;
-  j["train_batch_size"] = train_batch_size;
   j["logging_steps"] = logging_steps;
   j["eval_steps"] = eval_steps;
   j["save_steps"] = save_steps;
-  j["best_metric"] = best_metric.has_value() ? json(*best_metric) : json(nullptr);
-  j["best_global_step"] = best_global_step;
-  j["best_model_checkpoint"] = best_model_checkpoint.empty() ? json(nullptr) : json(best_model_checkpoint);
-  if (!run_id.empty()) j["run_id"] = run_id;
+  j["train_batch_size"] = train_batch_size;
+  j["num_train_epochs"] = num_train_epochs;
+  j["num_input_tokens_seen"] = 0;  // hearth does not count them
+  j["total_flos"] = total_flos;
   j["log_history"] = log_history;
-  j["rng_state"] = {{"seed", rng_seed}, {"offset", rng_offset}};
-  j["data_position"] = {{"epoch", data_position.epoch}, {"batches_yielded", data_position.batches_yielded}};
-  j["world_size"] = world_size;
-  j["loss_window"] = loss_window;
-  j["total_loss"] = total_loss;
+  j["best_metric"] = best_metric.has_value() ? json(*best_metric) : json(nullptr);
+  j["best_global_step"] = best_metric.has_value() ? json(best_global_step) : json(nullptr);
+  j["best_model_checkpoint"] = best_model_checkpoint.empty() ? json(nullptr) : json(best_model_checkpoint);
+  // The state is written by rank 0 alone, for the whole run.
+  j["is_local_process_zero"] = true;
+  j["is_world_process_zero"] = true;
+  j["is_hyper_param_search"] = false;
+  j["trial_name"] = nullptr;
+  j["trial_params"] = nullptr;
+  json resume;
+  resume["steps_per_epoch"] = steps_per_epoch;
+  if (!run_id.empty()) resume["run_id"] = run_id;
+  resume["rng_state"] = {{"seed", rng_seed}, {"offset", rng_offset}};
+  resume["data_position"] = {{"epoch", data_position.epoch}, {"batches_yielded", data_position.batches_yielded}};
+  resume["world_size"] = world_size;
+  resume["loss_window"] = loss_window;
+  resume["total_loss"] = total_loss;
   j["stateful_callbacks"] = stateful_callbacks;
+  j["stateful_callbacks"][kResumeStateKey] = std::move(resume);
   return j;
 }
 
@@ -80,28 +91,38 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
   s.epoch = get<double>(j, "epoch", where);
   s.max_steps = get<int64_t>(j, "max_steps", where);
   s.num_train_epochs = get<double>(j, "num_train_epochs", where);
-  s.steps_per_epoch = get<int64_t>(j, "steps_per_epoch", where);
   s.train_batch_size = get<int64_t>(j, "train_batch_size", where);
   s.logging_steps = get<int64_t>(j, "logging_steps", where);
   s.eval_steps = get<int64_t>(j, "eval_steps", where);
   s.save_steps = get<int64_t>(j, "save_steps", where);
+  if (j.contains("total_flos")) s.total_flos = get<double>(j, "total_flos", where);  // absent in older files
   const json& best = field(j, "best_metric", where);
   if (!best.is_null()) s.best_metric = get<double>(j, "best_metric", where);
-  s.best_global_step = get<int64_t>(j, "best_global_step", where);
+  const json& best_step = field(j, "best_global_step", where);
+  if (!best_step.is_null()) s.best_global_step = get<int64_t>(j, "best_global_step", where);
   const json& best_ckpt = field(j, "best_model_checkpoint", where);
   if (!best_ckpt.is_null()) s.best_model_checkpoint = get<std::string>(j, "best_model_checkpoint", where);
-  if (j.contains("run_id") && !j.at("run_id").is_null()) s.run_id = get<std::string>(j, "run_id", where);
   s.log_history = get<std::vector<json>>(j, "log_history", where);
-  const json& rng = field(j, "rng_state", where);
+  s.stateful_callbacks = field(j, "stateful_callbacks", where);
+  HEARTH_CHECK(s.stateful_callbacks.is_object(), ValueError, "[trainer] ", where,
+               ": field 'stateful_callbacks': expected a JSON object, got ", s.stateful_callbacks.dump());
+  // The resumption state: in stateful_callbacks, or at the top in older files.
+  json resume = j;
+  if (s.stateful_callbacks.contains(kResumeStateKey)) {
+    resume = s.stateful_callbacks.at(kResumeStateKey);
+    s.stateful_callbacks.erase(kResumeStateKey);
+  }
+  s.steps_per_epoch = get<int64_t>(resume, "steps_per_epoch", where);
+  if (resume.contains("run_id") && !resume.at("run_id").is_null()) s.run_id = get<std::string>(resume, "run_id", where);
+  const json& rng = field(resume, "rng_state", where);
   s.rng_seed = get<uint64_t>(rng, "seed", where + " rng_state");
   s.rng_offset = get<uint64_t>(rng, "offset", where + " rng_state");
-  const json& pos = field(j, "data_position", where);
+  const json& pos = field(resume, "data_position", where);
   s.data_position.epoch = get<int64_t>(pos, "epoch", where + " data_position");
   s.data_position.batches_yielded = get<int64_t>(pos, "batches_yielded", where + " data_position");
-  if (j.contains("world_size")) s.world_size = get<int64_t>(j, "world_size", where);
-  s.loss_window = get<std::vector<double>>(j, "loss_window", where);
-  s.total_loss = get<double>(j, "total_loss", where);
-  s.stateful_callbacks = field(j, "stateful_callbacks", where);
+  if (resume.contains("world_size")) s.world_size = get<int64_t>(resume, "world_size", where);
+  s.loss_window = get<std::vector<double>>(resume, "loss_window", where);
+  s.total_loss = get<double>(resume, "total_loss", where);
   check_count(s.global_step, "global_step", where);
   check_epochs(s.epoch, "epoch", where);
   check_count(s.max_steps, "max_steps", where);

@@ -18,6 +18,9 @@
 namespace hearth::train {
 
 struct TrainerState {
+  // Where to_json() keeps what resuming needs beyond Hugging Face's fields.
+  static constexpr const char* kResumeStateKey = "HearthTrainer";
+
   int64_t global_step = 0;  // optimizer steps taken
   double epoch = 0.0;       // fractional: 1.5 is half way through the second epoch
   int64_t max_steps = 0;
@@ -27,6 +30,11 @@ struct TrainerState {
   int64_t logging_steps = 0;
   int64_t eval_steps = 0;
   int64_t save_steps = 0;
+
+  // Floating-point operations of the training so far, over all processes, as
+  // Hugging Face estimates them: 6 x parameters x tokens (x samples for
+  // inputs without token ids) for each forward and backward.
+  double total_flos = 0.0;
 
   std::optional<double> best_metric;
   int64_t best_global_step = 0;       // the step best_metric was measured at
@@ -58,6 +66,10 @@ struct TrainerState {
   Tensor step_loss;
   bool is_training = false;
 
+  // trainer_state.json as transformers' TrainerState.load_from_json reads it
+  // (its fields only, at the top level); hearth's resumption state goes in
+  // stateful_callbacks under kResumeStateKey, a dictionary transformers
+  // leaves as it is. from_json also reads older files, which had it at the top.
   nlohmann::json to_json() const;
   // ValueError naming `where` and the field when something is missing or of the wrong type.
   static TrainerState from_json(const nlohmann::json& j, const std::string& where);

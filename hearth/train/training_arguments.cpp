@@ -274,7 +274,9 @@ Field report_to() {
             if (v.is_string()) {
               refuse_foreign_tracker(c, v.get<std::string>());
               out.push_back(read_choice(v, kReportTo, c));
-            } else if (v.is_array() && !v.empty()) {
+            } else if (v.is_array() && v.empty()) {
+              out.push_back("none");  // Hugging Face writes "none" as []
+            } else if (v.is_array()) {
               for (const json& e : v) {
                 if (e.is_string()) refuse_foreign_tracker(c, e.get<std::string>());
                 if (!e.is_string() ||
@@ -320,7 +322,11 @@ std::vector<Field> make_fields() {
               "seconds a data-parallel collective waits for the other processes before failing (default 1800)"),
       boolean("dataloader_pin_memory", &A::dataloader_pin_memory,
               "batches in page-locked memory when training on an accelerator (asynchronous copies)"),
-      choice("optim", &A::optim, {"adamw_torch", "adam", "sgd"}, "optimizer: adamw_torch, adam or sgd (momentum 0.9)"),
+      // adamw_torch_fused (transformers 5's default) is PyTorch's AdamW with
+      // its fused step: the same update as adamw_torch, which hearth already
+      // runs as one step over all parameters.
+      choice("optim", &A::optim, {"adamw_torch", "adamw_torch_fused", "adam", "sgd"},
+             "optimizer: adamw_torch (or adamw_torch_fused, the same update), adam or sgd (momentum 0.9)"),
       number("learning_rate", &A::learning_rate, 0.0, kMaxLearningRate, false, "peak learning rate (0 to 1000)"),
       number("weight_decay", &A::weight_decay, 0.0, kInf, false,
              "weight decay (>= 0; not applied to biases and norm weights)"),
@@ -331,8 +337,10 @@ std::vector<Field> make_fields() {
       number("num_train_epochs", &A::num_train_epochs, 0.0, kMaxEpochs, false,
              "epochs to train (may be fractional); used when max_steps <= 0"),
       integer("max_steps", &A::max_steps, -1, "optimizer steps to train; overrides num_train_epochs when > 0"),
-      choice("lr_scheduler_type", &A::lr_scheduler_type, {"linear", "cosine", "constant", "constant_with_warmup"},
-             "learning-rate schedule after warm-up: linear, cosine, constant, constant_with_warmup"),
+      choice("lr_scheduler_type", &A::lr_scheduler_type,
+             {"linear", "cosine", "cosine_with_restarts", "polynomial", "constant", "constant_with_warmup"},
+             "learning-rate schedule after warm-up: linear, cosine, cosine_with_restarts, polynomial, constant, "
+             "constant_with_warmup"),
       integer("warmup_steps", &A::warmup_steps, 0, "linear warm-up steps; overrides warmup_ratio when > 0"),
       number("warmup_ratio", &A::warmup_ratio, 0.0, 1.0, false, "warm-up as a fraction of the total steps, in [0, 1]"),
       number("label_smoothing_factor", &A::label_smoothing_factor, 0.0, 1.0, true,
@@ -349,8 +357,8 @@ std::vector<Field> make_fields() {
           {"evaluation_strategy"}),
       optional_integer("eval_steps", &A::eval_steps, 1, "evaluate every this many steps (default: logging_steps)"),
       boolean("eval_on_start", &A::eval_on_start, "evaluate once before the first training step"),
-      choice("save_strategy", &A::save_strategy, {"no", "steps", "epoch"},
-             "when to save a checkpoint: no, steps, epoch"),
+      choice("save_strategy", &A::save_strategy, {"no", "steps", "epoch", "best"},
+             "when to save a checkpoint: no, steps, epoch, best (after each evaluation that finds a new best model)"),
       integer("save_steps", &A::save_steps, 1, "save a checkpoint every this many steps (>= 1)"),
       optional_integer("save_total_limit", &A::save_total_limit, 1,
                        "keep at most this many checkpoints, never deleting the best (default: all)"),
@@ -431,8 +439,9 @@ json text_to_json(const Field& f, const std::string& text) {
     case Kind::boolean: {
       std::string t = text;
       std::transform(t.begin(), t.end(), t.begin(), [](unsigned char c) { return std::tolower(c); });
-      if (t == "true" || t == "1" || t == "yes" || t == "on") return true;
-      if (t == "false" || t == "0" || t == "no" || t == "off") return false;
+      // The spellings of Hugging Face's strtobool.
+      if (t == "true" || t == "t" || t == "1" || t == "yes" || t == "y" || t == "on") return true;
+      if (t == "false" || t == "f" || t == "0" || t == "no" || t == "n" || t == "off") return false;
       return text;
     }
     case Kind::integer: {
@@ -462,6 +471,23 @@ json text_to_json(const Field& f, const std::string& text) {
 
 }  // namespace
 
+const std::vector<std::pair<std::string, std::string>>& removed_training_arguments() {
+  static const std::vector<std::pair<std::string, std::string>> removed = {
+      {"per_gpu_train_batch_size", "use per_device_train_batch_size"},
+      {"per_gpu_eval_batch_size", "use per_device_eval_batch_size"},
+      {"group_by_length",
+       "its replacement is train_sampling_strategy \"group_by_length\", which hearth does not have: training "
+       "batches are drawn in a random order"},
+  };
+  return removed;
+}
+
+void refuse_removed_field(const std::string& name, const std::string& context) {
+  for (const auto& [removed, instead] : removed_training_arguments())
+    HEARTH_CHECK(name != removed, ValueError, "[trainer] ", context, ": ", name,
+                 " was removed from Hugging Face's TrainingArguments (transformers 5); ", instead);
+}
+
 const std::vector<TrainingArgumentField>& training_argument_fields() {
   static const std::vector<TrainingArgumentField> fields = [] {
     std::vector<TrainingArgumentField> all = make_fields();
@@ -479,6 +505,7 @@ const TrainingArgumentField* find_training_argument_field(const std::string& nam
 
 void set_training_argument(TrainingArguments& args, const std::string& name, const std::string& text,
                            const std::string& context) {
+  refuse_removed_field(name, context);
   const Field* f = find_training_argument_field(name);
   HEARTH_CHECK(f != nullptr, ValueError, "[trainer] ", context, ": unknown training argument '", name, "'",
                suggestion(name));
@@ -522,11 +549,12 @@ void TrainingArguments::validate(const std::string& where) const {
     HEARTH_CHECK(eval_strategy != "no", ValueError, "[trainer] ", where,
                  ": load_best_model_at_end needs evaluations to pick the best model, but eval_strategy is \"no\"; "
                  "set eval_strategy to \"steps\" or \"epoch\"");
-    HEARTH_CHECK(save_strategy == eval_strategy, ValueError, "[trainer] ", where,
+    HEARTH_CHECK(save_strategy == eval_strategy || save_strategy == "best", ValueError, "[trainer] ", where,
                  ": load_best_model_at_end needs save_strategy to match eval_strategy (so every evaluated model is "
                  "saved), got save_strategy \"",
                  save_strategy, "\" and eval_strategy \"", eval_strategy, "\"");
-    HEARTH_CHECK(eval_strategy != "steps" || save_steps % effective_eval_steps() == 0, ValueError, "[trainer] ", where,
+    HEARTH_CHECK(eval_strategy != "steps" || save_strategy == "best" || save_steps % effective_eval_steps() == 0,
+                 ValueError, "[trainer] ", where,
                  ": load_best_model_at_end needs save_steps to be a multiple of eval_steps, got save_steps ",
                  save_steps, " and eval_steps ", effective_eval_steps());
   }
@@ -551,9 +579,13 @@ TrainingArguments TrainingArguments::from_json(const nlohmann::json& j, const st
                j.type_name());
   TrainingArguments args = base;
   for (const auto& [key, value] : j.items()) {
+    refuse_removed_field(key, where + ": field '" + key + "'");
     const Field* f = find_training_argument_field(key);
     HEARTH_CHECK(f != nullptr, ValueError, "[trainer] ", where, ": field '", key, "': expected a TrainingArguments ",
                  "name", suggestion(key), ", got an unknown field");
+    // Hugging Face writes an unset field as null (transformers 5's
+    // warmup_ratio): the field keeps its value.
+    if (value.is_null() && !f->optional) continue;
     f->set(args, value, where + ": field '" + key + "'");
   }
   return args;

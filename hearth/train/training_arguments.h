@@ -15,6 +15,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -44,7 +45,8 @@ struct TrainingArguments {
   // Batches in page-locked memory when training on an accelerator (asynchronous copies).
   bool dataloader_pin_memory = true;
 
-  // Optimizer: "adamw_torch" (AdamW), "adam" or "sgd" (momentum 0.9).
+  // Optimizer: "adamw_torch" (AdamW; "adamw_torch_fused" is the same), "adam"
+  // or "sgd" (momentum 0.9).
   std::string optim = "adamw_torch";
   double learning_rate = 5e-5;
   double weight_decay = 0.0;
@@ -61,7 +63,8 @@ struct TrainingArguments {
   // Length: max_steps (optimizer steps) when > 0, else num_train_epochs (may be fractional).
   double num_train_epochs = 3.0;
   int64_t max_steps = -1;
-  // "linear", "cosine", "constant", "constant_with_warmup".
+  // "linear", "cosine", "cosine_with_restarts" (one cycle, as Hugging Face's
+  // default), "polynomial" (power 1 down to 1e-7), "constant", "constant_with_warmup".
   std::string lr_scheduler_type = "linear";
   // Warm-up length: warmup_steps when > 0, else warmup_ratio of the total steps.
   int64_t warmup_steps = 0;
@@ -83,6 +86,8 @@ struct TrainingArguments {
   std::optional<int64_t> eval_steps;  // unset: logging_steps
   // Evaluate once before the first step (a check that evaluation works, and a baseline).
   bool eval_on_start = false;
+  // "steps" (every save_steps), "epoch", "best" (after each evaluation that
+  // finds a new best metric_for_best_model) or "no".
   std::string save_strategy = "steps";
   int64_t save_steps = 500;
   std::optional<int64_t> save_total_limit;  // unset: keep every checkpoint
@@ -163,6 +168,12 @@ struct TrainingArguments {
   // The metric name as evaluate() reports it ("eval_loss").
   std::string best_metric_key() const;
   bool best_metric_greater_is_better() const;
+  // Whether evaluations track the best model (best_metric,
+  // best_model_checkpoint): when metric_for_best_model is set,
+  // load_best_model_at_end asks for the best, or save_strategy is "best".
+  bool tracks_best_model() const {
+    return metric_for_best_model.has_value() || load_best_model_at_end || save_strategy == "best";
+  }
   bool writes_jsonl() const;
   bool writes_tensorboard() const;
   bool draws_curves() const;
@@ -212,6 +223,12 @@ std::vector<TrainingArgumentField> inert_training_argument_fields();
 const std::vector<TrainingArgumentField>& training_argument_fields();
 // The field named `name` (or by one of its aliases), or nullptr.
 const TrainingArgumentField* find_training_argument_field(const std::string& name);
+
+// Hugging Face's fields removed in transformers 5, each with what to use
+// instead; named in a file or on a command line, they are refused saying so.
+const std::vector<std::pair<std::string, std::string>>& removed_training_arguments();
+// ValueError "[trainer] <context>: <name> was removed ...; <instead>" for a removed name.
+void refuse_removed_field(const std::string& name, const std::string& context);
 
 // Sets one field from command-line text (booleans take true/false/1/0/yes/no;
 // optional fields take "none" to unset). `context` names the source in

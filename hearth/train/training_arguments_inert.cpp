@@ -72,6 +72,16 @@ bool is_empty(const json& v) {
          (v.is_array() && v.empty());
 }
 bool is_zero(const json& v) { return v.is_number() && v.get<double>() == 0.0; }
+// Empty, or an object of settings that all say off (false, 0, null, empty):
+// what Hugging Face fills fsdp_config with when FSDP is not used
+// ({"min_num_params": 0, "xla": false, ...}).
+bool nothing_enabled(const json& v) {
+  if (is_empty(v)) return true;
+  if (!v.is_object()) return false;
+  for (const auto& [key, value] : v.items())
+    if (!(is_false(value) || is_zero(value) || is_empty(value))) return false;
+  return true;
+}
 
 TrainingArgumentField make_field(const Inert& f) {
   TrainingArgumentField field;
@@ -186,12 +196,12 @@ const std::vector<Inert>& inert_fields() {
       {"ddp_bucket_cap_mb", Type::integer, nullptr, "hearth's gradient reducer sizes its buckets by itself"},
       {"ddp_broadcast_buffers", Type::boolean, nullptr, "buffers are broadcast from rank 0 at the start"},
       {"ddp_backend", Type::string, nullptr, "hearth picks its process-group backend by device (Gloo on the CPU)"},
-      {"fsdp", Type::any, nullptr, "hearth has data parallelism only, no sharding", is_empty,
+      {"fsdp", Type::any, json::array(), "hearth has data parallelism only, no sharding", is_empty,
        "use hearth launch --nproc_per_node N"},
-      {"fsdp_config", Type::any, nullptr, "hearth has data parallelism only, no sharding", is_empty,
+      {"fsdp_config", Type::any, nullptr, "hearth has data parallelism only, no sharding", nothing_enabled,
        "use hearth launch --nproc_per_node N"},
       {"deepspeed", Type::any, nullptr, "hearth has no DeepSpeed", is_empty, "use hearth launch --nproc_per_node N"},
-      {"debug", Type::any, "", "hearth's check for NaN and Inf is detect_anomaly"},
+      {"debug", Type::any, json::array(), "hearth's check for NaN and Inf is detect_anomaly"},
       {"skip_memory_metrics", Type::boolean, true, "hearth reports no memory metrics"},
       {"do_train", Type::boolean, false, "the Trainer does not read it; run_glue does, hearth train always trains"},
       {"do_eval", Type::boolean, false,

@@ -34,14 +34,14 @@ function(expect text regex what)
 endfunction()
 
 # ---- hearth config, answers piped in ----
-file(WRITE "${WORK_DIR}/answers.txt" "gpu\ncpu\n2\n\nno\n${WORK_DIR}/from-config\n")
+file(WRITE "${WORK_DIR}/answers.txt" "tpu\ncpu\n2\n\nno\n${WORK_DIR}/from-config\n")
 execute_process(COMMAND "${HEARTH}" config INPUT_FILE "${WORK_DIR}/answers.txt" RESULT_VARIABLE rc OUTPUT_VARIABLE out
                 ERROR_VARIABLE err)
 message(STATUS "hearth config exited with ${rc}:\n${out}${err}")
 if(NOT rc STREQUAL "0")
   message(FATAL_ERROR "config_logs_plot: hearth config failed")
 endif()
-expect("${out}" "\"gpu\" is not valid for device: expected auto, cpu, cuda or cuda:N" "the invalid answer")
+expect("${out}" "\"tpu\" is not valid for device: expected auto, cpu, cuda or cuda:N" "the invalid answer")
 expect("${out}" "hearth config: wrote ${config}" "where the file went")
 file(READ "${config}" written)
 expect("${written}" "\"device\": \"cpu\"" "config.json")
@@ -51,6 +51,10 @@ expect("${written}" "\"precision\": \"fp32\"" "config.json")
 run_hearth(out config --default --config_file "${WORK_DIR}/defaults.json")
 file(READ "${WORK_DIR}/defaults.json" defaults)
 expect("${defaults}" "\"device\": \"auto\"" "--default")
+# No output_dir unless asked: every program keeps its own.
+if(defaults MATCHES "output_dir")
+  message(FATAL_ERROR "config_logs_plot: hearth config --default stores an output_dir:\n${defaults}")
+endif()
 
 # ---- hearth env shows it ----
 run_hearth(out env)

@@ -62,9 +62,12 @@ expect_files("${run}" checkpoint-3/model.safetensors checkpoint-6/model.safetens
              trainer_state.json)
 file(READ "${run}/train_results.json" results)
 expect("${results}" "train_results.json" "\"train_runtime\"" "\"train_samples_per_second\"" "\"train_steps_per_second\""
-       "\"train_loss\"" "\"epoch\"" "\"train_samples\": 48")
+       "\"train_loss\"" "\"epoch\"" "\"train_samples\": 48" "\"total_flos\": [1-9]")
 file(READ "${run}/eval_results.json" results)
-expect("${results}" "eval_results.json" "\"eval_loss\"" "\"eval_accuracy\"" "\"eval_samples\": 32")
+expect("${results}" "eval_results.json" "\"eval_loss\"" "\"eval_accuracy\"" "\"eval_samples\": 32"
+       "\"eval_steps_per_second\"")
+file(READ "${run}/trainer_state.json" results)
+expect("${results}" "trainer_state.json" "\"total_flos\": [1-9]" "\"is_world_process_zero\": true")
 file(READ "${run}/all_results.json" results)
 expect("${results}" "all_results.json" "\"train_loss\"" "\"eval_loss\"")
 file(READ "${run}/checkpoint-9/training_args.json" saved)

@@ -1,7 +1,9 @@
 # Runs the hearth command and checks its exit status and output; used by the
 # e2e.* tests in tests/CMakeLists.txt, so they need nothing beyond CMake.
-#   cmake -DHEARTH=<binary> -DARGS="a;b" -DEXPECT="regex1;regex2" -DEXPECT_RC=0|nonzero -P run_cli.cmake
-# Each regular expression must match one line of the output (stdout and stderr).
+#   cmake -DHEARTH=<binary> -DARGS="a;b" -DEXPECT="regex1;regex2" [-DEXPECT_NOT="regex3"] -DEXPECT_RC=0|nonzero
+#         -P run_cli.cmake
+# Each regular expression of EXPECT must match one line of the output (stdout
+# and stderr); those of EXPECT_NOT must match none.
 if(NOT HEARTH OR NOT EXISTS "${HEARTH}")
   message(FATAL_ERROR "run_cli: the hearth binary '${HEARTH}' does not exist; build the hearth_cli target")
 endif()
@@ -30,4 +32,11 @@ foreach(re IN LISTS EXPECT)
   if(NOT found)
     message(FATAL_ERROR "run_cli: no line of the output of 'hearth ${ARGS}' matches '${re}'")
   endif()
+endforeach()
+foreach(re IN LISTS EXPECT_NOT)
+  foreach(line IN LISTS lines)
+    if(line MATCHES "${re}")
+      message(FATAL_ERROR "run_cli: a line of the output of 'hearth ${ARGS}' matches '${re}': ${line}")
+    endif()
+  endforeach()
 endforeach()

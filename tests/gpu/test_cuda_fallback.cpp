@@ -11,6 +11,7 @@
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/reduction.h"
+#include "hearth/train/count_text.h"
 #include "hearth/train/device_select.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -96,7 +97,7 @@ TEST(CudaDevice, AbsentIndexListsTheDevicesPresent) {
   } catch (const DeviceError& e) {
     const std::string m = e.what();
     EXPECT_NE(m.find("cuda:0 (" + name + ")"), std::string::npos) << m;
-    EXPECT_NE(m.find(std::to_string(count) + " cuda device(s) visible"), std::string::npos) << m;
+    EXPECT_NE(m.find(train::count_of(count, "cuda device") + " visible"), std::string::npos) << m;
   }
   train::DeviceChoice c = train::select_device("auto", false);
   EXPECT_EQ(c.device, cuda0());

@@ -84,7 +84,9 @@ inline void expect_state_equals_checkpoint(Trainer& t, const std::string& checkp
   for (const Tensor& p : t.model().parameters()) EXPECT_FALSE(p.grad().defined()) << "a stale gradient";
   // Dropout's random numbers: a step that did not happen drew none.
   nlohmann::json state = read_trainer_state(checkpoint);
-  EXPECT_EQ(default_generator().offset(), state["rng_state"]["offset"].get<uint64_t>()) << "RNG";
+  EXPECT_EQ(default_generator().offset(),
+            state["stateful_callbacks"][train::TrainerState::kResumeStateKey]["rng_state"]["offset"].get<uint64_t>())
+      << "RNG";
 }
 
 // Runs the sweep on `device` ("cpu", "cuda:0"): failure points 0, stride, 2 *

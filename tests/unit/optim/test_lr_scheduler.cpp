@@ -78,6 +78,40 @@ TEST(OptimLrScheduler, CosineWarmupThenHalfCosine) {
   EXPECT_NEAR(want[6], 0.0, 1e-15);  // the end
 }
 
+TEST(OptimLrScheduler, CosineWithHardRestarts) {
+  SGD opt(one_param(), {.lr = 1.0});
+  auto one_cycle = get_scheduler("cosine_with_restarts", opt, 1, 5);
+  // One cycle (the name's default): the plain half cosine, 0 at the end.
+  std::vector<double> want = {0.0};
+  for (int s = 1; s < 7; ++s) want.push_back(s >= 5 ? 0.0 : 0.5 * (1 + std::cos(M_PI * (s - 1) / 4.0)));
+  expect_seq(lr_sequence(opt, *one_cycle, 7), want);
+  // Two cycles over 8 steps: back to the full rate at step 4.
+  SGD opt2(one_param(), {.lr = 1.0});
+  auto two = get_cosine_with_hard_restarts_schedule_with_warmup(opt2, 0, 8, 2);
+  std::vector<double> got = lr_sequence(opt2, *two, 9);
+  EXPECT_NEAR(got[0], 1.0, 1e-15);
+  EXPECT_NEAR(got[2], 0.5, 1e-15);
+  EXPECT_NEAR(got[4], 1.0, 1e-15);
+  EXPECT_NEAR(got[6], 0.5, 1e-15);
+  EXPECT_NEAR(got[8], 0.0, 1e-15);
+}
+
+TEST(OptimLrScheduler, PolynomialDecayToLrEnd) {
+  SGD opt(one_param(), {.lr = 1.0});
+  auto linear = get_scheduler("polynomial", opt, 2, 6);
+  // Power 1 from 1 down to 1e-7 over steps 2..6, then 1e-7.
+  std::vector<double> want = {0.0, 0.5};
+  for (int s = 2; s <= 6; ++s) want.push_back((1.0 - 1e-7) * (1.0 - (s - 2) / 4.0) + 1e-7);
+  want.push_back(1e-7);
+  expect_seq(lr_sequence(opt, *linear, 8), want);
+  SGD opt2(one_param(), {.lr = 2.0});
+  auto squared = get_polynomial_decay_schedule_with_warmup(opt2, 0, 4, 0.5, 2.0);
+  expect_seq(lr_sequence(opt2, *squared, 3), {2.0, 1.5 * 0.5625 + 0.5, 1.5 * 0.25 + 0.5});
+  // A learning rate at or below lr_end cannot decay to it.
+  SGD opt3(one_param(), {.lr = 1e-8});
+  EXPECT_THROW(get_scheduler("polynomial", opt3, 0, 4), ValueError);
+}
+
 TEST(OptimLrScheduler, PerGroupLambdasAndBaseRates) {
   Tensor a = zeros({1}), b = zeros({1});
   a.requires_grad_(true);

@@ -9,6 +9,7 @@
 #include "hearth/core/errors.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/safetensors.h"
+#include "hearth/nn/linear.h"
 #include "hearth/optim/adam.h"
 #include "hearth/train/checkpoint.h"
 #include "tests/support/temp_dir.h"
@@ -238,6 +239,31 @@ TEST(Checkpoint, ResolvesLatestAndRejectsIncompleteDirectories) {
   }
   EXPECT_THROW(resolve_checkpoint(dir.file("nowhere"), dir.path()), ValueError);
   EXPECT_THROW(load_model_weights(dir.file("half"), *model), IoError);
+}
+
+// Resuming another model's checkpoint names that model (from its folder's
+// config.json, or cv_example's classes.json) instead of listing every key.
+TEST(Checkpoint, AnotherModelsWeightsAreNamedAsSuch) {
+  TempDir dir;
+  nn::Linear other(4, 3);
+  std::map<std::string, Tensor> weights;
+  for (const auto& [name, t] : other.state_dict()) weights["fc." + name] = t;
+  io::save_safetensors(dir.file(kModelFile), weights);
+  auto model = toy_model();
+  auto message = [&] {
+    try {
+      load_model_weights(dir.path(), *model);
+    } catch (const ValueError& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_NE(message().find("the checkpoint holds another model: 2 of its 2 weights (fc.bias, ...)"), std::string::npos)
+      << message();
+  dir.write("classes.json", "[\"cat\", \"dog\"]");
+  EXPECT_NE(message().find("holds a cv_example model (classes.json)"), std::string::npos) << message();
+  dir.write("config.json", R"({"model_type": "bert"})");
+  EXPECT_NE(message().find("holds a bert model (config.json model_type)"), std::string::npos) << message();
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
@@ -49,6 +50,37 @@ TEST(Progress, PlainModePrintsOneLinePerLogAndNoBar) {
   EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 1);
   EXPECT_EQ(s.find('\r'), std::string::npos);
   EXPECT_EQ(s.find('\033'), std::string::npos);
+}
+
+// Not a terminal: a plain line whenever the interval passed without one,
+// so a run under nohup, Slurm or tee is never silent until its first log.
+TEST(Progress, PlainModePrintsAProgressLineWhenTheIntervalPassed) {
+  TrainingArguments args;
+  TrainerState state;
+  TrainerControl control;
+  state.max_steps = 10;
+  state.train_batch_size = 4;
+  std::ostringstream every_step;
+  ProgressCallback eager(every_step, /*bar=*/false, /*plain_line_seconds=*/0.0);
+  eager.on_train_begin(args, state, control);
+  for (int i = 1; i <= 3; ++i) {
+    state.global_step = i;
+    state.epoch = i / 10.0;
+    eager.on_step_end(args, state, control);
+  }
+  const std::string s = every_step.str();
+  EXPECT_EQ(std::count(s.begin(), s.end(), '\n'), 3) << s;
+  EXPECT_EQ(s.rfind("step 1/10 | epoch 0.10 | loss - | ", 0), 0u) << s;
+  EXPECT_NE(s.find("step 3/10 | epoch 0.30"), std::string::npos) << s;
+  EXPECT_NE(s.find(" samples/s | elapsed "), std::string::npos) << s;
+  EXPECT_EQ(s.find('\r'), std::string::npos);
+  // The default interval: nothing within a few steps of the start.
+  EXPECT_EQ(ProgressCallback::kPlainLineSeconds, 30.0);
+  std::ostringstream quiet;
+  ProgressCallback patient(quiet, /*bar=*/false);
+  patient.on_train_begin(args, state, control);
+  patient.on_step_end(args, state, control);
+  EXPECT_EQ(quiet.str(), "");
 }
 
 TEST(Progress, NoBarForDisableTqdmDumbTerminalsOrRedirectedOutput) {

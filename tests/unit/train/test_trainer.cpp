@@ -8,6 +8,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/train/checkpoint.h"
 #include "hearth/train/trainer.h"
 #include "tests/support/temp_dir.h"
 #include "tests/unit/train/train_testing.h"
@@ -71,6 +72,61 @@ TEST(Trainer, LearnsTheToyTaskLogsAndEvaluates) {
   ASSERT_EQ(lines.size(), 27u);
   EXPECT_NE(lines[4].find("\"eval_accuracy\""), std::string::npos);  // after the epoch's 4 losses
   EXPECT_NE(lines[25].find("\"train_runtime\""), std::string::npos);
+}
+
+// What Hugging Face's Trainer reports besides: total_flos (6 x parameters x
+// samples for inputs without token ids), eval_steps_per_second, and the best
+// model tracked only when something asks for it, then with its checkpoint.
+TEST(Trainer, ReportsFlosEvalStepsAndTheBestModelAsHuggingFaceDoes) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.max_steps = 4;
+  args.eval_strategy = args.save_strategy = "steps";
+  args.eval_steps = args.save_steps = 2;
+  Trainer t(toy_model(), args, toy_dataset(64), toy_dataset(40, 8), {}, quiet());
+  TrainOutput out = t.train();
+  double parameters = 0;
+  for (const Tensor& p : t.model().parameters()) parameters += static_cast<double>(p.numel());
+  EXPECT_DOUBLE_EQ(out.metrics.at("total_flos"), 6.0 * parameters * 8 * 4);  // 4 steps of 8 samples
+  EXPECT_DOUBLE_EQ(t.state().total_flos, out.metrics.at("total_flos"));
+  Metrics m = t.evaluate();
+  ASSERT_TRUE(m.count("eval_steps_per_second"));
+  // 40 samples in batches of 16: 3 steps.
+  EXPECT_NEAR(m.at("eval_steps_per_second"), 3.0 / m.at("eval_runtime"), 1e-9);
+  // metric_for_best_model unset: neither best_metric nor best_model_checkpoint.
+  nlohmann::json state = read_trainer_state(dir.file("run/checkpoint-4"));
+  EXPECT_TRUE(state["best_metric"].is_null());
+  EXPECT_TRUE(state["best_model_checkpoint"].is_null());
+
+  args.output_dir = dir.file("run2");
+  args.metric_for_best_model = "loss";
+  Trainer t2(toy_model(), args, toy_dataset(64), toy_dataset(40, 8), {}, quiet());
+  t2.train();
+  state = read_trainer_state(dir.file("run2/checkpoint-4"));
+  ASSERT_FALSE(state["best_metric"].is_null());
+  const int64_t best_step = state["best_global_step"].get<int64_t>();
+  EXPECT_EQ(state["best_model_checkpoint"], checkpoint_name(best_step));
+}
+
+// save_strategy "best": a checkpoint after each evaluation that finds a new
+// best model, and none otherwise (nor at the end). With a learning rate of 0
+// the loss never improves on the first evaluation's.
+TEST(Trainer, SaveStrategyBestSavesOnlyNewBestModels) {
+  TempDir dir;
+  TrainingArguments args = toy_args(dir.file("run"));
+  args.learning_rate = 0.0;
+  args.max_steps = 3;
+  args.eval_strategy = "steps";
+  args.eval_steps = 1;
+  args.save_strategy = "best";
+  args.load_best_model_at_end = true;
+  Trainer t(toy_model(), args, toy_dataset(64), toy_dataset(16, 8), {}, quiet());
+  TrainOutput out = t.train();
+  std::vector<std::string> saved;
+  for (const auto& [step, path] : list_checkpoints(dir.file("run"))) saved.push_back(checkpoint_name(step));
+  EXPECT_EQ(saved, std::vector<std::string>{"checkpoint-1"});
+  EXPECT_EQ(out.best_checkpoint, dir.file("run/checkpoint-1"));
+  EXPECT_EQ(t.state().best_global_step, 1);
 }
 
 TEST(Trainer, ALastBatchOfOneIsDroppedAndSaidOnce) {

@@ -177,8 +177,9 @@ TEST(TrainerResume, EarlyStoppingEndsTrainingAndItsStateIsSaved) {
   nlohmann::json state = read_trainer_state(dir.file("run/checkpoint-2"));
   EXPECT_EQ(state["stateful_callbacks"]["EarlyStoppingCallback"]["patience_counter"], 1);
   EXPECT_EQ(state["global_step"], 2);
-  EXPECT_EQ(state["data_position"]["batches_yielded"], 2);
-  EXPECT_EQ(state["rng_state"]["seed"], 0);
+  const nlohmann::json& resume = state["stateful_callbacks"][TrainerState::kResumeStateKey];
+  EXPECT_EQ(resume["data_position"]["batches_yielded"], 2);
+  EXPECT_EQ(resume["rng_state"]["seed"], 0);
 }
 
 TEST(TrainerResume, ACheckpointThatFailsToSaveLeavesNothingBehind) {

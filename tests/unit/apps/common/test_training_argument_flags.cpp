@@ -159,5 +159,18 @@ TEST_F(TrainingArgumentFlagsTest, UserConfigFlagAloneLoadsWithoutApplying) {
   EXPECT_EQ(user.config.num_processes, 4);
 }
 
+// transformers 5's command lines: a bare --include_num_input_tokens_seen,
+// strtobool spellings, and the removed 4.x names refused with their replacement.
+TEST_F(TrainingArgumentFlagsTest, TransformersFiveCommandLines) {
+  EXPECT_EQ(resolve({"--include_num_input_tokens_seen"}).args.to_json()["include_num_input_tokens_seen"], "true");
+  EXPECT_EQ(resolve({"--include_num_input_tokens_seen", "all"}).args.to_json()["include_num_input_tokens_seen"], "all");
+  EXPECT_EQ(resolve({"--bf16", "T"}).args.precision, "bf16-mixed");
+  EXPECT_EQ(resolve({"--optim", "adamw_torch_fused", "--save_strategy", "best"}).args.save_strategy, "best");
+  const std::string e = error_of({"--per_gpu_train_batch_size", "8"});
+  EXPECT_NE(e.find("--per_gpu_train_batch_size"), std::string::npos) << e;
+  EXPECT_NE(e.find("per_device_train_batch_size"), std::string::npos) << e;
+  EXPECT_NE(error_of({"--group_by_length"}).find("train_sampling_strategy"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace hearth::cli

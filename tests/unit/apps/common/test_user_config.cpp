@@ -206,7 +206,7 @@ TEST(UserConfig, TurnsTheCpuFallbackOnUnlessTheEnvironmentDecides) {
 }
 
 TEST(ConfigQuestionnaire, AsksAgainAfterAnInvalidAnswer) {
-  std::istringstream in("gpu\ncuda\n2\nfp8\nbf16-mixed\nmaybe\nyes\n/tmp/out\n");
+  std::istringstream in("tpu\ncuda\n2\nfp8\nbf16-mixed\nmaybe\nyes\n/tmp/out\n");
   std::ostringstream out;
   UserConfig c = ask_user_config(in, out, UserConfig{});
   EXPECT_EQ(c.device, "cuda");
@@ -214,7 +214,7 @@ TEST(ConfigQuestionnaire, AsksAgainAfterAnInvalidAnswer) {
   EXPECT_EQ(c.precision, "bf16-mixed");
   EXPECT_TRUE(c.cpu_fallback);
   EXPECT_EQ(c.output_dir, "/tmp/out");
-  EXPECT_NE(out.str().find("\"gpu\" is not valid for device: expected auto, cpu, cuda or cuda:N"), std::string::npos)
+  EXPECT_NE(out.str().find("\"tpu\" is not valid for device: expected auto, cpu, cuda or cuda:N"), std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("\"fp8\" is not valid for precision"), std::string::npos);
   EXPECT_NE(out.str().find("\"maybe\" is not valid for cpu_fallback: expected yes or no"), std::string::npos);
@@ -229,10 +229,40 @@ TEST(ConfigQuestionnaire, EmptyAnswersAndTheEndOfInputKeepTheShownValues) {
   EXPECT_EQ(c.device, "cpu");
   EXPECT_EQ(c.num_processes, 3);
   EXPECT_EQ(c.precision, "fp32");
-  EXPECT_EQ(c.output_dir, "trainer_output");
+  EXPECT_EQ(c.output_dir, "");  // each program's own
   EXPECT_NE(out.str().find("[cpu]: \n"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("[1]: 3\n"), std::string::npos) << out.str();
   EXPECT_NE(out.str().find("end of input: keeping fp32"), std::string::npos) << out.str();
+}
+
+// `hearth config --default` (or Enter through the questions) names no
+// output_dir: every program then writes into its own, not all into one.
+TEST(UserConfig, TheDefaultsHoldNoOutputDir) {
+  EXPECT_FALSE(UserConfig{}.to_json().contains("output_dir"));
+  hearth::testing::TempDir dir;
+  const std::string path = dir.file("config.json");
+  save_user_config(UserConfig{}, path);
+  const LoadedUserConfig loaded = load_user_config(path);
+  EXPECT_FALSE(loaded.has("output_dir"));
+  train::TrainingArguments args;
+  args.output_dir = "runs/fashion_mnist-small_cnn";
+  apply_user_config(loaded, args);
+  EXPECT_EQ(args.output_dir, "runs/fashion_mnist-small_cnn");
+  UserConfig asked;
+  asked.output_dir = "/data/runs";
+  EXPECT_EQ(asked.to_json()["output_dir"], "/data/runs");
+}
+
+// The answers the flags take are taken by `hearth config` too.
+TEST(ConfigQuestionnaire, TakesTheFlagsSpellings) {
+  std::istringstream in("gpu\n1\nbf16\nno\n\n");
+  std::ostringstream out;
+  UserConfig c = ask_user_config(in, out, UserConfig{});
+  EXPECT_EQ(c.device, "cuda");
+  EXPECT_EQ(c.precision, "bf16-mixed");
+  EXPECT_EQ(out.str().find("is not valid"), std::string::npos) << out.str();
+  std::istringstream in16("cpu\n1\n16-mixed\n");
+  EXPECT_EQ(ask_user_config(in16, out, UserConfig{}).precision, "fp16-mixed");
 }
 
 }  // namespace
