@@ -154,7 +154,9 @@ TEST(Parity, EveryDeviceKernelMatchesTheCpu) {
   std::vector<std::string> skipped;
   const std::vector<DeviceKind> kinds = kinds_under_test(&skipped);
   for (const std::string& s : skipped) std::printf("\nparity: skipping %s\n", s.c_str());
-  ASSERT_FALSE(kinds.empty()) << "no device kind to test (HEARTH_PARITY_KINDS names none available)";
+  // Only where HEARTH_PARITY_KINDS names kinds (testdev is always available):
+  // a GPU job on a machine without one skips, as the GPU tests do.
+  if (kinds.empty()) GTEST_SKIP() << "no device kind of HEARTH_PARITY_KINDS is available here";
   const char* filter = std::getenv("HEARTH_PARITY_FILTER");
   const char* repeat_env = std::getenv("HEARTH_PARITY_REPEAT");
   const int repeat = repeat_env ? std::max(1, std::atoi(repeat_env)) : 1;
