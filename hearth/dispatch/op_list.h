@@ -9,8 +9,8 @@
 //   hearth/dispatch/schemas/<family>.h   operands and attributes as backends see them
 //   hearth/ops/<family>.cpp              checks, forward, backward (the functional layer)
 //   hearth/backends/cpu/<family>.cpp     the CPU kernels
-//   hearth/backends/cuda/<family>.cu     the CUDA kernels, where the family has any
-//   tests/unit/ops/test_<family>.cpp     tests/gpu/parity_<family>.cpp
+//   hearth/backends/<kind>/<family>.*    another backend's kernels, where the family has any
+//   tests/unit/ops/test_<family>.cpp     tests/parity/parity_<family>.cpp (every kind against the CPU)
 // (tests/unit/dispatch/test_op_list.cpp checks that these files exist.)
 //
 // Columns of X(name, family, schema, mutates, stride, view, backward, role):
