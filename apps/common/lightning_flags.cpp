@@ -1,13 +1,47 @@
 #include "apps/common/lightning_flags.h"
 
+#include <string>
+#include <vector>
+
 #include "hearth/core/device.h"
+#include "hearth/core/device_runtime.h"
 #include "hearth/core/errors.h"
+#include "hearth/train/device_select.h"
 
 namespace hearth::cli {
+namespace {
+
+// Every name --accelerator takes: auto, gpu, and each registered device kind
+// (cpu first), as "\"auto\", \"cpu\", ... or \"cuda\"".
+std::string accelerator_choices() {
+  std::vector<std::string> names{"auto"};
+  for (int i = 0; i < num_device_kinds(); ++i) {
+    names.push_back(device_kind_name(DeviceKind{static_cast<uint8_t>(i)}));
+    if (i == 0) names.push_back("gpu");
+  }
+  std::string s;
+  for (size_t i = 0; i < names.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + ("\"" + names[i] + "\"");
+  return s;
+}
+
+// Lightning's "gpu": the available accelerator device=auto would pick (the
+// highest auto priority), whatever its kind.
+std::string first_available_accelerator() {
+  const Device best = resolve_device("auto");
+  HEARTH_CHECK(!best.is_cpu(), ValueError,
+               "[trainer] --accelerator gpu: no accelerator is available: ", train::no_accelerator_reason(),
+               ". Use --accelerator cpu");
+  return device_kind_name(best.kind);
+}
+
+}  // namespace
 
 void LightningFlags::add_to(CLI::App& app, bool with_devices) {
   const std::string group = "Lightning's spellings";
-  app.add_option("--accelerator", accelerator_, "Lightning's name for --device: auto, cpu, gpu or cuda")
+  app.add_option("--accelerator", accelerator_,
+                 "Lightning's name for --device: auto, cpu, gpu (the first available accelerator) or a device kind "
+                 "(cuda, ...)")
       ->type_name("TEXT")
       ->group(group);
   if (with_devices)
@@ -25,10 +59,11 @@ void LightningFlags::add_to(CLI::App& app, bool with_devices) {
 
 void LightningFlags::apply(train::TrainingArguments& args) const {
   if (!accelerator_.empty()) {
-    HEARTH_CHECK(accelerator_ == "auto" || accelerator_ == "cpu" || accelerator_ == "gpu" || accelerator_ == "cuda",
-                 ValueError, "[trainer] --accelerator: expected \"auto\", \"cpu\", \"gpu\" or \"cuda\", got \"",
-                 accelerator_, "\"", foreign_device_note(accelerator_));
-    args.device = accelerator_ == "gpu" ? "cuda" : accelerator_;
+    DeviceKind kind;
+    HEARTH_CHECK(accelerator_ == "auto" || accelerator_ == "gpu" || find_device_kind(accelerator_, &kind), ValueError,
+                 "[trainer] --accelerator: expected ", accelerator_choices(), ", got \"", accelerator_, "\"",
+                 foreign_device_note(accelerator_));
+    args.device = accelerator_ == "gpu" ? first_available_accelerator() : accelerator_;
   }
   if (!devices_.empty()) {
     HEARTH_CHECK(devices_ == "1" || devices_ == "auto", ValueError, "[trainer] --devices ", devices_,

@@ -1,6 +1,8 @@
 // PyTorch Lightning's Trainer flags where they map cleanly onto training
 // arguments, so that a Lightning user's command line runs unchanged:
-//   --accelerator auto|cpu|gpu|cuda   device (gpu is cuda)
+//   --accelerator auto|cpu|gpu|<kind> device (gpu: the first available
+//                                     accelerator, as device=auto picks it;
+//                                     any registered device kind by name)
 //   --devices N                       processes; above 1 one process cannot
 //                                     hold them: `hearth launch --nproc_per_node N`
 //   --max_epochs N                    num_train_epochs

@@ -1,6 +1,7 @@
 // `hearth ops`: the coverage table, op x backend x dtype, with each op's family,
 // read from the op list and the registry themselves so it can never drift from
-// the code.
+// the code; `--where`: the source file of each kernel; `--minimal`: the
+// primitive ops a backend must implement to train the models (ops_minimal.cpp).
 #include <algorithm>
 #include <iomanip>
 #include <iostream>
@@ -8,6 +9,7 @@
 #include <vector>
 
 #include "apps/hearth/commands.h"
+#include "apps/hearth/ops_minimal.h"
 #include "hearth/core/device_runtime.h"
 #include "hearth/dispatch/registry.h"
 
@@ -101,13 +103,62 @@ int print_ops(bool markdown) {
   return 0;
 }
 
+// Per op and kind, the file that registered the kernel; for a fusion a kind
+// has no kernel for, that dispatch composes it of primitives there. Kinds
+// without any kernel (backends this build lacks) are left out.
+int print_kernel_files() {
+  const std::vector<OpHandle> ops = ops_to_print();
+  std::vector<DeviceKind> kinds;
+  for (int i = 0; i < num_device_kinds(); ++i) {
+    DeviceKind k{static_cast<uint8_t>(i)};
+    if (std::any_of(ops.begin(), ops.end(), [&](OpHandle op) { return op->kernels[k.id].fn != nullptr; }))
+      kinds.push_back(k);
+  }
+  size_t op_width = std::string("op").size(), kind_width = std::string("kind").size();
+  for (OpHandle op : ops) op_width = std::max(op_width, op->def.name.size());
+  for (DeviceKind k : kinds) kind_width = std::max(kind_width, device_kind_name(k).size());
+  constexpr size_t kGap = 2;
+  std::cout << std::left << std::setw(static_cast<int>(op_width + kGap)) << "op"
+            << std::setw(static_cast<int>(kind_width + kGap)) << "kind"
+            << "kernel\n";
+  for (OpHandle op : ops) {
+    for (DeviceKind k : kinds) {
+      std::string where;
+      if (op->kernels[k.id].fn) {
+        where = kernel_source_file(op, k);
+        if (where.empty()) where = "(registered without its file)";
+      } else if (is_fusion(op) && op->composition) {
+        where = "composed of primitives (hearth/ops/" + family_of(op) + ".cpp)";
+      } else {
+        continue;
+      }
+      std::cout << std::setw(static_cast<int>(op_width + kGap)) << op->def.name
+                << std::setw(static_cast<int>(kind_width + kGap)) << device_kind_name(k) << where << "\n";
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 void add_ops_command(CLI::App& app) {
   auto* sub = app.add_subcommand("ops", "Print which ops each backend implements, for which dtypes");
   auto markdown = std::make_shared<bool>(false);
-  sub->add_flag("--markdown", *markdown, "Print a Markdown table");
-  on_run(sub, [markdown] { return print_ops(*markdown); });
+  auto where = std::make_shared<bool>(false);
+  auto minimal = std::make_shared<bool>(false);
+  auto* markdown_flag = sub->add_flag("--markdown", *markdown, "Print a Markdown table");
+  auto* where_flag = sub->add_flag("--where", *where, "Print the source file of each kernel, per op and backend");
+  auto* minimal_flag = sub->add_flag(
+      "--minimal", *minimal,
+      "Print (in Markdown) the primitive ops a backend must implement to train the MLP, small CNN, ResNet, "
+      "VGG and BERT, found by tracing a training step of each (docs/backend_op_set.md)");
+  where_flag->excludes(markdown_flag);
+  minimal_flag->excludes(markdown_flag)->excludes(where_flag);
+  on_run(sub, [markdown, where, minimal] {
+    if (*minimal) return print_minimal_op_set();
+    if (*where) return print_kernel_files();
+    return print_ops(*markdown);
+  });
 }
 
 }  // namespace hearth::cli

@@ -1,5 +1,6 @@
 #include "hearth/dispatch/dispatch.h"
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <iomanip>
@@ -11,6 +12,7 @@
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/switch_list.h"
 #include "hearth/dispatch/anomaly_check.h"
+#include "hearth/dispatch/dispatch_trace.h"
 #include "hearth/dispatch/op_profiler.h"
 
 namespace hearth {
@@ -20,11 +22,25 @@ struct FallbackState {
   std::mutex mu;
   std::map<std::string, FallbackStats> stats;
   std::set<std::string> warned;
+  std::map<std::string, int64_t> composed;
 };
 
 FallbackState& fallback_state() {
   static FallbackState s;
   return s;
+}
+
+// The dispatch trace (dispatch_trace.h): one relaxed load per call while off.
+std::atomic<bool> trace_on{false};
+std::mutex trace_mu;
+std::set<std::string>& trace_names() {
+  static std::set<std::string> names;
+  return names;
+}
+
+void trace(OpHandle op) {
+  std::lock_guard<std::mutex> lock(trace_mu);
+  trace_names().insert(op->def.name);
 }
 
 DType key_dtype(const OpCall& call) {
@@ -102,7 +118,16 @@ void run_on_cpu_fallback(OpHandle op, OpCall& call, Device device) {
   }
 }
 
-// Picks the kernel (or the CPU fallback) and runs it.
+// A fusion the device has no kernel for, computed by its composition of
+// primitives on the same device.
+void run_composition(OpHandle op, OpCall& call) {
+  op->composition(call);
+  auto& st = fallback_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.composed[op->def.name] += 1;
+}
+
+// Picks the kernel (or the composition, or the CPU fallback) and runs it.
 void run_kernel(OpHandle op, OpCall& call);
 
 }  // namespace
@@ -138,6 +163,7 @@ void run_kernel(OpHandle op, OpCall& call) {
   const KernelEntry& k = op->kernels[device.kind.id];
   static const bool log = switches::log_dispatch().get();
   if (k.fn && k.dtypes.contains(dtype)) {
+    if (trace_on.load(std::memory_order_relaxed)) trace(op);
     if (log) std::cerr << "[dispatch] " << op->def.name << " on " << device.str() << " (" << dtype_name(dtype) << ")\n";
     if (op_profiling_enabled()) {
       DeviceRuntime& rt = device_runtime(device.kind);
@@ -163,6 +189,13 @@ void run_kernel(OpHandle op, OpCall& call) {
       return;
     }
     k.fn(call);
+    return;
+  }
+  if (op->composition) {
+    if (log)
+      std::cerr << "[dispatch] " << op->def.name << " on " << device.str() << " (" << dtype_name(dtype)
+                << ", composed of primitives)\n";
+    run_composition(op, call);
     return;
   }
   const KernelEntry& cpu = op->kernels[kCpu.id];
@@ -229,6 +262,41 @@ void reset_fallback_stats() {
   std::lock_guard<std::mutex> lock(st.mu);
   st.stats.clear();
   st.warned.clear();
+}
+
+void set_dispatch_trace(bool on) {
+  std::lock_guard<std::mutex> lock(trace_mu);
+  if (on) trace_names().clear();
+  trace_on.store(on, std::memory_order_relaxed);
+}
+
+std::set<std::string> traced_ops() {
+  std::lock_guard<std::mutex> lock(trace_mu);
+  return trace_names();
+}
+
+std::map<std::string, int64_t> composed_calls() {
+  auto& st = fallback_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  return st.composed;
+}
+
+void reset_composed_calls() {
+  auto& st = fallback_state();
+  std::lock_guard<std::mutex> lock(st.mu);
+  st.composed.clear();
+}
+
+std::string composed_report() {
+  auto counts = composed_calls();
+  if (counts.empty()) return {};
+  std::ostringstream os;
+  os << "Composed of primitives (fusions the device has no kernel for):\n";
+  os << std::left << std::setw(32) << "op" << std::right << std::setw(10) << "calls"
+     << "\n";
+  for (auto& [name, calls] : counts)
+    os << std::left << std::setw(32) << name << std::right << std::setw(10) << calls << "\n";
+  return os.str();
 }
 
 std::string fallback_report() {

@@ -1,6 +1,8 @@
 // The one place that decides where an op runs: on its tensors' device when that
-// backend supports it, else on the CPU when HEARTH_ENABLE_CPU_FALLBACK=1, else a
-// NotImplementedError that names the op, the device and the way out.
+// backend supports it; for a fusion the device has no kernel for, its
+// composition of primitives on that same device; else on the CPU when
+// HEARTH_ENABLE_CPU_FALLBACK=1, else a NotImplementedError that names the op,
+// the device and the way out.
 #pragma once
 
 #include <cstdint>
@@ -36,6 +38,14 @@ std::map<std::string, FallbackStats> fallback_stats();
 void reset_fallback_stats();  // also forgets which ops already warned
 // A table of the above, or an empty string when nothing fell back.
 std::string fallback_report();
+
+// Calls of fusions run as their composition (a device without the fused
+// kernel), per op name, since the process started (or the last reset); apart
+// from the CPU fallback's counts, which they never add to.
+std::map<std::string, int64_t> composed_calls();
+void reset_composed_calls();
+// A table of the above, or an empty string when nothing was composed.
+std::string composed_report();
 
 // Whether HEARTH_ENABLE_CPU_FALLBACK is set to a true value (read every call).
 bool cpu_fallback_enabled();

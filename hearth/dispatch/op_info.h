@@ -52,6 +52,7 @@ struct OpInfo {
   int mutated_stride;                // > 0: mutated_inputs repeat every mutated_stride inputs
   bool is_view;                      // outputs alias inputs
   FixedList<OpId, 3> backward;       // the ops its backward dispatches
+  bool is_fusion;                    // a fusion of primitives, with a composition (see op_list.h)
 };
 
 namespace op_list_detail {
@@ -70,12 +71,16 @@ constexpr FixedList<OpId, 3> ops(O... o) {
 
 constexpr const char* schema_name(const char* s) { return std::string_view(s) == "NoAttrs" ? "" : s; }
 
+// The role column names one of two words; anything else does not compile.
+enum class OpRole : uint8_t { primitive, fusion };
+
 constexpr std::array<OpInfo, kNumOps> make_op_table() {
   // The backward column names ops bare: they resolve to OpId's enumerators here.
   using enum OpId;
   return {{
-#define HEARTH_OP_INFO_ROW_(name, family, schema, mutates, stride, view, backward) \
-  OpInfo{OpId::name, #name, OpFamily::family, schema_name(#schema), indices mutates, stride, view, ops backward},
+#define HEARTH_OP_INFO_ROW_(name, family, schema, mutates, stride, view, backward, role)                     \
+  OpInfo{OpId::name, #name,      OpFamily::family, schema_name(#schema), indices mutates, stride, view, ops backward, \
+         OpRole::role == OpRole::fusion},
       HEARTH_OP_LIST(HEARTH_OP_INFO_ROW_)
 #undef HEARTH_OP_INFO_ROW_
   }};
@@ -101,6 +106,7 @@ static_assert(table_in_enum_order());
 // The op's row of the list.
 constexpr const OpInfo& op_info(OpId id) { return op_list_detail::kOpTable[static_cast<size_t>(id)]; }
 constexpr const char* op_name(OpId id) { return op_info(id).name; }
+constexpr bool is_fusion(OpId id) { return op_info(id).is_fusion; }
 // Every op, in list order (grouped by family).
 constexpr std::span<const OpInfo> all_op_infos() { return op_list_detail::kOpTable; }
 // The listed op of that name, if any.

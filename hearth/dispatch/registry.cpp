@@ -87,13 +87,50 @@ OpEntry& get_or_create(Registry& r, const std::string& name) {
 
 OpHandle find_op(OpId op) { return registry().listed[static_cast<size_t>(op)]; }
 
-OpHandle register_kernel(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes) {
+OpHandle register_kernel(OpId op, DeviceKind kind, KernelFn fn, DTypeSet dtypes, const char* file) {
   auto& r = registry();
   std::lock_guard<std::mutex> lock(r.mu);
   OpEntry& e = *r.listed[static_cast<size_t>(op)];
   e.kernels[kind.id].fn = fn;
   e.kernels[kind.id].dtypes = dtypes;
+  e.kernels[kind.id].file = file;
   return &e;
+}
+
+OpHandle register_composition(OpId op, Composition composition) {
+  HEARTH_CHECK(is_fusion(op), ValueError, "[", op_name(op),
+               "] is a primitive in hearth/dispatch/op_list.h; only a fusion takes a composition");
+  auto& r = registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  OpEntry& e = *r.listed[static_cast<size_t>(op)];
+  e.composition = composition;
+  return &e;
+}
+
+bool is_fusion(OpHandle op) { return op->info != nullptr && op->info->is_fusion; }
+
+std::string kernel_source_file(OpHandle op, DeviceKind kind) {
+  const KernelEntry& k = op->kernels[kind.id];
+  if (!k.fn || !k.file) return {};
+  // The source root is where this file's own path, known at compile time,
+  // ends in hearth/dispatch/registry.cpp; a path under it is shown relative.
+  static const std::string self = __FILE__;
+  static const std::string tail = "hearth/dispatch/registry.cpp";
+  static const std::string root =
+      self.size() >= tail.size() && self.compare(self.size() - tail.size(), tail.size(), tail) == 0
+          ? self.substr(0, self.size() - tail.size())
+          : std::string();
+  std::string file = k.file;
+  if (!root.empty() && file.compare(0, root.size(), root) == 0) return file.substr(root.size());
+  // Built elsewhere (another tree, a path the compiler was given relative):
+  // from the first of the tree's top-level folders on.
+  size_t first = std::string::npos;
+  for (const char* top : {"hearth/", "tests/", "apps/"}) {
+    const std::string dir = std::string("/") + top;
+    if (file.compare(0, dir.size() - 1, top) == 0) return file;
+    first = std::min(first, file.find(dir));
+  }
+  return first == std::string::npos ? file : file.substr(first + 1);
 }
 
 OpHandle register_kernel_check(OpId op, DeviceKind kind, KernelCheck check) {

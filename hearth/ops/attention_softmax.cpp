@@ -14,10 +14,12 @@
 #include "hearth/dispatch/schemas/dropout.h"
 #include "hearth/ops/attention.h"
 #include "hearth/ops/autocast.h"
+#include "hearth/ops/composition.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
 #include "hearth/ops/op_utils.h"
+#include "hearth/ops/reduction.h"
 #include "hearth/ops/view.h"
 
 namespace hearth {
@@ -150,5 +152,71 @@ Tensor attention_softmax(const Tensor& scores, const Tensor& attn_mask, double s
   if (!fusable) return composite(scores, mask_as(attn_mask, scores.dtype()), scale, dropout_p, training);
   return fused(scores, detail::dense_detached(kernel_mask(attn_mask, scores.dtype())), a);
 }
+
+// The compositions of attention_softmax and its backward (the contracts of
+// hearth/dispatch/schemas/attention_softmax.h), in the accumulation dtype A as
+// the kernels compute. Dropout is the dropout op itself, with the call's seed
+// and offset over the same elements, so both keep the same ones.
+namespace {
+
+OpHandle dropout_op() {
+  static OpHandle op = detail::op_handle(OpId::dropout);
+  return op;
+}
+OpHandle dropout_backward_op() {
+  static OpHandle op = detail::op_handle(OpId::dropout_backward);
+  return op;
+}
+
+// The additive mask as [R, S] in A: the attrs' row sizes and strides over the
+// mask's dense buffer.
+Tensor mask_rows(const Tensor& mask, const AttentionSoftmaxAttrs& a, int64_t R, int64_t S, DType acc) {
+  const Tensor rows =
+      mask.as_strided_view({a.row_sizes[0], a.row_sizes[1], a.row_sizes[2], S},
+                           {a.row_strides[0], a.row_strides[1], a.row_strides[2], a.mask_col_stride}, mask.offset());
+  return detail::as_dtype(reshape(rows, {R, S}), acc);
+}
+
+void compose_attention_softmax(OpCall& call) {
+  detail::CompositionScope scope;
+  const auto& a = call.attrs<AttentionSoftmaxAttrs>();
+  const Tensor& scores = call.in(0);
+  const Tensor mask = call.inputs.size() > 1 ? call.in(1) : Tensor();
+  const int64_t R = scores.size(0), S = scores.size(1);
+  const DType acc = detail::acc_dtype(scores.dtype());
+  Tensor x = mul(detail::as_dtype(scores, acc), a.scale);
+  if (mask.defined()) x = add(x, mask_rows(mask, a, R, S, acc));
+  const Tensor y = detail::as_dtype(softmax(x, -1), scores.dtype());
+  if (a.p == 0.0) {
+    copy_(call.out(0), y);
+    return;
+  }
+  copy_(call.out(1), y);
+  const DropoutAttrs d{a.seed, a.offset, a.p};
+  detail::run(dropout_op(), {call.out(1).reshape({R * S})}, {call.out(0).reshape({R * S}), call.out(2)}, d);
+}
+
+void compose_attention_softmax_backward(OpCall& call) {
+  detail::CompositionScope scope;
+  const auto& a = call.attrs<AttentionSoftmaxAttrs>();
+  const Tensor &grad_probs = call.in(0), &y = call.in(1);
+  const Tensor keep = call.inputs.size() > 2 ? call.in(2) : Tensor();
+  const DType acc = detail::acc_dtype(y.dtype());
+  Tensor g = detail::as_dtype(grad_probs, acc);
+  if (keep.defined()) {
+    Tensor dropped = Tensor::empty(g.shape(), acc, g.device());
+    const DropoutAttrs d{a.seed, a.offset, a.p};
+    detail::run(dropout_backward_op(), {g.reshape({g.numel()}), keep}, {dropped.reshape({g.numel()})}, d);
+    g = dropped;
+  }
+  const Tensor ya = detail::as_dtype(y, acc);
+  const Tensor dot = sum(mul(g, ya), {-1}, true);
+  copy_(call.out(0), mul(mul(ya, sub(g, dot)), a.scale));
+}
+
+HEARTH_REGISTER_COMPOSITION(attention_softmax, compose_attention_softmax);
+HEARTH_REGISTER_COMPOSITION(attention_softmax_backward, compose_attention_softmax_backward);
+
+}  // namespace
 
 }  // namespace hearth

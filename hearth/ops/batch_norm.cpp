@@ -6,6 +6,7 @@
 
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/ops/composition.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
@@ -147,12 +148,16 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
   if (autograd::any_requires_grad({x, weight, bias, res})) {
     // The fused ReLU's mask comes from the output, saved as the kernels' matrix.
     const SavedTensor sy = relu ? SavedTensor(layout.matrix_of_empty(y)) : SavedTensor();
+    // A device with the fused forward masks the gradient in its backward
+    // kernel (batch_norm_backward's relu operands); one that composed the
+    // forward gets relu_backward and the plain backward, primitives alone.
+    const bool masks_in_kernel = relu && supports(op, dev.kind, x.dtype());
     const char* node = res.defined() ? "BatchNormAddReluBackward"
                        : relu        ? "BatchNormReluBackward"
                                      : "BatchNormBackward";
     autograd::record(node, {x, weight, bias, res}, {y},
                      [sx = SavedTensor(x3), sw = SavedTensor(weight), sy, mean, invstd, affine, attrs, layout,
-                      wdt = weight.defined() ? weight.dtype() : acc,
+                      masks_in_kernel, wdt = weight.defined() ? weight.dtype() : acc,
                       bdt = bias.defined() ? bias.dtype() : acc](const BackwardContext& c) {
                        Tensor xs = sx.unpack(c.name());
                        Tensor w = detail::dense_detached(sw.unpack(c.name()));
@@ -169,6 +174,18 @@ Tensor batch_norm_impl(const char* name, const Tensor& x, const Tensor& running_
                        auto matrix_or_none = [&](const Tensor& t) {
                          return t.defined() ? layout.matrix_of_empty(t) : t;
                        };
+                       if (attrs.relu && !masks_in_kernel) {
+                         // The ReLU's mask first, then the plain backward; the
+                         // residual's gradient is the masked gradient itself.
+                         g = contiguous(relu_backward(g, ysaved));
+                         if (gr.defined()) copy_(matrix_or_none(gr), g);
+                         BatchNormAttrs plain = attrs;
+                         plain.relu = false;
+                         if (s3[1] > 0)
+                           detail::run(bw_op, {g, xs, mean, invstd, w, Tensor(), Tensor()},
+                                       {matrix_or_none(gx), gw, gb, Tensor()}, plain);
+                         return std::vector<Tensor>{gx, gw, gb, gr};
+                       }
                        if (s3[1] > 0)
                          detail::run(bw_op,
                                      {g, xs, mean, invstd, w, ysaved, affine},
@@ -201,5 +218,29 @@ Tensor batch_norm_add_relu(const Tensor& x, const Tensor& residual, const Tensor
   return batch_norm_impl("batch_norm_add_relu", x, running_mean, running_var, weight, bias, training, momentum, eps,
                          true, residual, num_batches_tracked);
 }
+
+// The compositions of batch_norm_relu and batch_norm_add_relu (the operands
+// of hearth/dispatch/schemas/batch_norm.h): the plain batch norm writes the
+// output, the statistics, the affine map and the running statistics; then
+// the residual and the ReLU, rounded as relu(add(batch_norm(x), residual)).
+namespace {
+
+void compose_batch_norm_relu(OpCall& call) {
+  static OpHandle plain_op = detail::op_handle(OpId::batch_norm);
+  detail::CompositionScope scope;
+  BatchNormAttrs plain = call.attrs<BatchNormAttrs>();
+  plain.relu = false;
+  std::vector<Tensor> inputs = call.inputs;
+  const Tensor residual = inputs.size() > 5 ? inputs[5] : Tensor();
+  if (inputs.size() > 5) inputs[5] = Tensor();
+  const Tensor& y = call.out(0);
+  detail::run(plain_op, std::move(inputs), call.outputs, plain);
+  copy_(y, relu(residual.defined() ? add(y, residual) : y));
+}
+
+HEARTH_REGISTER_COMPOSITION(batch_norm_relu, compose_batch_norm_relu);
+HEARTH_REGISTER_COMPOSITION(batch_norm_add_relu, compose_batch_norm_relu);
+
+}  // namespace
 
 }  // namespace hearth

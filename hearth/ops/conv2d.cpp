@@ -8,6 +8,7 @@
 #include "hearth/autograd/function.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/autocast_policy.h"
+#include "hearth/ops/composition.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/op_utils.h"
@@ -44,7 +45,17 @@ Tensor conv_backward_input(const Tensor& grad_out, const Tensor& weight, const S
                  accumulate_into.shape_string(), " ", dtype_name(accumulate_into.dtype()));
     const Tensor& sum = accumulate_into;
     if (sum.numel() == 0 || grad_out.numel() == 0 || weight.numel() == 0) return sum;  // nothing to add
-    detail::run(op, {contiguous(grad_out, fmt), weight, sum}, {sum}, a);
+    const Tensor g = contiguous(grad_out, fmt);
+    if (detail::accepts(op, {g, weight, sum}, {sum}, a)) {
+      detail::run(op, {g, weight, sum}, {sum}, a);
+    } else {
+      // A kernel that does not add into a partial sum (its check says so):
+      // the gradient on its own, then the add.
+      Tensor gx = Tensor::empty(x_shape, grad_out.dtype(), grad_out.device(), fmt);
+      detail::run(op, {g, weight}, {gx}, a);
+      NoGradGuard no_grad;
+      copy_(sum, add(sum, gx));
+    }
     sum.bump_version();
     return sum;
   }
@@ -173,14 +184,19 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
   if (autograd::any_requires_grad({x, weight, bias, residual})) {
     // The fused ReLU's mask comes from the output, as relu's own backward takes it.
     const SavedTensor sy = relu ? SavedTensor(out) : SavedTensor();
+    // A device with the fused forward masks the gradient in its bias kernel
+    // (conv2d_backward_bias's second input); one that composed the forward
+    // gets relu_backward and the plain bias gradient, primitives alone.
+    const bool masks_in_bias_kernel = relu && supports(op, x.device().kind, x.dtype());
     autograd::record(
         residual.defined() ? "Conv2dAddReluBackward"
         : relu             ? "Conv2dReluBackward"
                            : "Conv2dBackward",
         {x, weight, bias, residual}, {out},
-        [sx = SavedTensor(xc), sw = SavedTensor(wc), sy, attrs, fmt, weight_fmt](const BackwardContext& ctx) {
+        [sx = SavedTensor(xc), sw = SavedTensor(wc), sy, attrs, fmt, weight_fmt,
+         masks_in_bias_kernel](const BackwardContext& ctx) {
           Tensor g, gx, gw, gb;
-          if (attrs.relu && ctx.needs(2)) {
+          if (masks_in_bias_kernel && ctx.needs(2)) {
             std::tie(gb, g) = conv_backward_bias(ctx.grad(0), fmt, sy.unpack(ctx.name()));
           } else {
             g = attrs.relu ? contiguous(relu_backward(ctx.grad(0), sy.unpack(ctx.name())), fmt) : ctx.grad(0);
@@ -220,5 +236,27 @@ Tensor conv2d_add_relu(const Tensor& x, const Tensor& weight, const Tensor& bias
   detail::check_defined("conv2d_add_relu", residual, "residual");
   return conv2d_impl(x, weight, bias, stride, padding, dilation, groups, true, residual);
 }
+
+// The compositions of conv2d_relu and conv2d_add_relu (inputs {x, weight,
+// bias?, residual?}, outputs {out}, hearth/dispatch/schemas/conv2d.h): the
+// plain convolution into the output, then the residual and the ReLU, rounded
+// as relu(add(conv2d(x), residual)) rounds.
+namespace {
+
+void compose_conv2d_relu(OpCall& call) {
+  static OpHandle plain_op = detail::op_handle(OpId::conv2d);
+  detail::CompositionScope scope;
+  Conv2dAttrs plain = call.attrs<Conv2dAttrs>();
+  plain.relu = false;
+  const Tensor& out = call.out(0);
+  detail::run(plain_op, {call.in(0), call.in(1), call.in(2)}, {out}, plain);
+  const bool has_residual = call.inputs.size() > 3 && call.in(3).defined();
+  copy_(out, relu(has_residual ? add(out, call.in(3)) : out));
+}
+
+HEARTH_REGISTER_COMPOSITION(conv2d_relu, compose_conv2d_relu);
+HEARTH_REGISTER_COMPOSITION(conv2d_add_relu, compose_conv2d_relu);
+
+}  // namespace
 
 }  // namespace hearth

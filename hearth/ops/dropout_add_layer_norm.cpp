@@ -17,8 +17,11 @@
 #include "hearth/core/generator.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/dispatch/schemas/dropout.h"
+#include "hearth/dispatch/schemas/layer_norm.h"
 #include "hearth/ops/autocast.h"
+#include "hearth/ops/composition.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/nn_util.h"
 #include "hearth/ops/op_utils.h"
@@ -149,5 +152,70 @@ Tensor dropout_add_layer_norm(const Tensor& x, const Tensor& residual, const Sha
     return composite(x, residual, normalized_shape, weight, bias, p, training, eps);
   return fused(x, residual, normalized_shape, weight, bias, drop, eps);
 }
+
+// The compositions of dropout_add_layer_norm and its backward (the contracts
+// of hearth/dispatch/schemas/dropout_add_layer_norm.h): the dropout op with
+// the call's seed and offset over x's elements, the add in the sum's dtype,
+// and layer_norm's own kernels, which write the statistics the fused op's
+// backward reads. The backward draws the mask again with the same counters.
+namespace {
+
+OpHandle dropout_op() {
+  static OpHandle op = detail::op_handle(OpId::dropout);
+  return op;
+}
+
+// The mask dropout keeps for n elements of `dtype` with the attrs' counters.
+Tensor redrawn_keep(int64_t n, DType dtype, Device device, const DropoutAddLayerNormAttrs& a) {
+  Tensor ones = full({n}, 1, dtype, device), dropped = Tensor::empty({n}, dtype, device);
+  Tensor keep = Tensor::empty({n}, DType::bool_, device);
+  detail::run(dropout_op(), {ones}, {dropped, keep}, DropoutAttrs{a.seed, a.offset, a.p});
+  return keep;
+}
+
+void compose_dropout_add_layer_norm(OpCall& call) {
+  static OpHandle layer_norm_op = detail::op_handle(OpId::layer_norm);
+  detail::CompositionScope scope;
+  const auto& a = call.attrs<DropoutAddLayerNormAttrs>();
+  const Tensor &x = call.in(0), &residual = call.in(1);
+  Tensor d = x;
+  if (a.p > 0.0) {
+    const int64_t n = x.numel();
+    d = Tensor::empty(x.shape(), x.dtype(), x.device());
+    detail::run(dropout_op(), {x.reshape({n})}, {d.reshape({n}), Tensor::empty({n}, DType::bool_, x.device())},
+                DropoutAttrs{a.seed, a.offset, a.p});
+  }
+  const Tensor sum = contiguous(detail::as_dtype(add(d, residual), call.out(0).dtype()));
+  detail::run(layer_norm_op, {sum, call.in(2), call.in(3)}, {call.out(0), call.out(1), call.out(2)},
+              LayerNormAttrs{a.eps});
+  detail::write_output(call.outputs.size() > 3 ? call.out(3) : Tensor(), sum);
+}
+
+void compose_dropout_add_layer_norm_backward(OpCall& call) {
+  static OpHandle layer_norm_backward_op = detail::op_handle(OpId::layer_norm_backward);
+  static OpHandle dropout_backward_op = detail::op_handle(OpId::dropout_backward);
+  detail::CompositionScope scope;
+  const auto& a = call.attrs<DropoutAddLayerNormAttrs>();
+  const Tensor& sum = call.in(1);
+  const Tensor &gx = call.out(0), &gr = call.out(1);
+  Tensor g = Tensor::empty(sum.shape(), sum.dtype(), sum.device());
+  detail::run(layer_norm_backward_op, {call.in(0), sum, call.in(2), call.in(3), call.in(4)},
+              {g, call.out(2), call.out(3)});
+  detail::write_output(gr, g);
+  if (!gx.defined()) return;
+  const Tensor gxd = contiguous(detail::as_dtype(g, gx.dtype()));
+  if (a.p == 0.0) {
+    copy_(gx, gxd);
+    return;
+  }
+  const int64_t n = gx.numel();
+  detail::run(dropout_backward_op, {gxd.reshape({n}), redrawn_keep(n, gx.dtype(), gx.device(), a)}, {gx.reshape({n})},
+              DropoutAttrs{a.seed, a.offset, a.p});
+}
+
+HEARTH_REGISTER_COMPOSITION(dropout_add_layer_norm, compose_dropout_add_layer_norm);
+HEARTH_REGISTER_COMPOSITION(dropout_add_layer_norm_backward, compose_dropout_add_layer_norm_backward);
+
+}  // namespace
 
 }  // namespace hearth

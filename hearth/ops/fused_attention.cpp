@@ -24,10 +24,14 @@
 #include "hearth/dispatch/schemas/dropout.h"
 #include "hearth/ops/attention.h"
 #include "hearth/ops/autocast_policy.h"
+#include "hearth/ops/composition.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
 #include "hearth/ops/fused_attention_path.h"
+#include "hearth/ops/linalg.h"
 #include "hearth/ops/nn_util.h"
 #include "hearth/ops/op_utils.h"
+#include "hearth/ops/reduction.h"
 #include "hearth/ops/view.h"
 
 namespace hearth {
@@ -248,4 +252,90 @@ std::optional<Tensor> fused_attention_if_taken(const Tensor& q, const Tensor& k,
 }
 
 }  // namespace detail
+
+// The compositions of fused_attention and its backward (the contracts of
+// hearth/dispatch/schemas/fused_attention.h): the scores, the log-sum-exp
+// and the weights in the accumulation dtype A, products of T operands as the
+// kernels round them, and dropout as the dropout op of element
+// ((b * H + h) * L + l) * S + s with the forward's seed and offset (the CPU
+// kernel's keep, so the composition drops what it drops). The weights live
+// only while the call runs: the backward recomputes them from lse.
+namespace {
+
+OpHandle dropout_op() {
+  static OpHandle op = detail::op_handle(OpId::dropout);
+  return op;
+}
+
+// x = scale * q k^T + mask, [B, H, L, S] in A.
+Tensor attention_scores(const Tensor& q, const Tensor& k, const Tensor& mask, double scale, DType acc) {
+  Tensor x = mul(matmul(detail::as_dtype(q, acc), transpose(detail::as_dtype(k, acc), -2, -1)), scale);
+  return mask.defined() ? add(x, detail::as_dtype(mask, acc)) : x;
+}
+
+// The weights dropped and scaled as dropout drops them (w dense in A);
+// keep, when wanted, receives the mask.
+Tensor dropped_weights(const Tensor& w, const FusedAttentionAttrs& a, uint64_t seed, uint64_t offset,
+                       Tensor* keep = nullptr) {
+  const int64_t n = w.numel();
+  Tensor wd = Tensor::empty(w.shape(), w.dtype(), w.device());
+  Tensor mask = Tensor::empty({n}, DType::bool_, w.device());
+  detail::run(dropout_op(), {w.reshape({n})}, {wd.reshape({n}), mask}, DropoutAttrs{seed, offset, a.p});
+  if (keep) *keep = mask.view(w.shape());
+  return wd;
+}
+
+void compose_fused_attention(OpCall& call) {
+  detail::CompositionScope scope;
+  const auto& a = call.attrs<FusedAttentionAttrs>();
+  const Tensor &q = call.in(0), &k = call.in(1), &v = call.in(2);
+  const Tensor mask = call.inputs.size() > 3 ? call.in(3) : Tensor();
+  const DType acc = detail::acc_dtype(q.dtype());
+  const Tensor x = attention_scores(q, k, mask, a.scale, acc);
+  // The row's largest score subtracted first (and not when infinite, as softmax does).
+  const Tensor m = amax(x, {-1}, true);
+  const Tensor shift = where(isfinite(m), m, 0.0);
+  const Tensor lse = add(log(sum(exp(sub(x, shift)), {-1}, true)), shift);
+  Tensor w = contiguous(exp(sub(x, lse)));
+  if (a.p > 0.0) w = dropped_weights(w, a, a.seed, a.offset);
+  copy_(call.out(0), matmul(detail::as_dtype(w, q.dtype()), v));
+  detail::write_output(call.outputs.size() > 1 ? call.out(1) : Tensor(), squeeze(lse, -1));
+  if (call.outputs.size() > 2 && call.out(2).defined()) {
+    const std::vector<int64_t> drawn{static_cast<int64_t>(a.seed), static_cast<int64_t>(a.offset)};
+    copy_(call.out(2), tensor(drawn, Shape{2}, Device()));
+  }
+}
+
+void compose_fused_attention_backward(OpCall& call) {
+  detail::CompositionScope scope;
+  const auto& a = call.attrs<FusedAttentionAttrs>();
+  const Tensor &grad_out = call.in(0), &q = call.in(1), &k = call.in(2), &v = call.in(3), &out = call.in(4),
+               &lse = call.in(5);
+  const Tensor mask = call.inputs.size() > 6 ? call.in(6) : Tensor();
+  const Tensor rng = call.inputs.size() > 7 ? call.in(7) : Tensor();
+  const DType t = q.dtype(), acc = detail::acc_dtype(t);
+  const Tensor w = contiguous(exp(sub(attention_scores(q, k, mask, a.scale, acc), unsqueeze(lse, -1))));
+  const Tensor go = detail::as_dtype(grad_out, acc);
+  Tensor dw = matmul(go, transpose(detail::as_dtype(v, acc), -2, -1));
+  Tensor wd = w;
+  if (a.p > 0.0) {
+    // The forward's seed and offset, as it wrote them.
+    const Tensor drawn = transfer(rng, Device());
+    const int64_t* r = static_cast<const int64_t*>(drawn.data_ptr());
+    Tensor keep;
+    wd = dropped_weights(w, a, static_cast<uint64_t>(r[0]), static_cast<uint64_t>(r[1]), &keep);
+    dw = where(keep, mul(dw, 1.0 / (1.0 - a.p)), 0.0);
+  }
+  const Tensor dsum = sum(mul(go, detail::as_dtype(out, acc)), {-1}, true);
+  const Tensor ds = detail::as_dtype(mul(mul(w, sub(dw, dsum)), a.scale), t);
+  detail::write_output(call.out(0), matmul(ds, k));
+  detail::write_output(call.out(1), matmul(transpose(ds, -2, -1), q));
+  detail::write_output(call.out(2), matmul(transpose(detail::as_dtype(wd, t), -2, -1), grad_out));
+}
+
+HEARTH_REGISTER_COMPOSITION(fused_attention, compose_fused_attention);
+HEARTH_REGISTER_COMPOSITION(fused_attention_backward, compose_fused_attention_backward);
+
+}  // namespace
+
 }  // namespace hearth

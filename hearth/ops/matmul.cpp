@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "hearth/autograd/function.h"
+#include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/autocast_policy.h"
 #include "hearth/ops/blas_operand.h"
 #include "hearth/ops/elementwise.h"
@@ -43,7 +44,17 @@ Tensor batched_product(const Tensor& a, const Tensor& b, const Tensor& accumulat
                  accumulate_into.shape_string(), " ", dtype_name(accumulate_into.dtype()));
     const Tensor& sum = accumulate_into;
     if (sum.numel() == 0 || k == 0) return sum;  // nothing to add
-    detail::run(op, {blas_operand(a.detach()), blas_operand(b.detach()), Tensor(), sum}, {sum});
+    const Tensor ao = blas_operand(a.detach()), bo = blas_operand(b.detach());
+    if (detail::accepts(op, {ao, bo, Tensor(), sum}, {sum})) {
+      detail::run(op, {ao, bo, Tensor(), sum}, {sum});
+    } else {
+      // A kernel that does not add into a partial sum (its check says so):
+      // the product on its own, then the add.
+      Tensor product = Tensor::empty({batch, m, n}, a.dtype(), a.device());
+      detail::run(op, {ao, bo}, {product});
+      NoGradGuard no_grad;
+      copy_(sum, add(sum, product));
+    }
     sum.bump_version();
     return sum;
   }
@@ -201,7 +212,11 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const Tensor x3 = reshape(x.detach(), {1, rows, k});
   const Tensor w3 = unsqueeze(transpose(weight.detach(), 0, 1), 0);
   Tensor out = Tensor::empty({1, rows, n}, x.dtype(), x.device());
-  detail::run(op, {blas_operand(x3), blas_operand(w3), contiguous(bias.detach())}, {out});
+  const Tensor xo = blas_operand(x3), wo = blas_operand(w3), bo = contiguous(bias.detach());
+  // A kernel without the bias epilogue (its check refuses the bias operand):
+  // the product and an add.
+  if (!detail::accepts(op, {xo, wo, bo}, {out})) return add(matmul(x, transpose(weight, 0, 1)), bias);
+  detail::run(op, {xo, wo, bo}, {out});
   Shape result = lead;
   result.push_back(n);
   out = reshape(out, result);

@@ -2,15 +2,22 @@
 // sgd_step/adam_step per parameter, or one foreach call per device and dtype.
 // A parameter with a low-precision copy (param_half_copies.h) gets it written
 // by the same call.
+#include "hearth/dispatch/schemas/optim.h"
+
 #include <map>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "hearth/dispatch/registry.h"
+#include "hearth/ops/composition.h"
 #include "hearth/ops/elementwise.h"
+#include "hearth/ops/factory.h"
+#include "hearth/ops/indexing.h"
+#include "hearth/ops/nn_util.h"
 #include "hearth/ops/op_utils.h"
 #include "hearth/ops/param_half_copies.h"
+#include "hearth/ops/reduction.h"
 #include "hearth/ops/view.h"
 #include "hearth/optim/functional.h"
 
@@ -126,22 +133,17 @@ void check_adam(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, 
 }
 
 // Runs a foreach op over groups of `per_group` tensors (grad at position 1 of
-// each group), one call per (device, dtype) present; where the backend has no
-// foreach kernel, `single` updates each group with the single-tensor op.
-template <typename Attrs, typename Single>
-void run_foreach(OpHandle op, size_t per_group, const std::vector<std::vector<Tensor>>& groups, const Attrs& attrs,
-                 Single&& single) {
+// each group), one call per (device, dtype) present. Where the backend has no
+// foreach kernel, dispatch runs the op's composition (below): the
+// single-tensor op per group, on the device.
+template <typename Attrs>
+void run_foreach(OpHandle op, size_t per_group, const std::vector<std::vector<Tensor>>& groups, const Attrs& attrs) {
   std::map<std::pair<std::string, int>, std::vector<size_t>> by_place;
   for (size_t i = 0; i < groups.size(); ++i) {
     const Tensor& p = groups[i][0];
     by_place[{p.device().str(), static_cast<int>(p.dtype())}].push_back(i);
   }
   for (const auto& [place, members] : by_place) {
-    const Tensor& first = groups[members.front()][0];
-    if (!supports(op, first.device().kind, first.dtype())) {
-      for (size_t i : members) single(groups[i]);
-      continue;
-    }
     std::vector<Writable> w;
     std::vector<Tensor> inputs;
     // One output per group passed (the parameter's copy, or undefined);
@@ -204,7 +206,7 @@ void sgd_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tens
     check_sgd(params[i], grads[i], buf, a);
     groups.push_back({params[i], grads[i], buf});
   }
-  run_foreach(op, 3, groups, a, [&](const std::vector<Tensor>& g) { sgd_step_(g[0], g[1], g[2], a); });
+  run_foreach(op, 3, groups, a);
 }
 
 void adam_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
@@ -221,7 +223,7 @@ void adam_step_foreach_(const std::vector<Tensor>& params, const std::vector<Ten
     check_adam(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax, a);
     groups.push_back({params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], vmax});
   }
-  run_foreach(op, 5, groups, a, [&](const std::vector<Tensor>& g) { adam_step_(g[0], g[1], g[2], g[3], g[4], a); });
+  run_foreach(op, 5, groups, a);
 }
 
 Tensor clip_grad_norm_foreach_(const std::vector<Tensor>& grads, const ClipGradNormAttrs& a, bool* done) {
@@ -237,7 +239,7 @@ Tensor clip_grad_norm_foreach_(const std::vector<Tensor>& grads, const ClipGradN
                  "[clip_grad_norm_foreach] gradient ", i, " is ", dtype_name(grads[i].dtype()), " on ",
                  grads[i].device().str(), "; gradient 0 is ", dtype_name(first.dtype()), " on ", first.device().str());
   }
-  if (!supports(op, first.device().kind, first.dtype())) return Tensor();
+  // Where the backend has no kernel, dispatch runs the composition (below).
   std::vector<Writable> w;
   std::vector<Tensor> inputs;
   w.reserve(grads.size());
@@ -252,5 +254,55 @@ Tensor clip_grad_norm_foreach_(const std::vector<Tensor>& grads, const ClipGradN
   *done = true;
   return total;
 }
+
+// The compositions of the foreach steps (hearth/dispatch/schemas/optim.h):
+// the single-parameter op once per group, each writing its group's copy; and
+// clip_grad_norm_foreach of norms, a clamp and a product, the coefficient
+// kept on the device.
+namespace {
+
+// Runs `single` over each group of `stride` inputs, with the group's copy
+// (the call's outputs are none, or one per group).
+void compose_foreach(OpCall& call, OpHandle single, size_t stride) {
+  const size_t groups = call.inputs.size() / stride;
+  for (size_t i = 0; i < groups; ++i) {
+    OpCall one;
+    one.inputs.assign(call.inputs.begin() + static_cast<std::ptrdiff_t>(i * stride),
+                      call.inputs.begin() + static_cast<std::ptrdiff_t>((i + 1) * stride));
+    if (!call.outputs.empty() && call.outputs[i].defined()) one.outputs = {call.outputs[i]};
+    one.attrs_ptr = call.attrs_ptr;
+    one.attrs_type = call.attrs_type;
+    dispatch(single, one);
+  }
+}
+
+void compose_sgd_step_foreach(OpCall& call) {
+  static OpHandle single = detail::op_handle(OpId::sgd_step);
+  compose_foreach(call, single, 3);
+}
+
+void compose_adam_step_foreach(OpCall& call) {
+  static OpHandle single = detail::op_handle(OpId::adam_step);
+  compose_foreach(call, single, 5);
+}
+
+void compose_clip_grad_norm_foreach(OpCall& call) {
+  detail::CompositionScope scope;
+  const auto& a = call.attrs<ClipGradNormAttrs>();
+  const DType acc = call.out(0).dtype();
+  std::vector<Tensor> norms;
+  norms.reserve(call.inputs.size());
+  for (const Tensor& g : call.inputs) norms.push_back(norm(detail::as_dtype(g, acc), a.norm_type).reshape({1}));
+  const Tensor total = norm(cat(norms), a.norm_type);
+  const Tensor coef = clamp_max(div(scalar_tensor(a.max_norm, acc, total.device()), add(total, 1e-6)), 1.0);
+  for (const Tensor& g : call.inputs) copy_(g, mul(g, detail::as_dtype(coef, g.dtype())));
+  copy_(call.out(0), total);
+}
+
+HEARTH_REGISTER_COMPOSITION(sgd_step_foreach, compose_sgd_step_foreach);
+HEARTH_REGISTER_COMPOSITION(adam_step_foreach, compose_adam_step_foreach);
+HEARTH_REGISTER_COMPOSITION(clip_grad_norm_foreach, compose_clip_grad_norm_foreach);
+
+}  // namespace
 
 }  // namespace hearth::optim

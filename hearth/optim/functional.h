@@ -30,7 +30,8 @@ void adam_step_(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, 
 // The same updates over many parameters at once ("sgd_step_foreach",
 // "adam_step_foreach"): one dispatched call per device and dtype present, so a
 // backend updates every parameter in a few kernels; where a backend has no
-// foreach kernel, the single-tensor op runs per parameter. The lists are
+// foreach kernel, dispatch composes the call of the single-tensor op per
+// parameter, on the device. The lists are
 // parallel; the optional lists may be empty when momentum is 0 / amsgrad is off.
 void sgd_step_foreach_(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
                        const std::vector<Tensor>& momentum_buffers, const SgdStepAttrs& attrs);
@@ -40,9 +41,10 @@ void adam_step_foreach_(const std::vector<Tensor>& params, const std::vector<Ten
 
 // Clips `grads` (at least one; one dtype, one device) by their global p-norm
 // in one dispatched call ("clip_grad_norm_foreach"), returning that norm
-// before clipping as a 0-d tensor on their device; false in *done (and
-// nothing touched) where the backend has no kernel for them, so the caller
-// composes the clipping from other ops. Gradients that are not dense are
+// before clipping as a 0-d tensor on their device (where the backend has no
+// kernel, dispatch runs the op's composition of primitives); false in *done
+// (and nothing touched) where the call is refused before running, so the
+// caller composes the clipping from other ops. Gradients that are not dense are
 // clipped through dense copies written back.
 Tensor clip_grad_norm_foreach_(const std::vector<Tensor>& grads, const ClipGradNormAttrs& attrs, bool* done);
 

@@ -8,6 +8,7 @@
 
 #include "hearth/core/device_runtime.h"
 #include "hearth/core/tensor.h"
+#include "tests/support/tensor_compare.h"
 
 namespace hearth::gpu_testing {
 
@@ -28,9 +29,8 @@ inline bool cuda_usable(std::string* why) {
 
 inline Device cuda0() { return Device::parse("cuda:0"); }
 
-// ||a - b|| / max(||b||, tiny), computed in float64 on the CPU.
-double relative_error(const Tensor& a, const Tensor& b);
-double max_abs_diff(const Tensor& a, const Tensor& b);
+using testing::max_abs_diff;
+using testing::relative_error;
 
 }  // namespace hearth::gpu_testing
 

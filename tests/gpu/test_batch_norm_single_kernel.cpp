@@ -14,7 +14,7 @@
 #include "hearth/ops/reduction.h"
 #include "hearth/ops/view.h"
 #include "tests/gpu/gpu_test_util.h"
-#include "tests/gpu/parity.h"
+#include "tests/parity/parity.h"
 
 namespace hearth {
 namespace {
@@ -105,7 +105,7 @@ TEST_P(BatchNormSingleKernel, MatchesThreeKernelsAndRepeatsBitForBit) {
     const uint64_t off = cuda::batch_norm_single_kernel_launches();
     const StepResult three = step(c.form, x, r, w, b, g);
     EXPECT_EQ(cuda::batch_norm_single_kernel_launches(), off) << "switched off, yet launched";
-    const double tol = 4 * gpu_testing::default_tolerance(dt);
+    const double tol = 4 * parity::default_tolerance(dt);
     for (size_t i = 0; i < one.values.size(); ++i)
       EXPECT_LE(gpu_testing::relative_error(one.values[i], three.values[i]), tol) << "value " << i;
   }

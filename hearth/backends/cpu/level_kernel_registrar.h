@@ -15,8 +15,8 @@
 namespace hearth::cpu {
 
 struct LevelKernelRegistrar {
-  LevelKernelRegistrar(CpuLevel built_for, OpId op, KernelFn fn, DTypeSet dtypes) {
-    if (built_for == cpu_level()) register_kernel(op, kCpu, fn, dtypes);
+  LevelKernelRegistrar(CpuLevel built_for, OpId op, KernelFn fn, DTypeSet dtypes, const char* file) {
+    if (built_for == cpu_level()) register_kernel(op, kCpu, fn, dtypes, file);
   }
 };
 
@@ -25,4 +25,4 @@ struct LevelKernelRegistrar {
 // As HEARTH_REGISTER_KERNEL(op, kCpu, kernel, dtypes), for this file's level.
 #define HEARTH_REGISTER_CPU_KERNEL(op, ...)                                                   \
   const ::hearth::cpu::LevelKernelRegistrar hearth_cpu_kernel_registrar_##op(                 \
-      ::hearth::CpuLevel::HEARTH_CPU_KERNEL_LEVEL, ::hearth::OpId::op, __VA_ARGS__)
+      ::hearth::CpuLevel::HEARTH_CPU_KERNEL_LEVEL, ::hearth::OpId::op, __VA_ARGS__, __FILE__)

@@ -1,7 +1,8 @@
 // The op list (hearth/dispatch/op_list.h) against the code: every family has
-// its file in every layer, every listed op is defined in the registry from its
-// row and has a CPU kernel, and every op a backend registered a kernel for is
-// listed.
+// its file in every layer, every built backend's kernels live in its folder by
+// family, every listed op is defined in the registry from its row and has a
+// CPU kernel, every fusion has a composition, and every op a backend
+// registered a kernel for is listed.
 #include <filesystem>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include "hearth/dispatch/op_info.h"
 #include "hearth/dispatch/registry.h"
+#include "tests/support/test_device.h"
 
 namespace hearth {
 namespace {
@@ -22,13 +24,6 @@ const fs::path kSource = HEARTH_SOURCE_DIR;
 // Tests define ops of their own at run time; their names say so.
 bool defined_by_a_test(const std::string& name) { return name.find("test_only") != std::string::npos; }
 
-// Unused in a CPU-only build, where the test below skips.
-[[maybe_unused]] bool has_cuda_kernel(OpFamily family, DeviceKind cuda) {
-  for (const OpInfo& info : all_op_infos())
-    if (info.family == family && find_op(info.id)->kernels[cuda.id].fn != nullptr) return true;
-  return false;
-}
-
 TEST(OpList, EveryFamilyHasItsFileInEveryLayer) {
   for (OpFamily family : all_op_families()) {
     const std::string f = family_name(family);
@@ -38,28 +33,89 @@ TEST(OpList, EveryFamilyHasItsFileInEveryLayer) {
   }
 }
 
-// A family's CUDA kernels live in backends/cuda/<family>.cu and are compared
-// with the CPU in tests/gpu/parity_<family>.cpp. The CUDA backend registers
-// its kernels at start-up whether or not a GPU is present, so any CUDA build
-// tells which families have them.
-TEST(OpList, FamiliesWithCudaKernelsHaveTheirCudaAndParityFiles) {
-#if !HEARTH_TEST_CUDA_BUILT
-  GTEST_SKIP() << "built without the CUDA backend";
-#else
-  DeviceKind cuda;
-  ASSERT_TRUE(find_device_kind("cuda", &cuda));
-  for (OpFamily family : all_op_families()) {
-    const std::string f = family_name(family);
-    const bool kernels = has_cuda_kernel(family, cuda);
-    EXPECT_EQ(fs::exists(kSource / ("hearth/backends/cuda/" + f + ".cu")), kernels)
-        << "family " << f << (kernels ? " has CUDA kernels but no " : " has no CUDA kernel but a ")
-        << "hearth/backends/cuda/" << f << ".cu";
-    if (kernels) {
-      EXPECT_TRUE(fs::exists(kSource / ("tests/gpu/parity_" + f + ".cpp")))
-          << "family " << f << " has CUDA kernels but no tests/gpu/parity_" << f << ".cpp";
+bool has_kernel_of(OpFamily family, DeviceKind kind) {
+  for (const OpInfo& info : all_op_infos())
+    if (info.family == family && find_op(info.id)->kernels[kind.id].fn != nullptr) return true;
+  return false;
+}
+
+// Whether `folder` holds a file named <family>.<anything> (.cu for CUDA, .cpp for others).
+bool has_family_file(const fs::path& folder, const std::string& family) {
+  if (!fs::is_directory(folder)) return false;
+  for (const auto& entry : fs::directory_iterator(folder))
+    if (entry.is_regular_file() && entry.path().stem() == family) return true;
+  return false;
+}
+
+// The kinds that registered kernels: the built backends, and testdev. A kind
+// of a backend this build lacks is registered without kernels.
+std::vector<DeviceKind> kinds_with_kernels() {
+  testing::test_device_kind();
+  std::vector<DeviceKind> kinds;
+  for (int id = 0; id < num_device_kinds(); ++id) {
+    const DeviceKind kind{static_cast<uint8_t>(id)};
+    for (const OpInfo& info : all_op_infos()) {
+      if (find_op(info.id)->kernels[kind.id].fn != nullptr) {
+        kinds.push_back(kind);
+        break;
+      }
     }
   }
-#endif
+  return kinds;
+}
+
+// A kind's folder: hearth/backends/<kind>/, and testdev's under tests/support.
+std::string folder_of(DeviceKind kind) {
+  const std::string& name = device_kind_name(kind);
+  return name == "testdev" ? "tests/support/testdev/" : "hearth/backends/" + name + "/";
+}
+
+// Every kind's kernels are registered from its own folder (the file each
+// kernel's registration recorded); a backend under hearth/backends has one
+// file per family it has kernels of, <family>.<ext>, and no family file
+// without kernels; and a family with kernels on any kind but the CPU has
+// parity cases against the CPU in tests/parity/parity_<family>.cpp.
+TEST(OpList, EveryBuiltKindsKernelsLiveInItsFolderByFamily) {
+  const std::vector<DeviceKind> kinds = kinds_with_kernels();
+  ASSERT_GE(kinds.size(), 2u) << "expected the CPU and testdev at least";
+  for (DeviceKind kind : kinds) {
+    const std::string folder = folder_of(kind);
+    for (const OpInfo& info : all_op_infos()) {
+      const std::string file = kernel_source_file(find_op(info.id), kind);
+      if (file.empty()) continue;  // no kernel, or registered without its file
+      EXPECT_EQ(file.rfind(folder, 0), 0u) << info.name << "'s " << device_kind_name(kind)
+                                           << " kernel is registered in " << file << ", outside " << folder;
+    }
+    for (OpFamily family : all_op_families()) {
+      const std::string f = family_name(family);
+      const bool kernels = has_kernel_of(family, kind);
+      if (folder.rfind("hearth/backends/", 0) == 0) {
+        EXPECT_EQ(has_family_file(kSource / folder, f), kernels)
+            << "family " << f << (kernels ? " has " : " has no ") << device_kind_name(kind) << " kernels but "
+            << (kernels ? "no file " : "a file ") << folder << f << ".*";
+      }
+      if (kernels && kind != kCpu) {
+        EXPECT_TRUE(fs::exists(kSource / ("tests/parity/parity_" + f + ".cpp")))
+            << "family " << f << " has " << device_kind_name(kind) << " kernels but no tests/parity/parity_" << f
+            << ".cpp";
+      }
+    }
+  }
+}
+
+// testdev is a backend of primitives: every primitive the CPU has, no fusion.
+TEST(OpList, TestdevRegistersEveryPrimitiveAndNoFusion) {
+  const DeviceKind testdev = testing::test_device_kind();
+  for (const OpInfo& info : all_op_infos()) {
+    OpHandle op = find_op(info.id);
+    if (info.is_fusion) {
+      EXPECT_EQ(op->kernels[testdev.id].fn, nullptr) << info.name << " is a fusion";
+      EXPECT_NE(op->composition, nullptr) << info.name << " is a fusion without a composition";
+    } else {
+      EXPECT_EQ(op->kernels[testdev.id].fn, op->kernels[kCpu.id].fn) << info.name;
+      EXPECT_EQ(op->composition, nullptr) << info.name << " is a primitive";
+    }
+  }
 }
 
 TEST(OpList, EveryListedOpIsDefinedFromItsRowAndHasACpuKernel) {
@@ -122,6 +178,21 @@ TEST(OpList, FusedOpsAreListedWithTheirFamily) {
   EXPECT_STREQ(family_name(OpFamily::layer_norm), "layer_norm");
   EXPECT_STREQ(op_info(OpId::layer_norm).schema, "LayerNormAttrs");
   EXPECT_STREQ(op_info(OpId::bmm).schema, "");
+  EXPECT_TRUE(op_info(OpId::conv2d_relu).is_fusion);
+  EXPECT_TRUE(op_info(OpId::clip_grad_norm_foreach).is_fusion);
+  EXPECT_FALSE(op_info(OpId::conv2d).is_fusion);
+  EXPECT_FALSE(op_info(OpId::sgd_step).is_fusion);
+}
+
+// Dispatch runs a fusion's composition where a device lacks its kernel: every
+// fusion has one, and a primitive (which has no other way to run) none.
+TEST(OpList, OnlyFusionsTakeACompositionAndEveryFusionHasOne) {
+  for (const OpInfo& info : all_op_infos()) {
+    OpHandle op = find_op(info.id);
+    EXPECT_EQ(op->composition != nullptr, info.is_fusion) << info.name;
+    EXPECT_EQ(is_fusion(op), info.is_fusion) << info.name;
+  }
+  EXPECT_THROW(register_composition(OpId::add, nullptr), ValueError);
 }
 
 }  // namespace

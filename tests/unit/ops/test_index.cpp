@@ -193,9 +193,11 @@ TEST(OneHot, BadInput) {
 
 // ---- where index ranges are checked ----
 // An index off the CPU is not read back by the ops layer; the kernels guard it.
-// The host-backed "testdev" kind stands in for an accelerator: it has no
-// indexing kernels, so with the CPU fallback its calls reach the CPU kernels
-// with unchecked indices, which must still raise the ops layer's error.
+// The host-backed "testdev" kind stands in for an accelerator: here without
+// its indexing kernels, so with the CPU fallback its calls reach the CPU
+// kernels with unchecked indices, which must still raise the ops layer's
+// error (and without amin, whose fallback shows that the ops layer read the
+// indices back).
 
 class ScopedEnv {
  public:
@@ -229,6 +231,7 @@ class IndexChecks : public ::testing::Test {
   static bool host_checked() { return fallback_stats().count("amin") > 0; }
   ScopedEnv fallback_{"HEARTH_ENABLE_CPU_FALLBACK", "1"};
   ScopedEnv check_{"HEARTH_CHECK_INDICES", nullptr};
+  testing::ScopedOpRemoval lacks_{{OpId::gather, OpId::index_select, OpId::scatter_add, OpId::amin}};
 };
 
 TEST_F(IndexChecks, OffTheCpuTheKernelsRaiseWithoutAHostCheck) {
