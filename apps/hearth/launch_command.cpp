@@ -91,8 +91,7 @@ bool is_executable(const std::filesystem::path& p) {
 // Anything else is left to the ranks, which say that it cannot run.
 std::string locate_program(const std::string& name) {
   if (name.find('/') != std::string::npos) return name;  // as given; the ranks say if it cannot run
-  const char* path = std::getenv("PATH");
-  std::string dirs = path ? path : "";
+  const std::string dirs = outside_env("PATH");
   for (size_t start = 0; start <= dirs.size();) {
     size_t end = dirs.find(':', start);
     if (end == std::string::npos) end = dirs.size();
