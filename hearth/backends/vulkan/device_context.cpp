@@ -79,6 +79,7 @@ std::unique_ptr<DeviceContext> open_device(int index) {
   f12.storageBuffer8BitAccess = VK_TRUE;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12, {}};
   f2.features.shaderInt64 = VK_TRUE;
+  f2.features.shaderFloat64 = phys.float64 ? VK_TRUE : VK_FALSE;
   std::vector<const char*> extensions;
   if (phys.has_portability_subset) extensions.push_back("VK_KHR_portability_subset");
   VkDeviceCreateInfo ci{VK_STRUCTURE_TYPE_DEVICE_CREATE_INFO};

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cstring>
 
 #include "hearth/backends/vulkan/kernel_launch.h"
@@ -65,7 +66,9 @@ bool integral_operands(const Tensor& out, const std::vector<Tensor>& inputs) {
   return true;
 }
 
-DTypeSet elementwise_dtypes() { return {DType::float32, DType::int64, DType::int32, DType::uint8, DType::bool_}; }
+DTypeSet elementwise_dtypes() {
+  return {DType::float32, DType::float64, DType::int64, DType::int32, DType::uint8, DType::bool_};
+}
 
 void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& inputs, bool integer_math,
                      const ElementwiseScalars& scalars) {
@@ -77,7 +80,12 @@ void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& input
   HEARTH_CHECK(l.sizes.size() <= EW_MAX_DIMS, NotImplementedError, "[vulkan] elementwise kernels take at most ",
                EW_MAX_DIMS, " non-mergeable dims, got ", l.sizes.size());
 
-  Dispatch d(integer_math ? "elementwise_int" : "elementwise_float", out.device().index);
+  bool any_double = out.dtype() == DType::float64;
+  for (const Tensor& t : inputs) any_double = any_double || (t.defined() && t.dtype() == DType::float64);
+  // A float64 operand needs the double variant (only it has a double view of the buffers).
+  const char* shader = any_double ? "elementwise_double" : integer_math ? "elementwise_int" : "elementwise_float";
+  if (any_double) require_float64(out.device().index, "elementwise");
+  Dispatch d(shader, out.device().index);
   d.tensors = {out, Tensor(), Tensor(), Tensor()};
   for (size_t k = 0; k < inputs.size(); ++k) d.tensors[k + 1] = inputs[k];
   auto code = [&](int k) -> uint32_t {
@@ -98,6 +106,7 @@ void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& input
   push_int64(d.params, scalars.s0.to_int());
   push_int64(d.params, scalars.s1.to_int());
   d.params.u32(scalars.flags);
+  d.params.u64(std::bit_cast<uint64_t>(scalars.s0.to_double())).u64(std::bit_cast<uint64_t>(scalars.s1.to_double()));
   d.groups_x = d.groups_for(n);
   d.run();
 }

@@ -29,7 +29,8 @@ void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& input
 // Integer math when no operand is floating.
 bool integral_operands(const Tensor& out, const std::vector<Tensor>& inputs);
 
-// The dtypes the elementwise kernel reads and writes.
+// The dtypes the elementwise kernel reads and writes (float64 only on
+// devices with shaderFloat64: run_elementwise throws elsewhere).
 DTypeSet elementwise_dtypes();
 
 }  // namespace hearth::vulkan

@@ -78,6 +78,7 @@ std::string examine(VkPhysicalDevice handle, PhysicalDevice& dev) {
   if (!f2.features.shaderInt64) lacks += " shaderInt64";
   if (!f12.storageBuffer8BitAccess) lacks += " storageBuffer8BitAccess";
   if (!lacks.empty()) return std::string(dev.props.deviceName) + " lacks" + lacks;
+  dev.float64 = f2.features.shaderFloat64 == VK_TRUE;
 
   uint32_t ne = 0;
   vkEnumerateDeviceExtensionProperties(handle, nullptr, &ne, nullptr);

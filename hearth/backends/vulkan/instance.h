@@ -23,6 +23,7 @@ struct PhysicalDevice {
   VkPhysicalDeviceMemoryProperties memory{};
   uint32_t compute_queue_family = 0;
   bool has_portability_subset = false;  // MoltenVK: VK_KHR_portability_subset must be enabled
+  bool float64 = false;                 // shaderFloat64: float64 tensors can be computed on
 };
 
 struct Instance {

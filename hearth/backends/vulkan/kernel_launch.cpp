@@ -27,6 +27,7 @@ const DeviceLimits& device_limits(int device) {
     d.max_workgroup_size = std::min(l.maxComputeWorkGroupSize[0], l.maxComputeWorkGroupInvocations);
     d.max_shared_bytes = l.maxComputeSharedMemorySize;
     d.max_groups_x = l.maxComputeWorkGroupCount[0];
+    d.float64 = ctx.phys->float64;
     // 256 invocations where the device allows (enough to hide latency on
     // GPUs; lavapipe runs a workgroup as a loop, where size matters little).
     uint32_t size = std::min(256u, d.max_workgroup_size);
@@ -36,6 +37,13 @@ const DeviceLimits& device_limits(int device) {
     filled[device] = true;
   }
   return cache[device];
+}
+
+void require_float64(int device, const char* op) {
+  HEARTH_CHECK(device_limits(device).float64, NotImplementedError, "[", op, "] ",
+               device_context(device).phys->props.deviceName,
+               " has no 64-bit floats in shaders (shaderFloat64), so float64 tensors cannot be computed on it; use "
+               "float32, or set HEARTH_ENABLE_CPU_FALLBACK=1");
 }
 
 KernelParams& KernelParams::f32(float v) {

@@ -60,7 +60,11 @@ struct DeviceLimits {
   uint32_t max_shared_bytes = 16384;
   uint32_t max_groups_x = 65535;
   uint32_t default_workgroup_size = 64;  // a multiple of the subgroup size, at most 256
+  bool float64 = false;                  // shaders may use doubles (not on Apple GPUs)
 };
+// Throws NotImplementedError naming the op and the device when `device` has
+// no 64-bit floats in shaders; kernels call it before a float64 variant.
+void require_float64(int device, const char* op);
 const DeviceLimits& device_limits(int device);
 
 // The words of binding 0 after the tensors' offsets; 4 bytes each (std430

@@ -6,9 +6,10 @@
 
 namespace hearth::vulkan {
 
-enum class RowReduction { sum = 0, amax = 1, amin = 2, max_dim = 3, min_dim = 4 };
+enum class RowReduction { sum = 0, amax = 1, amin = 2, max_dim = 3, min_dim = 4, norm = 5 };
 
-// `indices` only for max_dim and min_dim. float32 or int64 x.
-void run_row_reduction(RowReduction op, const Tensor& x, const Tensor& values, const Tensor& indices);
+// `indices` only for max_dim and min_dim; `p` only for norm. float32, float64
+// (on devices with shaderFloat64) or int64 x.
+void run_row_reduction(RowReduction op, const Tensor& x, const Tensor& values, const Tensor& indices, double p = 0);
 
 }  // namespace hearth::vulkan

@@ -2,12 +2,16 @@
 // Every elementwise op over strided, broadcast operands: out = f(a, b, c).
 // The op and the four dtypes are specialisation constants, so each pipeline
 // holds one op's code. Compiled twice (variants.txt): VALUE_FLOAT computes in
-// float32, VALUE_INT in int64 (exact integer arithmetic); loads and stores
-// convert from and to each operand's dtype.
+// float32, VALUE_INT in int64 (exact integer arithmetic), VALUE_DOUBLE in
+// float64 (for float64 operands; only on devices with shaderFloat64, and
+// only the ops without transcendental functions, which GLSL lacks for
+// doubles); loads and stores convert from and to each operand's dtype.
 #include "elementwise_ops.h"
 
-#ifdef VALUE_INT
+#if defined(VALUE_INT)
 #define V int64_t
+#elif defined(VALUE_DOUBLE)
+#define V double
 #else
 #define V float
 #endif
@@ -35,6 +39,10 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
   uint is1_lo;
   int is1_hi;
   uint flags;                   // clamp: bit 0 min present, bit 1 max present; gelu: bit 0 tanh
+  uint ds0_lo;                  // float64 scalars, as their bits (for VALUE_DOUBLE)
+  uint ds0_hi;
+  uint ds1_lo;
+  uint ds1_hi;
 }
 p;
 
@@ -48,6 +56,11 @@ V scalar0() { return (int64_t(p.is0_hi) << 32) | int64_t(p.is0_lo); }
 V scalar1() { return (int64_t(p.is1_hi) << 32) | int64_t(p.is1_lo); }
 bool is_nan(V x) { return false; }
 bool is_finite(V x) { return true; }
+#elif defined(VALUE_DOUBLE)
+V scalar0() { return packDouble2x32(uvec2(p.ds0_lo, p.ds0_hi)); }
+V scalar1() { return packDouble2x32(uvec2(p.ds1_lo, p.ds1_hi)); }
+bool is_nan(V x) { return isnan(x); }
+bool is_finite(V x) { return !isnan(x) && !isinf(x); }
 #else
 V scalar0() { return p.fs0; }
 V scalar1() { return p.fs1; }
@@ -104,7 +117,12 @@ V apply(V a, V b, V c) {
     if ((p.flags & 2u) != 0u) r = min(r, scalar1());
     return r;
   }
-#ifndef VALUE_INT
+#ifdef VALUE_DOUBLE
+  if (OP == EW_DIV) return a / b;
+  if (OP == EW_SQRT) return sqrt(a);
+  if (OP == EW_RSQRT) return inversesqrt(a);
+#endif
+#ifdef VALUE_FLOAT
   if (OP == EW_DIV) return a / b;
   if (OP == EW_EXP) return exp(a);
   if (OP == EW_LOG) return log(a);
@@ -139,7 +157,8 @@ V apply(V a, V b, V c) {
     }
     return pow(a, b);
   }
-#else
+#endif
+#ifdef VALUE_INT
   if (OP == EW_POW) {
     if (b < 0) return a == 1 ? V(1) : (a == -1 ? ((b & 1) != 0 ? V(-1) : V(1)) : V(0));
     V r = 1;

@@ -6,6 +6,7 @@
 
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
+#include "hearth/ops/reduction.h"
 #include "tests/unit/backends/vulkan/vulkan_test_util.h"
 
 namespace hearth {
@@ -139,6 +140,41 @@ TEST(VulkanCompare, ComparisonsWhereAndClampMatchTheCpu) {
   expect_close(clamp(x.to(vk()), -0.5f, 0.5f), clamp(x, -0.5f, 0.5f), 0, 0, "clamp");
   expect_close(clamp_min(x.to(vk()), 0.0f), clamp_min(x, 0.0f), 0, 0, "clamp_min");
   expect_close(clamp(ia.to(vk()), 100, 200), clamp(ia, 100, 200), 0, 0, "int clamp");
+}
+
+}  // namespace
+}  // namespace hearth
+
+namespace hearth {
+namespace {
+
+using vulkan_test::expect_close;
+using vulkan_test::vk;
+
+// float64 tensors (the trainer accumulates its metrics in them) on devices
+// with 64-bit floats in shaders; elsewhere a clear NotImplementedError.
+TEST(VulkanFloat64, ConversionsArithmeticAndSumsAreExact) {
+  HEARTH_SKIP_WITHOUT_VULKAN();
+  const Tensor x = randn({50, 7});
+  Tensor xd;
+  try {
+    xd = x.to(vk()).to(DType::float64);
+  } catch (const NotImplementedError& e) {
+    GTEST_SKIP() << e.what();
+  }
+  expect_close(xd, x.to(DType::float64), 0, 0, "float32 -> float64");
+  const Tensor yd = randn({50, 7}, DType::float64);
+  const Tensor yv = yd.to(vk());
+  expect_close(yv, yd, 0, 0, "float64 round trip");
+  expect_close(add(xd, yv, 0.25), add(x.to(DType::float64), yd, 0.25), 0, 0, "float64 add");
+  expect_close(mul(yv, 3.0), mul(yd, 3.0), 0, 0, "float64 mul by a scalar");
+  expect_close(div(yv, add(abs(yv), 1.0)), div(yd, add(abs(yd), 1.0)), 0, 0, "float64 div");
+  expect_close(sum(yv, {1}), sum(yd, {1}), 1e-14, 1e-14, "float64 sum");
+  expect_close(yv.to(DType::float32), yd.to(DType::float32), 0, 0, "float64 -> float32");
+  expect_close(mul(yv, 1000.0).to(DType::int64), mul(yd, 1000.0).to(DType::int64), 0, 0, "float64 -> int64");
+  Tensor f = empty({3}, DType::float64, vk());
+  f.fill_(0.1);
+  expect_close(f, full({3}, 0.1, DType::float64), 0, 0, "float64 fill");
 }
 
 }  // namespace

@@ -62,3 +62,25 @@ TEST(VulkanReduceMinMax, ValuesIndicesTiesAndNaN) {
 
 }  // namespace
 }  // namespace hearth
+
+namespace hearth {
+namespace {
+
+using vulkan_test::expect_close;
+using vulkan_test::vk;
+
+TEST(VulkanReduceNorm, EveryPMatchesTheCpu) {
+  HEARTH_SKIP_WITHOUT_VULKAN();
+  Tensor x = randn({9, 130});
+  x.select(0, 2).narrow(0, 5, 10).fill_(0.0f);
+  const Tensor xv = x.to(vk());
+  const double inf = std::numeric_limits<double>::infinity();
+  for (double p : {2.0, 1.0, 0.0, 3.0, 0.5, inf, -inf}) {
+    const std::string what = "norm p=" + std::to_string(p);
+    expect_close(norm(xv, p, {1}), norm(x, p, {1}), 1e-5, 1e-5, what);
+    expect_close(norm(xv, p), norm(x, p), 1e-5, 1e-5, what + " over everything");
+  }
+}
+
+}  // namespace
+}  // namespace hearth
