@@ -40,6 +40,8 @@ class CommandStream {
   // Copies `bytes` into the open batch's parameter buffer; returns (buffer, offset).
   std::pair<VkBuffer, VkDeviceSize> write_params(const void* data, size_t bytes);
   // A host buffer of at least `bytes` that lives until the open batch has run.
+  // Call it after begin_command() for the command that uses it (which may
+  // move to a new batch), never before.
   HostBuffer& staging(size_t bytes);
   // Whether the open batch can take one more dispatch with `param_bytes` of
   // parameters; if not, the caller submits first.

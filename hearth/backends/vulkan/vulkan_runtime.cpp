@@ -55,9 +55,11 @@ class VulkanRuntime final : public DeviceRuntime {
       std::memcpy(ref.mapped, src, n);
       return;
     }
+    // The command first: beginning it may submit a full batch and open the
+    // next, and the staging buffer must belong to the batch that runs the copy.
+    VkCommandBuffer cmd = ctx.stream->begin_command();
     HostBuffer& staging = ctx.stream->staging(n);
     std::memcpy(staging.mapped, src, n);
-    VkCommandBuffer cmd = ctx.stream->begin_command();
     VkBufferCopy region{0, ref.offset, n};
     vkCmdCopyBuffer(cmd, staging.buffer, ref.buffer, 1, &region);
   }

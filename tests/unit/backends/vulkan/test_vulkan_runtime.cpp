@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "hearth/core/device_runtime.h"
+#include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "tests/support/scoped_env.h"
 #include "tests/unit/backends/vulkan/vulkan_test_util.h"
@@ -54,6 +55,22 @@ TEST(VulkanRuntime, CopiesRoundTripThroughTheDevice) {
   EXPECT_EQ(copy.cpu().to_vector<float>(), values);
   const Tensor row = dev.select(0, 3).narrow(0, 7, 5);
   EXPECT_EQ(row.cpu().to_vector<float>(), (std::vector<float>{-193, -192, -191, -190, -189}));
+}
+
+// Copies from the host between kernels are staged and recorded in order;
+// many of them cross the command stream's batch boundaries (a batch holds
+// at most a few hundred commands), where a staging buffer must live as long
+// as the batch that copies from it.
+TEST(VulkanRuntime, StagedCopiesInterleavedWithKernelsAcrossBatches) {
+  HEARTH_SKIP_WITHOUT_VULKAN();
+  Tensor acc = zeros({257}, DType::float32, vk());
+  Tensor expected = zeros({257});
+  for (int i = 0; i < 400; ++i) {
+    const Tensor h = full({257}, static_cast<float>(i % 7));
+    acc = add(acc, h.to(vk()));  // the copy is recorded behind the queued adds
+    expected = add(expected, h);
+  }
+  EXPECT_EQ(acc.cpu().to_vector<float>(), expected.to_vector<float>());
 }
 
 TEST(VulkanRuntime, MemoryStatsFollowTensors) {
