@@ -48,6 +48,7 @@ CommandStream::Batch& CommandStream::open() {
   b.recording = true;
   b.params_used = 0;
   b.sets_used = 0;
+  b.descriptors_used = 0;
   b.commands = 0;
   return b;
 }
@@ -79,14 +80,15 @@ VkCommandBuffer CommandStream::begin_command() {
   return b.cmd;
 }
 
-bool CommandStream::has_room(size_t param_bytes) const {
+bool CommandStream::has_room(size_t param_bytes, uint32_t descriptors) const {
   const Batch& b = batches_[current_];
   if (!b.recording) return true;
   const size_t aligned = (b.params_used + params_alignment_ - 1) / params_alignment_ * params_alignment_;
-  return b.commands < kMaxCommands && b.sets_used < kMaxSets && aligned + param_bytes <= b.params.size;
+  return b.commands < kMaxCommands && b.sets_used < kMaxSets &&
+         b.descriptors_used + descriptors <= kMaxSets * kDescriptorsPerSet && aligned + param_bytes <= b.params.size;
 }
 
-VkDescriptorSet CommandStream::allocate_set(VkDescriptorSetLayout layout) {
+VkDescriptorSet CommandStream::allocate_set(VkDescriptorSetLayout layout, uint32_t descriptors) {
   Batch& b = open();
   VkDescriptorSetAllocateInfo ai{VK_STRUCTURE_TYPE_DESCRIPTOR_SET_ALLOCATE_INFO};
   ai.descriptorPool = b.descriptors;
@@ -95,6 +97,7 @@ VkDescriptorSet CommandStream::allocate_set(VkDescriptorSetLayout layout) {
   VkDescriptorSet set = VK_NULL_HANDLE;
   HEARTH_VK_CHECK(vkAllocateDescriptorSets(device_, &ai, &set));
   ++b.sets_used;
+  b.descriptors_used += descriptors;
   return set;
 }
 

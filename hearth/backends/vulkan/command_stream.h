@@ -36,7 +36,7 @@ class CommandStream {
   // Starts one command: emits the barrier and returns the command buffer to record it in.
   VkCommandBuffer begin_command();
   // A descriptor set of `layout` from the open batch (valid until the batch is reused).
-  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout);
+  VkDescriptorSet allocate_set(VkDescriptorSetLayout layout, uint32_t descriptors);
   // Copies `bytes` into the open batch's parameter buffer; returns (buffer, offset).
   std::pair<VkBuffer, VkDeviceSize> write_params(const void* data, size_t bytes);
   // A host buffer of at least `bytes` that lives until the open batch has run.
@@ -44,8 +44,8 @@ class CommandStream {
   // move to a new batch), never before.
   HostBuffer& staging(size_t bytes);
   // Whether the open batch can take one more dispatch with `param_bytes` of
-  // parameters; if not, the caller submits first.
-  bool has_room(size_t param_bytes) const;
+  // parameters and `descriptors` bindings; if not, the caller submits first.
+  bool has_room(size_t param_bytes, uint32_t descriptors) const;
 
   void submit();      // submits the open batch if it holds commands
   void finish();      // submits and waits for everything queued
@@ -56,7 +56,7 @@ class CommandStream {
   static constexpr int kBatches = 3;
   static constexpr uint32_t kMaxCommands = 128;
   static constexpr uint32_t kMaxSets = 512;
-  static constexpr uint32_t kDescriptorsPerSet = 8;
+  static constexpr uint32_t kDescriptorsPerSet = 8;  // on average; a set may hold more
   static constexpr size_t kParamBytes = 256 * 1024;
 
   struct Batch {
@@ -67,6 +67,7 @@ class CommandStream {
     HostBuffer params;
     size_t params_used = 0;
     uint32_t sets_used = 0;
+    uint32_t descriptors_used = 0;
     uint32_t commands = 0;
     bool recording = false;
     bool in_flight = false;

@@ -112,10 +112,10 @@ void Dispatch::run() const {
   std::lock_guard<std::recursive_mutex> lock(ctx.mutex);
   const Pipeline& p = ctx.pipelines->get(shader, nt, constants);
   const size_t bytes = words.size() * 4;
-  if (!ctx.stream->has_room(bytes)) ctx.stream->submit();
+  if (!ctx.stream->has_room(bytes, nt + 1)) ctx.stream->submit();
   const auto [param_buffer, param_offset] = ctx.stream->write_params(words.data(), bytes);
   infos[0] = {param_buffer, param_offset, bytes};
-  const VkDescriptorSet set = ctx.stream->allocate_set(p.set_layout);
+  const VkDescriptorSet set = ctx.stream->allocate_set(p.set_layout, nt + 1);
   std::vector<VkWriteDescriptorSet> writes(nt + 1);
   for (uint32_t b = 0; b <= nt; ++b) {
     writes[b] = VkWriteDescriptorSet{VK_STRUCTURE_TYPE_WRITE_DESCRIPTOR_SET};
