@@ -28,6 +28,7 @@ const DeviceLimits& device_limits(int device) {
     d.max_shared_bytes = l.maxComputeSharedMemorySize;
     d.max_groups_x = l.maxComputeWorkGroupCount[0];
     d.float64 = ctx.phys->float64;
+    d.max_binding_bytes = ctx.max_range;
     // 256 invocations where the device allows (enough to hide latency on
     // GPUs; lavapipe runs a workgroup as a loop, where size matters little).
     uint32_t size = std::min(256u, d.max_workgroup_size);

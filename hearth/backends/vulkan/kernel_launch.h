@@ -61,6 +61,7 @@ struct DeviceLimits {
   uint32_t max_groups_x = 65535;
   uint32_t default_workgroup_size = 64;  // a multiple of the subgroup size, at most 256
   bool float64 = false;                  // shaders may use doubles (not on Apple GPUs)
+  uint64_t max_binding_bytes = 1 << 27;  // the most bytes one tensor binding may span
 };
 // Throws NotImplementedError naming the op and the device when `device` has
 // no 64-bit floats in shaders; kernels call it before a float64 variant.
