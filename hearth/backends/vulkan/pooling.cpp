@@ -1,5 +1,6 @@
-// max_pool2d and its backward on Vulkan (shaders/max_pool2d.comp), float32,
-// NCHW or NHWC as the strides say.
+// Pooling on Vulkan, float32, NCHW or NHWC as the strides say: max_pool2d
+// and its backward (shaders/max_pool2d.comp), avg_pool2d, adaptive_avg_pool2d
+// and their backwards (shaders/avg_pool2d.comp).
 #include "hearth/dispatch/schemas/pooling.h"
 
 #include "hearth/backends/vulkan/kernel_launch.h"
@@ -45,10 +46,37 @@ void max_pool2d_backward_kernel(OpCall& call) {
                call.out(0).shape());
 }
 
+// op 0/2: a = x, b = out; op 1/3: a = grad_out, b = grad_x.
+void run_avg_pool(uint32_t op, const Pool2dAttrs& a, const Tensor& src, const Tensor& dst) {
+  const bool forward = op == 0 || op == 2;
+  const Shape& in = forward ? src.shape() : dst.shape();
+  const Shape& out = forward ? dst.shape() : src.shape();
+  Dispatch d("avg_pool2d", dst.device().index);
+  d.tensors = {src, dst};
+  d.spec = {op};
+  for (int64_t v : {in[0], in[1], in[2], in[3], out[2], out[3], a.kernel[0], a.kernel[1]})
+    d.params.u32(static_cast<uint32_t>(v));
+  for (int64_t v : {a.stride[0], a.stride[1], a.padding[0], a.padding[1]}) d.params.i32(static_cast<int32_t>(v));
+  d.params.u32(a.count_include_pad ? 1 : 0);
+  push_strides(d.params, src);
+  push_strides(d.params, dst);
+  d.groups_x = d.groups_for(dst.numel());
+  d.run();
+}
+
+void avg_pool2d_kernel(OpCall& call) { run_avg_pool(0, call.attrs<Pool2dAttrs>(), call.in(0), call.out(0)); }
+void avg_pool2d_backward_kernel(OpCall& call) { run_avg_pool(1, call.attrs<Pool2dAttrs>(), call.in(0), call.out(0)); }
+void adaptive_avg_pool2d_kernel(OpCall& call) { run_avg_pool(2, Pool2dAttrs(), call.in(0), call.out(0)); }
+void adaptive_avg_pool2d_backward_kernel(OpCall& call) { run_avg_pool(3, Pool2dAttrs(), call.in(0), call.out(0)); }
+
 const DTypeSet kFloat = {DType::float32};
 
 HEARTH_REGISTER_KERNEL(max_pool2d, vulkan_kind(), max_pool2d_kernel, kFloat);
 HEARTH_REGISTER_KERNEL(max_pool2d_backward, vulkan_kind(), max_pool2d_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(avg_pool2d, vulkan_kind(), avg_pool2d_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(avg_pool2d_backward, vulkan_kind(), avg_pool2d_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, vulkan_kind(), adaptive_avg_pool2d_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, vulkan_kind(), adaptive_avg_pool2d_backward_kernel, kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

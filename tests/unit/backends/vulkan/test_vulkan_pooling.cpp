@@ -41,3 +41,42 @@ TEST(VulkanPooling, MaxPoolForwardAndBackwardMatchTheCpu) {
 
 }  // namespace
 }  // namespace hearth
+
+namespace hearth {
+namespace {
+
+using vulkan_test::expect_close;
+using vulkan_test::vk;
+
+TEST(VulkanPooling, AveragePoolsForwardAndBackwardMatchTheCpu) {
+  HEARTH_SKIP_WITHOUT_VULKAN();
+  for (bool channels_last : {false, true}) {
+    Tensor x = randn({2, 3, 11, 9});
+    if (channels_last) x = x.contiguous(MemoryFormat::channels_last);
+    const std::string layout = channels_last ? " NHWC" : " NCHW";
+    for (bool count_pad : {true, false}) {
+      Tensor xc = x.clone().requires_grad_(), xg = x.to(vk()).requires_grad_();
+      const Tensor yc = avg_pool2d(xc, {3, 2}, {2, 2}, {1, 1}, false, count_pad);
+      const Tensor yg = avg_pool2d(xg, {3, 2}, {2, 2}, {1, 1}, false, count_pad);
+      const std::string what = std::string("avg_pool2d") + (count_pad ? " counting padding" : "") + layout;
+      expect_close(yg, yc, 1e-5, 1e-6, what);
+      const Tensor go = randn(yc.shape());
+      mul(yc, go).sum().backward();
+      mul(yg, go.to(vk())).sum().backward();
+      expect_close(xg.grad(), xc.grad(), 1e-5, 1e-6, what + " backward");
+    }
+    for (Pair out : {Pair{1, 1}, Pair{4, 3}}) {
+      Tensor xc = x.clone().requires_grad_(), xg = x.to(vk()).requires_grad_();
+      const Tensor yc = adaptive_avg_pool2d(xc, out), yg = adaptive_avg_pool2d(xg, out);
+      const std::string what = "adaptive_avg_pool2d " + std::to_string(out[0]) + "x" + std::to_string(out[1]) + layout;
+      expect_close(yg, yc, 1e-5, 1e-6, what);
+      const Tensor go = randn(yc.shape());
+      mul(yc, go).sum().backward();
+      mul(yg, go.to(vk())).sum().backward();
+      expect_close(xg.grad(), xc.grad(), 1e-5, 1e-6, what + " backward");
+    }
+  }
+}
+
+}  // namespace
+}  // namespace hearth
