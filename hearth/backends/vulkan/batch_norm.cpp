@@ -1,7 +1,8 @@
 // batch_norm and its backward on Vulkan (shaders/batch_norm.comp), float32
-// with float32 statistics and parameters. The fused forms (batch_norm_relu,
-// batch_norm_add_relu) are composed by the layer above; the backward takes
-// the ReLU's saved output when the forward had one.
+// with float32 statistics and parameters. The fused forward forms
+// (batch_norm_relu, batch_norm_add_relu) are composed by the layer above;
+// the backward serves them all: a fused ReLU's mask from its saved output or
+// from the forward's affine map, and the residual's gradient when wanted.
 #include "hearth/dispatch/schemas/batch_norm.h"
 
 #include <algorithm>
@@ -47,7 +48,7 @@ void batch_norm_kernel(OpCall& call) {
   const uint32_t flags = (rm.defined() ? 4u : 0u) | (rv.defined() ? 8u : 0u) | (w.defined() ? 16u : 0u) |
                          (b.defined() ? 32u : 0u) | (affine.defined() ? 64u : 0u);
   Dispatch d = batch_norm_dispatch(x, 0, a, flags);
-  d.tensors = {x, rm, rv, w, b, call.out(0), call.out(1), call.out(2), affine};
+  d.tensors = {x, rm, rv, w, b, call.out(0), call.out(1), call.out(2), affine, Tensor()};
   d.run();
   if (a.training && nbt.defined()) {
     ElementwiseScalars one;
@@ -58,16 +59,18 @@ void batch_norm_kernel(OpCall& call) {
 
 void batch_norm_backward_kernel(OpCall& call) {
   const BatchNormAttrs& a = call.attrs<BatchNormAttrs>();
-  const Tensor &g = call.in(0), &x = call.in(1), w = at(call, 4, false), y = at(call, 5, false);
-  HEARTH_CHECK(!a.relu || y.defined(), NotImplementedError,
-               "[batch_norm_backward] the Vulkan kernel needs the ReLU's saved output");
-  HEARTH_CHECK(!at(call, 3, true).defined(), NotImplementedError,
-               "[batch_norm_backward] the Vulkan kernel writes no residual gradient");
-  const Tensor gx = at(call, 0, true), gw = at(call, 1, true), gb = at(call, 2, true);
-  const uint32_t flags =
-      (w.defined() ? 16u : 0u) | (gx.defined() ? 128u : 0u) | (gw.defined() ? 256u : 0u) | (gb.defined() ? 512u : 0u);
+  const Tensor &g = call.in(0), &x = call.in(1), w = at(call, 4, false), y = at(call, 5, false),
+               affine = at(call, 6, false);
+  // A fused ReLU's mask: from its saved output, else from the forward's affine map.
+  HEARTH_CHECK(!a.relu || y.defined() || affine.defined(), ValueError,
+               "[batch_norm_backward] a ReLU's backward needs its saved output or the affine map");
+  const bool mask_from_affine = a.relu && !y.defined();
+  check_float(affine);
+  const Tensor gx = at(call, 0, true), gw = at(call, 1, true), gb = at(call, 2, true), gr = at(call, 3, true);
+  const uint32_t flags = (w.defined() ? 16u : 0u) | (gx.defined() ? 128u : 0u) | (gw.defined() ? 256u : 0u) |
+                         (gb.defined() ? 512u : 0u) | (mask_from_affine ? 1024u : 0u) | (gr.defined() ? 2048u : 0u);
   Dispatch d = batch_norm_dispatch(x, 1, a, flags);
-  d.tensors = {g, x, call.in(2), call.in(3), w, a.relu ? y : Tensor(), gx, gw, gb};
+  d.tensors = {g, x, call.in(2), call.in(3), w, a.relu ? (y.defined() ? y : affine) : Tensor(), gx, gw, gb, gr};
   d.run();
 }
 

@@ -40,7 +40,22 @@
 //
 // Sizes come from the device (device_limits), never assumed: a shader that
 // needs a workgroup size matched to the subgroup, or shared memory sized to
-// the device, takes them as specialisation constants.
+// the device, takes them as specialisation constants. A shader that gives
+// one workgroup to one row and reduces it in shared memory declares
+// `#define WG gl_WorkGroupSize.x` and includes shaders/row_reduce.glsl; its
+// host side calls use_row_workgroup(row length) (a power of two).
+//
+// Shared pieces: elementwise.h runs any elementwise op (one shader, the op
+// and dtypes as specialisation constants: add an op there, not a shader);
+// row_reduction.h the row reductions; gemm.h the batched GEMM. Shaders
+// include dtype_access.glsl for typed views of a binding, philox.glsl for
+// random bits identical to the CPU's. Specialisation constants and tensor
+// counts pick the pipeline: each distinct (shader, tensors, constants) is
+// built once per process (and kept in the on-disk pipeline cache).
+//
+// Dtypes: float32, int64, int32, uint8 and bool everywhere; float64 only
+// on devices with shaderFloat64 (call require_float64 before a double
+// variant); no 16-bit floats yet.
 #pragma once
 
 #include <cstdint>

@@ -3,16 +3,19 @@
 // float32, one workgroup per channel (hearth/dispatch/schemas/batch_norm.h).
 // Statistics take two passes (mean, then squared deviations), in float32.
 //   OP 0: b1 x, b2 running_mean?, b3 running_var?, b4 weight?, b5 bias?, b6 y, b7 mean, b8 invstd, b9 affine?
-//   OP 1: b1 grad_y, b2 x, b3 mean, b4 invstd, b5 weight?, b6 y (relu)?, b7 grad_x?, b8 grad_weight?, b9 grad_bias?
+//   OP 1: b1 grad_y, b2 x, b3 mean, b4 invstd, b5 weight?, b6 the ReLU's saved output y, or the forward's
+//         affine map [2, C] to recompute its mask from (flag 1024), b7 grad_x?, b8 grad_weight?, b9 grad_bias?,
+//         b10 grad_residual? (the masked grad_y)
 layout(local_size_x_id = 0) in;
 #define WG gl_WorkGroupSize.x
 layout(constant_id = 1) const uint OP = 0;
 
 layout(std430, set = 0, binding = 0) readonly buffer Params {
-  uint off[9];
+  uint off[10];
   uint N, C, S;
   uint flags;  // 1 training, 2 relu; present: 4 running_mean, 8 running_var, 16 weight, 32 bias,
-               // 64 affine / y (backward), 128 grad_x, 256 grad_weight, 512 grad_bias
+               // 64 affine, 128 grad_x, 256 grad_weight, 512 grad_bias, 1024 mask from the affine map,
+               // 2048 grad_residual
   float momentum;
   float eps;
 }
@@ -26,10 +29,19 @@ layout(std430, set = 0, binding = 6) buffer B6 { float b6[]; };
 layout(std430, set = 0, binding = 7) buffer B7 { float b7[]; };
 layout(std430, set = 0, binding = 8) buffer B8 { float b8[]; };
 layout(std430, set = 0, binding = 9) buffer B9 { float b9[]; };
+layout(std430, set = 0, binding = 10) writeonly buffer B10 { float b10[]; };
 
 #include "row_reduce.glsl"
 
 bool has(uint bit) { return (p.flags & bit) != 0u; }
+
+// The backward's grad_y at `at` of channel c, zero where a fused ReLU cut the output.
+float masked_grad(uint at, uint c) {
+  const float g = b1[p.off[0] + at];
+  if (!has(2u)) return g;
+  const float y = has(1024u) ? fma(b2[p.off[1] + at], b6[p.off[5] + c], b6[p.off[5] + p.C + c]) : b6[p.off[5] + at];
+  return y > 0.0 ? g : 0.0;
+}
 
 void main() {
   const uint t = gl_LocalInvocationID.x;
@@ -78,8 +90,8 @@ void main() {
       float sg = 0.0, sgx = 0.0;
       for (uint j = t; j < count; j += WG) {
         const uint at = ((j / p.S) * p.C + c) * p.S + j % p.S;
-        float g = b1[p.off[0] + at];
-        if (has(2u) && !(b6[p.off[5] + at] > 0.0)) g = 0.0;
+        const float g = masked_grad(at, c);
+        if (has(2048u)) b10[p.off[9] + at] = g;
         sg += g;
         sgx += g * (b2[p.off[1] + at] - mean);
       }
@@ -95,8 +107,7 @@ void main() {
         const float mgx = has(1u) ? sum_gxhat / float(count) : 0.0;
         for (uint j = t; j < count; j += WG) {
           const uint at = ((j / p.S) * p.C + c) * p.S + j % p.S;
-          float g = b1[p.off[0] + at];
-          if (has(2u) && !(b6[p.off[5] + at] > 0.0)) g = 0.0;
+          const float g = masked_grad(at, c);
           const float xhat = (b2[p.off[1] + at] - mean) * invstd;
           b7[p.off[6] + at] = k * (g - mg - xhat * mgx);
         }
