@@ -51,6 +51,13 @@ void PipelineLibrary::load_cache() {
   }
 }
 
+void PipelineLibrary::save_if_changed() {
+  if (!unsaved_) return;
+  unsaved_ = false;
+  last_save_ = std::chrono::steady_clock::now();
+  save_cache();
+}
+
 // Best effort: a cache that cannot be written costs compile time next run, nothing else.
 void PipelineLibrary::save_cache() {
   if (cache_path_.empty()) return;
@@ -138,7 +145,8 @@ const Pipeline& PipelineLibrary::get(const std::string& shader, uint32_t tensors
   const VkResult r = vkCreateComputePipelines(device_, cache_, 1, &ci, nullptr, &p.pipeline);
   HEARTH_CHECK(r == VK_SUCCESS, DeviceError, "[vulkan] building the pipeline of kernel '", shader,
                "' failed: ", result_name(r));
-  save_cache();
+  unsaved_ = true;
+  if (std::chrono::steady_clock::now() - last_save_ >= std::chrono::seconds(1)) save_if_changed();
   return pipelines_.emplace(std::move(key), p).first->second;
 }
 

@@ -68,6 +68,7 @@ class VulkanRuntime final : public DeviceRuntime {
     DeviceContext& ctx = device_context(index);
     std::lock_guard<std::recursive_mutex> lock(ctx.mutex);
     const BufferRef ref = ctx.memory->locate(src);
+    ctx.pipelines->save_if_changed();
     if (ref.mapped) {
       ctx.stream->finish();
       std::memcpy(dst, ref.mapped, n);
@@ -95,6 +96,7 @@ class VulkanRuntime final : public DeviceRuntime {
   void synchronize(int index) override {
     DeviceContext& ctx = device_context(index);
     std::lock_guard<std::recursive_mutex> lock(ctx.mutex);
+    ctx.pipelines->save_if_changed();
     ctx.stream->finish();
   }
 

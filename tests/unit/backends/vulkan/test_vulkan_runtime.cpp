@@ -1,7 +1,12 @@
 // The Vulkan runtime: discovery, priorities, memory, copies in both
 // directions and within the device, the allocator's statistics, and the
 // pipeline cache file.
+#include <unistd.h>
+
+#include <climits>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <numeric>
 
 #include <gtest/gtest.h>
@@ -9,7 +14,9 @@
 #include "hearth/core/device_runtime.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
+#include "tests/support/run_command.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/temp_dir.h"
 #include "tests/unit/backends/vulkan/vulkan_test_util.h"
 
 namespace hearth {
@@ -112,6 +119,37 @@ TEST(VulkanRuntime, ThePipelineCacheIsWrittenWhereTheEnvironmentSays) {
     path = std::string(home) + "/.cache/hearth/vulkan_pipeline_cache.bin";
   if (path.empty() || std::getenv("HEARTH_VULKAN_PIPELINE_CACHE")) GTEST_SKIP() << "no cache path";
   EXPECT_TRUE(std::filesystem::exists(path)) << path;
+}
+
+// A cache file from another device or driver (or not a cache at all) is
+// ignored and replaced by this device's. The path is read when the device is
+// opened, so a child process runs with it.
+TEST(VulkanRuntime, AForeignPipelineCacheFileIsIgnoredAndReplaced) {
+  HEARTH_SKIP_WITHOUT_VULKAN();
+  if (std::getenv("HEARTH_VULKAN_PIPELINE_CACHE")) GTEST_SKIP() << "the child";
+  char self[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  ASSERT_GT(n, 0);
+  self[n] = 0;
+  testing::TempDir dir;
+  const std::string path = dir.path() + "/cache.bin";
+  {
+    std::ofstream out(path, std::ios::binary);
+    const std::string foreign(64, '\x5a');  // a header naming no real device
+    out << foreign;
+  }
+  const testing::CommandResult r =
+      testing::run_command("HEARTH_VULKAN_PIPELINE_CACHE='" + path + "' '" + std::string(self) +
+                           "' --gtest_filter=VulkanCopy.FillWritesEveryDtype");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  ASSERT_GE(bytes.size(), 32u);
+  uint32_t header_size = 0, header_version = 0;
+  std::memcpy(&header_size, bytes.data(), 4);
+  std::memcpy(&header_version, bytes.data() + 4, 4);
+  EXPECT_EQ(header_size, 32u) << "a VkPipelineCacheHeaderVersionOne";
+  EXPECT_EQ(header_version, 1u);
 }
 
 }  // namespace
