@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "hearth/backends/vulkan/vk_check.h"
+#include "hearth/backends/vulkan/vulkan_env.h"
 
 namespace hearth::vulkan {
 namespace {
@@ -48,7 +49,7 @@ void choose_memory(DeviceContext& ctx) {
             (VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | host))
       device_type = static_cast<int>(i);
   }
-  ctx.unified = device_type >= 0;
+  ctx.unified = device_type >= 0 && !staged_memory_forced();
   if (device_type < 0) device_type = find_type(mem, allowed, VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT);
   if (device_type < 0) device_type = find_type(mem, allowed, 0);
   int host_type = find_type(mem, allowed, host | VK_MEMORY_PROPERTY_HOST_CACHED_BIT);

@@ -6,6 +6,8 @@ namespace hearth::vulkan {
 
 bool validation_requested() { return env_flag("HEARTH_VULKAN_VALIDATION"); }
 
+bool staged_memory_forced() { return env_flag("HEARTH_VULKAN_STAGED_MEMORY"); }
+
 std::string pipeline_cache_path() {
   const std::string unset = "\x01";
   const std::string chosen = env_string("HEARTH_VULKAN_PIPELINE_CACHE", unset);
