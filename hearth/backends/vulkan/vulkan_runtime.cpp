@@ -123,7 +123,7 @@ class VulkanRuntime final : public DeviceRuntime {
     for (const auto& d : inst.devices)
       os << "; " << d.props.deviceName << ": Vulkan " << version_string(d.props.apiVersion) << ", driver "
          << d.driver.driverName << " " << d.driver.driverInfo;
-    if (inst.validation) os << "; validation layer on";
+    if (inst.validation) os << "; validation layer on (" << validation_error_count() << " errors so far)";
     return os.str();
   }
 };
