@@ -1,5 +1,6 @@
 #include "hearth/backends/vulkan/instance.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -176,6 +177,25 @@ Instance create_instance() {
     if (problem != "no compute queue") any_compute = true;
     why_not += (why_not.empty() ? "" : "; ") + problem;
   }
+  // GPUs first (discrete, then integrated, then virtual), software devices
+  // last, so vulkan:0 (and device=auto) is the fastest device, never
+  // lavapipe beside a real GPU; the loader's order within a kind.
+  auto rank = [](const PhysicalDevice& d) {
+    switch (d.props.deviceType) {
+      case VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU:
+        return 0;
+      case VK_PHYSICAL_DEVICE_TYPE_INTEGRATED_GPU:
+        return 1;
+      case VK_PHYSICAL_DEVICE_TYPE_VIRTUAL_GPU:
+        return 2;
+      case VK_PHYSICAL_DEVICE_TYPE_CPU:
+        return 4;
+      default:
+        return 3;
+    }
+  };
+  std::stable_sort(inst.devices.begin(), inst.devices.end(),
+                   [&](const PhysicalDevice& a, const PhysicalDevice& b) { return rank(a) < rank(b); });
   if (inst.devices.empty()) {
     inst.probe.problem = any_compute ? VulkanProblem::missing_features : VulkanProblem::no_compute_queue;
     inst.probe.error_text = why_not;

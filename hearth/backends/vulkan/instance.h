@@ -28,7 +28,7 @@ struct PhysicalDevice {
 
 struct Instance {
   VkInstance handle = VK_NULL_HANDLE;
-  std::vector<PhysicalDevice> devices;  // usable ones, in the loader's order
+  std::vector<PhysicalDevice> devices;  // usable ones, GPUs first (instance.cpp)
   VulkanProbe probe;                    // why `devices` is empty
   bool validation = false;
   uint32_t loader_version = 0;

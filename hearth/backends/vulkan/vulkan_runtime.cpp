@@ -32,12 +32,12 @@ class VulkanRuntime final : public DeviceRuntime {
     return devs[index].props.deviceName;
   }
   // Below CUDA (100) on a machine with both. A CPU-type device (lavapipe,
-  // software rendering) never wins device=auto: hearth's CPU backend is faster.
+  // software rendering) never wins device=auto: hearth's CPU backend is
+  // faster. Devices are ordered GPUs first, so device 0 decides.
   int auto_priority() const override {
     const auto& devs = instance().devices;
-    for (const auto& d : devs)
-      if (d.props.deviceType != VK_PHYSICAL_DEVICE_TYPE_CPU) return 50;
-    return -1;
+    if (devs.empty() || devs[0].props.deviceType == VK_PHYSICAL_DEVICE_TYPE_CPU) return -1;
+    return 50;
   }
 
   void* allocate(size_t nbytes, int index) override { return device_context(index).memory->allocate(nbytes); }
