@@ -82,7 +82,8 @@ void Dispatch::run() const {
   std::vector<VkDescriptorBufferInfo> infos(nt + 1);
   for (uint32_t k = 0; k < nt; ++k) {
     const Tensor& t = tensors[k];
-    if (!t.defined()) {
+    // An absent tensor, or an empty one (whose storage may be no memory at all), binds the dummy buffer.
+    if (!t.defined() || t.numel() == 0) {
       infos[k + 1] = {ctx.dummy.buffer, 0, VK_WHOLE_SIZE};
       words[k] = 0;
       continue;

@@ -20,8 +20,8 @@
 // element, so the shader reads element i of tensor k at index off_k + i
 // (off_k counts elements of the tensor's own dtype). Strides, shapes and
 // scalars are parameters (Params); the shader does its own indexing. An
-// undefined Tensor binds a small dummy buffer (for an absent optional input;
-// the kernel tells the shader through a parameter).
+// undefined or empty Tensor binds a small dummy buffer (for an absent
+// optional input; the kernel tells the shader through a parameter).
 //
 // On the host, a kernel file:
 //   #include "hearth/backends/vulkan/kernel_launch.h"
