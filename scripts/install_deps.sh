@@ -22,6 +22,10 @@ packages=(
   clang-14 libclang-rt-14-dev libomp-14-dev  # the libFuzzer targets (make fuzz): clang, its
                                    # fuzzer and sanitizer runtimes, and OpenMP for clang
   libgloo-dev                      # data-parallel training on the CPU (the gloo process group)
+  libvulkan-dev libvulkan-volk-dev glslc spirv-tools  # the Vulkan backend: headers, volk (opens the
+                                   # loader at run time), the GLSL compiler for its kernels
+  mesa-vulkan-drivers vulkan-validationlayers vulkan-tools  # its tests: lavapipe (software
+                                   # Vulkan), the validation layer, vulkaninfo
 )
 packages+=("$@")
 

@@ -1,0 +1,14 @@
+// The tiled shared-memory GEMM (shaders/gemm.comp), for bmm and for
+// convolutions computed as products of column matrices.
+#pragma once
+
+#include "hearth/core/tensor.h"
+
+namespace hearth::vulkan {
+
+// out [B, M, N] (dense) = a [B, M, K] @ b [B, K, N] (+ bias [N]) (+ partial
+// [B, M, N], dense), float32. a and b are read through their strides (any,
+// batch stride 0 to broadcast one over the batch).
+void run_gemm(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, const Tensor& partial);
+
+}  // namespace hearth::vulkan

@@ -1,0 +1,36 @@
+#include "hearth/backends/vulkan/row_reduction.h"
+
+#include <algorithm>
+
+#include "hearth/backends/vulkan/elementwise.h"
+#include "hearth/backends/vulkan/kernel_launch.h"
+
+namespace hearth::vulkan {
+
+void run_row_reduction(RowReduction op, const Tensor& x, const Tensor& values, const Tensor& indices, double p) {
+  const int64_t outer = values.numel();
+  if (outer == 0) return;
+  const int64_t inner = x.numel() / outer;
+  if (inner == 0) {  // sum of empty rows (the ops layer refuses them for the others)
+    run_elementwise(EW_FILL, values, {}, !values.is_floating_point());
+    return;
+  }
+  HEARTH_CHECK(x.is_contiguous() && values.is_contiguous(), ValueError,
+               "[vulkan] row reductions take dense rows (the ops layer makes them)");
+  HEARTH_CHECK(outer <= 0xffffffffLL && x.numel() <= 0xffffffffLL, NotImplementedError,
+               "[vulkan] row reductions take at most 2^32 - 1 elements");
+  const int device = values.device().index;
+  if (x.dtype() == DType::float64) require_float64(device, "reduction");
+  const char* shader = x.dtype() == DType::int64     ? "reduce_rows_int"
+                       : x.dtype() == DType::float64 ? "reduce_rows_double"
+                                                     : "reduce_rows_float";
+  Dispatch d(shader, device);
+  d.tensors = {x, values, indices};
+  d.spec = {static_cast<uint32_t>(op)};
+  d.params.u32(static_cast<uint32_t>(outer)).u32(static_cast<uint32_t>(inner)).f32(static_cast<float>(p));
+  d.use_row_workgroup(inner);
+  d.groups_x = static_cast<uint32_t>(std::min<int64_t>(outer, device_limits(d.device).max_groups_x));
+  d.run();
+}
+
+}  // namespace hearth::vulkan

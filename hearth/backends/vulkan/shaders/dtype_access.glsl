@@ -1,0 +1,44 @@
+// Typed views of tensor bindings. DECLARE_TENSOR(k, binding) declares the
+// binding as float, int, int64 and 8-bit arrays (aliases of one buffer), and
+// as double where HAS_FLOAT64 is defined (a shader that declares doubles
+// runs only on devices with shaderFloat64), and load_k / store_k that read
+// and write element i as the value type V by the dtype code DT_k (a
+// specialisation constant, so the unused branches fold away when the
+// pipeline is built).
+#extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
+#extension GL_EXT_shader_8bit_storage : require
+
+#ifdef HAS_FLOAT64
+#define DECLARE_DOUBLE_VIEW(k, b) \
+  layout(std430, set = 0, binding = b) buffer T##k##D { double v[]; } t##k##d;
+#define LOAD_DOUBLE(k) \
+  if (DT_##k == DT_FLOAT64) return V(t##k##d.v[i]);
+#define STORE_DOUBLE(k) \
+  if (DT_##k == DT_FLOAT64) t##k##d.v[i] = double(x); else
+#else
+#define DECLARE_DOUBLE_VIEW(k, b)
+#define LOAD_DOUBLE(k)
+#define STORE_DOUBLE(k)
+#endif
+
+#define DECLARE_TENSOR(k, b)                                                             \
+  DECLARE_DOUBLE_VIEW(k, b)                                                              \
+  layout(std430, set = 0, binding = b) buffer T##k##F { float v[]; } t##k##f;            \
+  layout(std430, set = 0, binding = b) buffer T##k##I { int v[]; } t##k##i;              \
+  layout(std430, set = 0, binding = b) buffer T##k##L { int64_t v[]; } t##k##l;          \
+  layout(std430, set = 0, binding = b) buffer T##k##B { uint8_t v[]; } t##k##b;          \
+  V load_##k(uint i) {                                                                   \
+    LOAD_DOUBLE(k)                                                                       \
+    if (DT_##k == DT_FLOAT32) return V(t##k##f.v[i]);                                    \
+    if (DT_##k == DT_INT32) return V(t##k##i.v[i]);                                      \
+    if (DT_##k == DT_INT64) return V(t##k##l.v[i]);                                      \
+    return V(uint(t##k##b.v[i]));                                                        \
+  }                                                                                      \
+  void store_##k(uint i, V x) {                                                          \
+    STORE_DOUBLE(k)                                                                      \
+    if (DT_##k == DT_FLOAT32) t##k##f.v[i] = float(x);                                   \
+    else if (DT_##k == DT_INT32) t##k##i.v[i] = int(x);                                  \
+    else if (DT_##k == DT_INT64) t##k##l.v[i] = int64_t(x);                              \
+    else if (DT_##k == DT_BOOL) t##k##b.v[i] = uint8_t(x != V(0) ? 1u : 0u);             \
+    else t##k##b.v[i] = uint8_t(uint(int64_t(x)) & 255u);                                \
+  }
