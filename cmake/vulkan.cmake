@@ -43,6 +43,9 @@ if(HEARTH_VULKAN_ENABLED)
 else()
   set(HEARTH_VULKAN_STATUS "OFF (missing ${_vulkan_missing})")
   hearth_backend_not_built(vulkan "hearth was built without Vulkan (missing at configure time: ${_vulkan_missing}). Install them (scripts/install_deps.sh does) and rebuild, or configure with -DHEARTH_VULKAN=ON to make their absence an error.")
+  # The backend's switches are plain C++, declared in every build so that
+  # `hearth env` and the README's table list them all.
+  list(APPEND HEARTH_BACKEND_SOURCES ${CMAKE_SOURCE_DIR}/hearth/backends/vulkan/vulkan_switches.cpp)
 endif()
 
 if(HEARTH_VULKAN_ENABLED)

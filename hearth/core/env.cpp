@@ -14,7 +14,7 @@ constexpr std::string_view kOutsideVariables[] = {
     "XDG_CONFIG_HOME",       // apps/common/user_config.cpp
     "TMPDIR",                // apps/hearth/launch_command.cpp
     "PATH",                  // apps/hearth/launch_command.cpp: whether a program name is found on it
-    "XDG_CACHE_HOME",        // a backend's compiled-kernel cache (hearth/backends/vulkan/vulkan_env.cpp)
+    "XDG_CACHE_HOME",        // a backend's compiled-kernel cache (hearth/backends/vulkan/vulkan_switches.cpp)
     "TERM",                  // hearth/train/progress.cpp: whether the terminal redraws a line
     "OMP_NUM_THREADS",       // apps/hearth/env_command.cpp, apps/hearth/launcher.cpp
     "OMP_WAIT_POLICY",       // hearth/backends/cpu/onednn/size_rule.cpp

@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "hearth/backends/vulkan/vk_check.h"
-#include "hearth/backends/vulkan/vulkan_env.h"
+#include "hearth/backends/vulkan/vulkan_switches.h"
 
 namespace hearth::vulkan {
 namespace {

@@ -7,7 +7,7 @@
 #include <mutex>
 
 #include "hearth/backends/vulkan/vk_check.h"
-#include "hearth/backends/vulkan/vulkan_env.h"
+#include "hearth/backends/vulkan/vulkan_switches.h"
 
 namespace hearth::vulkan {
 namespace {

@@ -10,7 +10,7 @@
 
 #include "hearth/backends/vulkan/shader_library.h"
 #include "hearth/backends/vulkan/vk_check.h"
-#include "hearth/backends/vulkan/vulkan_env.h"
+#include "hearth/backends/vulkan/vulkan_switches.h"
 
 namespace hearth::vulkan {
 
