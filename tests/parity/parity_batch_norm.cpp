@@ -255,15 +255,16 @@ const ParityRegistrar batch_norm_single_kernel_case(accelerator_scale(
      }}));
 // The fused ReLU on the single-kernel path: with weight and bias the backward
 // recomputes the mask from x and the forward's affine output; [6272, 512] and
-// [2, 64] too.
+// [3, 64] too (not two rows: two samples normalise to +-1 whatever x is, so
+// x's gradient is zero but for rounding, and no relative error can judge it).
 const ParityRegistrar batch_norm_relu_single_kernel_case(accelerator_scale(
-    {"batch_norm single kernel relu: NHWC C=256,512, [2,64]",
+    {"batch_norm single kernel relu: NHWC C=256,512, [3,64]",
      {"batch_norm_relu", "batch_norm_backward"},
      kSingleKernel,
      [](DType dt) {
        return std::vector<Tensor>{random_input({8, 256, 28, 28}, dt), random_input({256}, dt), positive({256}, dt),
                                   random_input({256}, dt),             random_input({256}, dt),
-                                  random_input({2, 512, 56, 56}, dt),  random_input({2, 64}, dt)};
+                                  random_input({2, 512, 56, 56}, dt),  random_input({3, 64}, dt)};
      },
      [](const std::vector<Tensor>& in, Device) {
        Tensor rm = in[1].detach().clone(), rv = in[2].detach().clone();
@@ -272,7 +273,13 @@ const ParityRegistrar batch_norm_relu_single_kernel_case(accelerator_scale(
        Tensor y2 = batch_norm_relu(nhwc(in[5]), Tensor(), Tensor(), Tensor(), Tensor(), true);
        Tensor y3 = batch_norm_relu(in[6], Tensor(), Tensor(), Tensor(), Tensor(), true);
        return std::vector<Tensor>{y0, rm, rv, y1, y2, y3};
-     }}));
+     },
+     true,
+     // 4.8M outputs pass a ReLU: a backend whose batch norm rounds otherwise
+     // than the CPU's may put the odd output within rounding of zero on the
+     // other side, and that element's gradient flips; one flip in 1.6M moves
+     // x's gradient by about 1.6e-3 of its norm (seen on lavapipe's Vulkan).
+     4e-3}));
 // The residual on the single-kernel path: the backward writes the residual's
 // gradient in its first phase and reads it back in its last; [25088, 64]
 // with running statistics, [6272, 256], [98, 2048] and [2, 64].

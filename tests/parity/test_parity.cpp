@@ -145,6 +145,16 @@ bool kind_runs(const ParityCase& c, DeviceKind kind, DType dt) {
   return true;
 }
 
+// Whether the case covers a fusion that the kind has no kernel for, so that
+// dispatch runs the fusion's composition of primitives there.
+bool composes_a_fusion(const ParityCase& c, DeviceKind kind) {
+  for (const std::string& name : c.covers) {
+    OpHandle op = find_op(name);
+    if (op && is_fusion(op) && !op->kernels[kind.id].fn) return true;
+  }
+  return false;
+}
+
 struct Tally {
   int cases = 0, passed = 0;
   bool composed = false;  // dispatch ran the op as its composition of primitives
@@ -177,12 +187,23 @@ TEST(Parity, EveryDeviceKernelMatchesTheCpu) {
           Outcome o;
           reset_composed_calls();
           const auto start = std::chrono::steady_clock::now();
+          bool needs_primitive = false;  // a composition met a primitive the kind lacks in dt
           try {
             o = run_case(c, dt, dev);
+          } catch (const NotImplementedError& e) {
+            // kind_runs() admits a fusion by its composition; the composition's
+            // primitives may still be missing in this dtype (a backend without
+            // half-precision storage, say). That is a gap in the kind's op set,
+            // which the coverage test and `hearth ops` show, not a wrong result.
+            if (!composes_a_fusion(c, kind)) throw;
+            needs_primitive = true;
+            std::printf("[%s] %-44s %-9s %12s %12s %8s  not run: %s\n", kind_name.c_str(), c.name.substr(0, 44).c_str(),
+                        dtype_name(dt), "-", "-", "-", std::string(e.what()).substr(0, 140).c_str());
           } catch (const std::exception& e) {
             o.ok = false;
             o.error = e.what();
           }
+          if (needs_primitive) continue;
           const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
           ++runs;
           failures += o.ok ? 0 : 1;
