@@ -12,7 +12,9 @@ void pow_kernel(OpCall& call) {
   run_elementwise(EW_POW, call.out(0), inputs, integral_operands(call.out(0), inputs));
 }
 
-HEARTH_REGISTER_KERNEL(pow, vulkan_kind(), pow_kernel, {DType::float32, DType::int64, DType::int32, DType::uint8});
+// Not int32: its tensor^tensor parity case differs from the CPU in one
+// element, not yet explained; the CPU fallback serves it meanwhile.
+HEARTH_REGISTER_KERNEL(pow, vulkan_kind(), pow_kernel, {DType::float32, DType::int64, DType::uint8});
 
 }  // namespace
 }  // namespace hearth::vulkan

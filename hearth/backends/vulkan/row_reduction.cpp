@@ -29,6 +29,16 @@ void run_row_reduction(RowReduction op, const Tensor& x, const Tensor& values, c
   d.spec = {static_cast<uint32_t>(op)};
   d.params.u32(static_cast<uint32_t>(outer)).u32(static_cast<uint32_t>(inner)).f32(static_cast<float>(p));
   d.use_row_workgroup(inner);
+  // One workgroup folds a row, each invocation looping over its share. Some
+  // drivers bound a shader loop's iterations (llvmpipe stops one after 65535),
+  // so a long row (BERT's 23M-element embedding gradient in a norm) takes the
+  // widest workgroup the device allows: up to 1024 x 32768 elements a row.
+  const int64_t per_invocation = (inner + d.workgroup_size - 1) / d.workgroup_size;
+  if (per_invocation > 32768) {
+    uint32_t wide = d.workgroup_size;
+    while (wide * 2 <= device_limits(device).max_workgroup_size && wide < 1024) wide *= 2;
+    d.workgroup_size = wide;
+  }
   d.groups_x = static_cast<uint32_t>(std::min<int64_t>(outer, device_limits(d.device).max_groups_x));
   d.run();
 }
