@@ -121,7 +121,10 @@ std::string kernel_source_file(OpHandle op, DeviceKind kind) {
           ? self.substr(0, self.size() - tail.size())
           : std::string();
   std::string file = k.file;
-  if (!root.empty() && file.compare(0, root.size(), root) == 0) return file.substr(root.size());
+  // (A relative root, as a compiler cache that rewrites paths gives, may
+  // prefix a file compiled from a deeper folder: "../" of "../../tests/...".)
+  if (!root.empty() && file.compare(0, root.size(), root) == 0 && file.compare(root.size(), 3, "../") != 0)
+    return file.substr(root.size());
   // Built elsewhere (another tree, a path the compiler was given relative):
   // from the first of the tree's top-level folders on.
   size_t first = std::string::npos;
