@@ -31,7 +31,7 @@ std::string lower(std::string s) {
 }
 
 void set_device(UserConfig& c, const std::string& text, const std::string& context) {
-  const std::string allowed = "auto, cpu, cuda or cuda:N";
+  const std::string allowed = "auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th";
   std::string v = lower(text);
   // The spellings --accelerator takes too (Lightning's gpu is cuda).
   if (v == "gpu") v = "cuda";
@@ -125,8 +125,8 @@ json UserConfig::to_json() const {
 const std::vector<UserConfigSetting>& user_config_settings() {
   static const std::vector<UserConfigSetting> s = {
       {"device", "Which device should training use? (auto picks the GPU when there is one)",
-       "auto, cpu, cuda or cuda:N", [](const UserConfig& c) { return c.device; }, set_device,
-       UserConfigSetting::Type::string},
+       "auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th",
+       [](const UserConfig& c) { return c.device; }, set_device, UserConfigSetting::Type::string},
       {"num_processes", "How many processes (one per GPU) should `hearth launch` start?", "an integer from 1 to 1024",
        [](const UserConfig& c) { return std::to_string(c.num_processes); }, set_num_processes,
        UserConfigSetting::Type::integer},

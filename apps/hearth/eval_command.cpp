@@ -110,7 +110,7 @@ void add_eval_command(CLI::App& app) {
   auto f = std::make_shared<EvalFlags>();
   sub->add_option("--checkpoint", f->checkpoint, "checkpoint directory (output_dir/checkpoint-<step>)")->required();
   sub->add_option("--data_dir", f->data_dir, "directory of the data set's files (default: where Debian installs them)");
-  sub->add_option("--device", f->device, "auto, cpu, cuda, cuda:N (default: the training run's setting)");
+  sub->add_option("--device", f->device, "auto, cpu or a device kind such as cuda or vulkan, with :N for the N-th (default: the training run's setting)");
   sub->add_flag("--cpu", f->cpu, "evaluate on the CPU");
   sub->add_option("--max_eval_samples", f->max_eval_samples, "evaluate on the first N samples only (-1: all)");
   sub->add_option("--per_device_eval_batch_size", f->batch_size, "samples per batch (default: the run's)");

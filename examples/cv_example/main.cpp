@@ -250,8 +250,9 @@ train::TrainingArguments training_arguments(const Options& o) {
     throw UsageError(e.what());
   }
   if (given("--mixed_precision") && o.mixed_precision == "fp8")
-    throw UsageError("--mixed_precision fp8: hearth trains in bf16 or fp16 mixed precision; float8 training (Transformer "
-                     "Engine's, which Accelerate uses for fp8) is not available; use --mixed_precision bf16");
+    throw UsageError(
+        "--mixed_precision fp8: hearth trains in bf16 or fp16 mixed precision; float8 training (Transformer "
+        "Engine's, which Accelerate uses for fp8) is not available; use --mixed_precision bf16");
   if (given("--mixed_precision")) {
     const std::string precision = o.mixed_precision == "no" ? "fp32" : o.mixed_precision + "-mixed";
     try {
@@ -374,14 +375,14 @@ int run(const Options& o) {
   // its images channels_last too. The parameters keep their identity.
   if (!trainer.device_choice().device.is_cpu()) {
     nn::to_channels_last(*model);
-    std::cout << "cv_example: convolutions in channels_last (NHWC) on " << trainer.device_choice().device.str()
-              << "\n";
+    std::cout << "cv_example: convolutions in channels_last (NHWC) on " << trainer.device_choice().device.str() << "\n";
   }
   train::TrainOutput out = trainer.train();
   if (out.interrupted_by_signal != 0) return 128 + out.interrupted_by_signal;
 
-  std::cout << "cv_example: finished " << train::count_of(out.global_step, "step") << " on " << trainer.device_choice().device.str()
-            << "; train_loss " << std::setprecision(4) << out.training_loss << "\n";
+  std::cout << "cv_example: finished " << train::count_of(out.global_step, "step") << " on "
+            << trainer.device_choice().device.str() << "; train_loss " << std::setprecision(4) << out.training_loss
+            << "\n";
   if (!out.last_checkpoint.empty()) std::cout << "cv_example: last checkpoint " << out.last_checkpoint << "\n";
   if (args.writes_jsonl()) std::cout << "cv_example: metrics " << trainer.metrics_path() << "\n";
   const std::vector<std::string> skipped = folder.skipped_files();
@@ -402,7 +403,9 @@ int main(int argc, char** argv) {
   // Required, but checked after --config, which may give it.
   app.add_option("--data_dir", o.data_dir,
                  "folder of class sub-folders, or of images named <label>_<n>.jpg (required)");
-  app.add_option("--device", o.device, "auto, cpu, cuda or cuda:N (default: your config's, else auto)");
+  app.add_option(
+      "--device", o.device,
+      "auto, cpu or a device kind such as cuda or vulkan, with :N for the N-th (default: your config's, else auto)");
   app.add_flag("--cpu", o.cpu, "train on the CPU even if an accelerator is present");
   app.add_option("--mixed_precision", o.mixed_precision, "no, bf16 or fp16 (default: your config's, else no)")
       ->check(CLI::IsMember({"no", "bf16", "fp16", "fp8"}));

@@ -70,7 +70,7 @@ file(WRITE "${WORK_DIR}/not_json.json" "{\"device\": \"cpu\",\n \"output_dir\": 
 set(bad_files wrong_type unknown_value not_json)
 set(bad_messages
     "\\[config\\] ${WORK_DIR}/wrong_type.json: key 'precision': expected fp32, bf16-mixed or fp16-mixed as a JSON string, got 16, a JSON number"
-    "\\[config\\] ${WORK_DIR}/unknown_value.json: key 'device': expected auto, cpu, cuda or cuda:N, got \"tpu\""
+    "\\[config\\] ${WORK_DIR}/unknown_value.json: key 'device': expected auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th, got \"tpu\""
     "\\[config\\] ${WORK_DIR}/not_json.json: is not valid JSON \\(line 2, column [0-9]+: ")
 
 # Runs the program on each bad file, as PROGRAM <lead> --config_file <file>

@@ -84,7 +84,7 @@ TEST(UserConfig, BadFilesNameTheFileAndTheKey) {
   TempDir dir;
   std::string path = dir.write("c.json", R"({"device": "tpu"})");
   EXPECT_EQ(error_of([&] { load_user_config(path); }),
-            "[config] " + path + ": key 'device': expected auto, cpu, cuda or cuda:N, got \"tpu\"");
+            "[config] " + path + ": key 'device': expected auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th, got \"tpu\"");
   path = dir.write("d.json", R"({"num_processes": 0})");
   EXPECT_NE(error_of([&] { load_user_config(path); }).find("key 'num_processes': expected an integer from 1 to 1024"),
             std::string::npos);
@@ -107,7 +107,7 @@ TEST(UserConfig, ValuesOfAnotherJsonTypeAreRefusedSayingWhichTheyAre) {
       {R"({"num_processes": "2"})", "key 'num_processes': expected an integer from 1 to 1024, got \"2\", a JSON string"},
       {R"({"num_processes": 1.5})", "key 'num_processes': expected an integer from 1 to 1024, got 1.5, a JSON number"},
       {R"({"cpu_fallback": "yes"})", "key 'cpu_fallback': expected true or false, got \"yes\", a JSON string"},
-      {R"({"device": ["cpu"]})", "key 'device': expected auto, cpu, cuda or cuda:N as a JSON string, got [\"cpu\"], a JSON array"},
+      {R"({"device": ["cpu"]})", "key 'device': expected auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th as a JSON string, got [\"cpu\"], a JSON array"},
       {R"({"precision": 16})", "key 'precision': expected fp32, bf16-mixed or fp16-mixed as a JSON string, got 16, a JSON number"},
       {R"({"output_dir": null})", "key 'output_dir': expected a directory path as a JSON string, got null, a JSON null"},
   };
@@ -214,7 +214,7 @@ TEST(ConfigQuestionnaire, AsksAgainAfterAnInvalidAnswer) {
   EXPECT_EQ(c.precision, "bf16-mixed");
   EXPECT_TRUE(c.cpu_fallback);
   EXPECT_EQ(c.output_dir, "/tmp/out");
-  EXPECT_NE(out.str().find("\"tpu\" is not valid for device: expected auto, cpu, cuda or cuda:N"), std::string::npos)
+  EXPECT_NE(out.str().find("\"tpu\" is not valid for device: expected auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th"), std::string::npos)
       << out.str();
   EXPECT_NE(out.str().find("\"fp8\" is not valid for precision"), std::string::npos);
   EXPECT_NE(out.str().find("\"maybe\" is not valid for cpu_fallback: expected yes or no"), std::string::npos);
