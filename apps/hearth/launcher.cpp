@@ -21,6 +21,7 @@
 #include "hearth/distributed/arrival.h"
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/distributed/socket.h"
+#include "hearth/train/signals.h"
 
 namespace hearth::cli {
 namespace {
@@ -29,19 +30,6 @@ using Clock = std::chrono::steady_clock;
 
 volatile std::sig_atomic_t g_signal = 0;
 volatile std::sig_atomic_t g_signal_count = 0;
-
-const char* stop_signal_name(int sig) {
-  switch (sig) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return "a signal";
-  }
-}
 
 void on_signal(int sig) {
   g_signal = sig;
@@ -327,7 +315,7 @@ int launch(const LaunchOptions& o, const std::vector<std::string>& command) {
   // After a stop signal the launcher forwarded, ranks ending on it is the
   // stop asked for, not a failure.
   if (result != 0 && forwarded > 0)
-    std::cerr << "hearth launch: stopped by " << stop_signal_name(static_cast<int>(g_signal))
+    std::cerr << "hearth launch: stopped by " << train::signal_name(static_cast<int>(g_signal))
               << " (forwarded to every rank): " << failure << "\n";
   else if (result != 0)
     std::cerr << "hearth launch: failed: " << failure << "\n";

@@ -108,21 +108,12 @@ class CpuRuntime final : public DeviceRuntime {
 std::unique_ptr<DeviceRuntime> make_cpu_runtime() { return std::make_unique<CpuRuntime>(); }
 
 size_t parse_byte_size(const std::string& text, const std::string& what) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  std::string unit = end ? std::string(end) : "";
-  double scale = 0;
-  if (unit.empty() || unit == "B")
-    scale = 1;
-  else if (unit == "KiB" || unit == "K")
-    scale = 1024.0;
-  else if (unit == "MiB" || unit == "M")
-    scale = 1024.0 * 1024.0;
-  else if (unit == "GiB" || unit == "G")
-    scale = 1024.0 * 1024.0 * 1024.0;
-  HEARTH_CHECK(end != text.c_str() && scale > 0 && std::isfinite(v) && v >= 0, ValueError, "[memory] ", what,
-               ": expected a size in bytes, optionally with a KiB, MiB or GiB suffix (\"512MiB\"), got '", text, "'");
-  return static_cast<size_t>(v * scale);
+  // One reading of sizes for the whole library: the switches' (KiB to TiB).
+  double v = 0;
+  HEARTH_CHECK(switch_detail::parse_bytes(text, v), ValueError, "[memory] ", what,
+               ": expected a size in bytes, optionally with a KiB, MiB, GiB or TiB suffix (\"512MiB\"), got '", text,
+               "'");
+  return static_cast<size_t>(v);
 }
 
 }  // namespace hearth
