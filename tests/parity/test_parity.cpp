@@ -145,16 +145,6 @@ bool kind_runs(const ParityCase& c, DeviceKind kind, DType dt) {
   return true;
 }
 
-// Whether the case covers a fusion that the kind has no kernel for, so that
-// dispatch runs the fusion's composition of primitives there.
-bool composes_a_fusion(const ParityCase& c, DeviceKind kind) {
-  for (const std::string& name : c.covers) {
-    OpHandle op = find_op(name);
-    if (op && is_fusion(op) && !op->kernels[kind.id].fn) return true;
-  }
-  return false;
-}
-
 struct Tally {
   int cases = 0, passed = 0;
   int not_run = 0;        // runs a kernel refused with NotImplementedError (a dtype it lacks)
