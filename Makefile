@@ -9,7 +9,7 @@
 #   make install PREFIX=P  build, then install the library, headers, CMake package, hearth.pc,
 #                          the command and the examples under P (default /usr/local)
 #   make package           build, then the Debian packages hearth and hearth-dev in BUILD_DIR (cpack -G DEB)
-#   make asan              the unit tests under AddressSanitizer + UBSan (build-asan/)
+#   make asan              the unit and parity tests under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz              build the libFuzzer targets with clang (build-fuzz/) and run each one
 #                          for FUZZ_SECONDS (default 60); fails on any crash, leak or hang
 #   make clean             remove the build directories
@@ -75,7 +75,7 @@ package: build
 
 asan-build: deps
 	cmake --preset asan -B $(ASAN_DIR) $(CMAKE_ARGS)
-	cmake --build $(ASAN_DIR) -j $(JOBS) --target hearth_unit_tests
+	cmake --build $(ASAN_DIR) -j $(JOBS) --target hearth_unit_tests hearth_parity_tests
 
 asan: asan-build
 	cd $(ASAN_DIR) && ctest --output-on-failure -j $(JOBS) -L unit
