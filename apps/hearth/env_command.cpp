@@ -9,6 +9,7 @@
 
 #include "apps/common/user_config.h"
 #include "apps/hearth/commands.h"
+#include "apps/hearth/host_info.h"
 #include "hearth/core/backend_options.h"
 #include "hearth/core/cpu_level.h"
 #include "hearth/core/device_runtime.h"
@@ -24,6 +25,9 @@
 
 #ifndef HEARTH_BUILD_TYPE
 #define HEARTH_BUILD_TYPE "unknown"
+#endif
+#ifndef HEARTH_BUILD_COMMIT
+#define HEARTH_BUILD_COMMIT "unknown"
 #endif
 #ifndef HEARTH_BUILD_BACKENDS
 #define HEARTH_BUILD_BACKENDS "unknown"
@@ -74,7 +78,11 @@ void print_switches(std::ostream& out) {
 
 int print_env(const std::string& config_file) {
   std::cout << "hearth version: " << HEARTH_VERSION << "\n";
-  std::cout << "build: " << HEARTH_BUILD_TYPE << ", sanitizers " << (HEARTH_BUILD_SANITIZE ? "on" : "off") << "\n";
+  std::cout << "build: " << HEARTH_BUILD_TYPE << ", sanitizers " << (HEARTH_BUILD_SANITIZE ? "on" : "off")
+            << ", commit " << HEARTH_BUILD_COMMIT << "\n";
+  std::cout << "os: " << operating_system() << "\n";
+  std::cout << "memory: " << physical_memory() << "\n";
+  std::cout << "cpu: " << cpu_model() << "\n";
   std::cout << "accelerator backends built: " << HEARTH_BUILD_BACKENDS << "\n";
   std::cout << "compiler: " << compiler() << ", C++ " << __cplusplus << "\n";
   std::cout << "BLAS: " << openblas_get_config() << "\n";
