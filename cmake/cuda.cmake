@@ -48,16 +48,12 @@ else()
   else()
     hearth_backend_not_built(cuda "hearth was built without CUDA (the CUDA toolkit was not found at configure time). Rebuild on a machine with the CUDA toolkit (nvcc), or configure with -DHEARTH_CUDA=ON to make its absence an error.")
   endif()
-  # Why CUDA cannot be used, in words: plain C++. nvJPEG's loader and the image
-  # decoder's lanes, host threads and host share are plain C++ as well, so
-  # their tests run in every build.
-  # Its switches are declared in every build, so `hearth env` lists them.
+  # Why CUDA cannot be used, in words: plain C++, and so is nvJPEG's loader,
+  # so their tests run in every build. Its switches are declared in every
+  # build, so `hearth env` lists them.
   list(APPEND HEARTH_BACKEND_SOURCES ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/diagnosis.cpp
        ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/cuda_switches.cpp
-       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/nvjpeg_library.cpp
-       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/decode_lanes.cpp
-       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_decode_pool.cpp
-       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/host_share.cpp)
+       ${CMAKE_SOURCE_DIR}/hearth/backends/cuda/image/nvjpeg_library.cpp)
   list(APPEND HEARTH_BACKEND_LIBS ${CMAKE_DL_LIBS})
   if(HEARTH_CUDA STREQUAL "OFF")
     set(HEARTH_CUDA_STATUS "OFF (-DHEARTH_CUDA=OFF)")

@@ -26,9 +26,9 @@
 #include "hearth/backends/cuda/cuda_switches.h"
 #include "hearth/backends/cuda/image/batch_memory.h"
 #include "hearth/backends/cuda/image/block_cache.h"
-#include "hearth/backends/cuda/image/decode_lanes.h"
-#include "hearth/backends/cuda/image/host_decode_pool.h"
-#include "hearth/backends/cuda/image/host_share.h"
+#include "hearth/backends/common/decode_lanes.h"
+#include "hearth/backends/common/host_decode_pool.h"
+#include "hearth/backends/common/host_share.h"
 #include "hearth/backends/cuda/image/image_resample.h"
 #include "hearth/backends/cuda/image/nvjpeg_decoder.h"
 #include "hearth/backends/cuda/image/ycbcr_to_rgb.h"
@@ -37,6 +37,12 @@
 #include "hearth/core/memory_format.h"
 
 namespace hearth::cuda {
+
+using backends::decode_lanes_from_env;
+using backends::DecodeLanes;
+using backends::HostDecodePool;
+using backends::HostShare;
+
 namespace {
 
 size_t round_up(size_t n, size_t to) { return (n + to - 1) / to * to; }

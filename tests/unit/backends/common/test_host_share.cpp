@@ -1,14 +1,14 @@
 // How much of each image batch the host decodes beside the device
-// (hearth/backends/cuda/image/host_share.h). Plain C++: runs in every build.
+// (hearth/backends/common/host_share.h). Plain C++: runs in every build.
 #include <string>
 
 #include <gtest/gtest.h>
 
-#include "hearth/backends/cuda/image/host_share.h"
+#include "hearth/backends/common/host_share.h"
 #include "hearth/core/errors.h"
 #include "tests/support/scoped_env.h"
 
-namespace hearth::cuda {
+namespace hearth::backends {
 namespace {
 
 using hearth::testing::ScopedEnv;
@@ -112,4 +112,4 @@ TEST(HostShare, TheVariableIsReadOrRefusedWithItsName) {
 }
 
 }  // namespace
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

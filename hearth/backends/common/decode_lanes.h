@@ -16,7 +16,7 @@
 #include <cstddef>
 #include <mutex>
 
-namespace hearth::cuda {
+namespace hearth::backends {
 
 class DecodeLanes {
  public:
@@ -39,4 +39,4 @@ class DecodeLanes {
 // HEARTH_IMAGE_DECODE_LANES (default 2; 0: no limit), read once.
 size_t decode_lanes_from_env();
 
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

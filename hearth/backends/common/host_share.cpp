@@ -1,15 +1,15 @@
-#include "hearth/backends/cuda/image/host_share.h"
+#include "hearth/backends/common/host_share.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
 
-#include "hearth/backends/cuda/cuda_switches.h"
-#include "hearth/backends/cuda/image/host_decode_pool.h"
+#include "hearth/backends/common/common_switches.h"
+#include "hearth/backends/common/host_decode_pool.h"
 #include "hearth/core/errors.h"
 
-namespace hearth::cuda {
+namespace hearth::backends {
 namespace {
 
 // Weight of the newest measure in the running averages: the split follows a
@@ -84,4 +84,4 @@ HostShare::Mode host_share_mode_from_env(double* fixed_fraction) {
   return HostShare::Mode::fixed;
 }
 
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

@@ -24,7 +24,7 @@
 #include <thread>
 #include <vector>
 
-namespace hearth::cuda {
+namespace hearth::backends {
 
 class HostDecodePool {
  public:
@@ -79,4 +79,4 @@ class HostDecodePool::JobSet {
 // loader's file reading), none on a host of 4 cores or fewer.
 size_t host_decode_threads_from_env();
 
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

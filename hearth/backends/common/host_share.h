@@ -26,7 +26,7 @@
 #include <cstddef>
 #include <mutex>
 
-namespace hearth::cuda {
+namespace hearth::backends {
 
 class HostShare {
  public:
@@ -71,4 +71,4 @@ inline constexpr double kMostHostShare = 0.75;
 // HEARTH_IMAGE_HOST_DECODING, read once: the mode and, for a fraction, the fraction.
 HostShare::Mode host_share_mode_from_env(double* fixed_fraction);
 
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

@@ -1,12 +1,12 @@
-#include "hearth/backends/cuda/image/host_decode_pool.h"
+#include "hearth/backends/common/host_decode_pool.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "hearth/backends/cuda/cuda_switches.h"
+#include "hearth/backends/common/common_switches.h"
 #include "hearth/core/errors.h"
 
-namespace hearth::cuda {
+namespace hearth::backends {
 
 HostDecodePool::HostDecodePool(size_t threads) {
   threads_.reserve(threads);
@@ -110,4 +110,4 @@ size_t host_decode_threads_from_env() {
   return static_cast<size_t>(threads.get());
 }
 
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

@@ -1,12 +1,12 @@
-#include "hearth/backends/cuda/image/decode_lanes.h"
+#include "hearth/backends/common/decode_lanes.h"
 
 #include <cstdlib>
 #include <string>
 
-#include "hearth/backends/cuda/cuda_switches.h"
+#include "hearth/backends/common/common_switches.h"
 #include "hearth/core/errors.h"
 
-namespace hearth::cuda {
+namespace hearth::backends {
 
 DecodeLanes::DecodeLanes(size_t lanes) : lanes_(lanes) {}
 
@@ -26,4 +26,4 @@ size_t decode_lanes_from_env() {
   return static_cast<size_t>(switches::image_decode_lanes().get());  // from 0 to 64, default 2
 }
 
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

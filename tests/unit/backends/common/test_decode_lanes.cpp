@@ -1,4 +1,4 @@
-// The device image decoder's lanes (hearth/backends/cuda/image/decode_lanes.h):
+// The device image decoder's lanes (hearth/backends/common/decode_lanes.h):
 // a few batches at once on the device, the rest waiting for a lane. Plain
 // C++: runs in every build.
 #include <atomic>
@@ -9,11 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "hearth/backends/cuda/image/decode_lanes.h"
+#include "hearth/backends/common/decode_lanes.h"
 #include "hearth/core/errors.h"
 #include "tests/support/scoped_env.h"
 
-namespace hearth::cuda {
+namespace hearth::backends {
 namespace {
 
 using hearth::testing::ScopedEnv;
@@ -81,4 +81,4 @@ TEST(DecodeLanes, TheVariableIsReadOrRefusedWithItsName) {
 }
 
 }  // namespace
-}  // namespace hearth::cuda
+}  // namespace hearth::backends

@@ -1,5 +1,5 @@
 // The host threads that decode a share of each image batch
-// (hearth/backends/cuda/image/host_decode_pool.h). Plain C++: runs in every build.
+// (hearth/backends/common/host_decode_pool.h). Plain C++: runs in every build.
 #include <atomic>
 #include <chrono>
 #include <stdexcept>
@@ -9,11 +9,11 @@
 
 #include <gtest/gtest.h>
 
-#include "hearth/backends/cuda/image/host_decode_pool.h"
+#include "hearth/backends/common/host_decode_pool.h"
 #include "hearth/core/errors.h"
 #include "tests/support/scoped_env.h"
 
-namespace hearth::cuda {
+namespace hearth::backends {
 namespace {
 
 using hearth::testing::ScopedEnv;
@@ -107,4 +107,4 @@ TEST(HostDecodePool, TheThreadCountIsReadOrRefusedWithItsName) {
 }
 
 }  // namespace
-}  // namespace hearth::cuda
+}  // namespace hearth::backends
