@@ -3,8 +3,8 @@
 // scratch outputs on the same device, then the results copied back into the
 // caller's NHWC outputs. Correct for every layout at the price of the two
 // transposes. The CPU backend's reference convolution and its pooling use it
-// (oneDNN's convolutions read NHWC in place); the CUDA
-// backend only for float64 convolutions (cuDNN has no NHWC double kernels).
+// (a library that reads NHWC in place does not need it); an accelerator
+// backend may use it for the dtypes its library has no NHWC kernels for.
 #pragma once
 
 #include "hearth/dispatch/dispatch.h"

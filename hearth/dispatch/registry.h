@@ -5,8 +5,8 @@
 //
 // A kernel may also register a check: whether it takes one particular call of
 // an op that something else could compute instead (a fused op the functional
-// layer would otherwise compose of other ops: cuDNN's fused attention takes
-// only the shapes its engines accept). Dispatch never asks it; the functional
+// layer would otherwise compose of other ops: a fused attention kernel may
+// take only some shapes and dtypes). Dispatch never asks it; the functional
 // layer asks it, through accepts(), before it chooses the fused op.
 //
 // A fusion (op_list.h's role column) also has a composition: a function of the

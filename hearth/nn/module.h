@@ -108,7 +108,7 @@ class Module : public std::enable_shared_from_this<Module> {
   void to(Device device, DType dtype);
   // Lays every 4-D floating parameter and buffer (convolution weights) out in
   // `fmt`, as PyTorch's model.to(memory_format=...). With channels_last weights
-  // and inputs, convolutions run NHWC end to end (cuDNN's tensor-core layout).
+  // and inputs, convolutions run NHWC end to end (the layout tensor cores want).
   void to(MemoryFormat fmt);
   // Turns gradient tracking of every parameter on or off (freezing).
   void requires_grad_(bool on = true);

@@ -2,8 +2,8 @@
 //
 // Every attention layer in hearth goes through this one function, so that a
 // backend with a fused kernel (flash attention) can take it over in one place:
-// where the device's fused_attention kernel takes the call (CUDA's, through
-// cuDNN), it runs that op. Otherwise it is composed of two products around
+// where the device's fused_attention kernel takes the call (its check,
+// registry.h), it runs that op. Otherwise it is composed of two products around
 // attention_softmax:
 //
 //   scores = q @ k^T                                              [..., L, S]
@@ -42,12 +42,12 @@ Tensor scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tens
 // softmax of its scores, not uniform as in the composite). Other cases are a
 // ValueError; scaled_dot_product_attention takes them all.
 // scaled_dot_product_attention calls this where the device's kernel takes the
-// call: on CUDA, bfloat16/float16 with D and Dv multiples of 8 up to 128 whose
-// cuDNN graphs an engine accepts. Called directly, it runs on every backend:
+// call (each backend's check says which shapes and dtypes it takes). Called
+// directly, it runs on every backend (as its composition where it has no kernel):
 // the CPU's kernel is the reference, loops in the definition's order.
 // Dropout draws from the default generator; which elements it drops is the
-// backend's own choice (the CPU drops what dropout() would, cuDNN draws its own
-// mask), the same in the forward and the backward, and in the replays of a
+// backend's own choice (the CPU drops what dropout() would; an accelerator's
+// kernel may draw its own mask), the same in the forward and the backward, and in the replays of a
 // recorded step graph.
 Tensor fused_attention(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& attn_mask = Tensor(),
                        double dropout_p = 0.0, bool training = false, std::optional<double> scale = std::nullopt);

@@ -152,8 +152,8 @@ Tensor conv2d_impl(const Tensor& x_in, const Tensor& weight, const Tensor& bias,
   const int64_t oh = out_extent(h, kh, stride[0], padding[0], dilation[0]);
   const int64_t ow = out_extent(w, kw, stride[1], padding[1], dilation[1]);
   // The input's memory format decides the computation's (PyTorch's rule): a
-  // channels_last input makes the weight channels_last too (cuDNN's NHWC
-  // kernels want both) and yields a channels_last output.
+  // channels_last input makes the weight channels_last too (NHWC kernels
+  // want both) and yields a channels_last output.
   const MemoryFormat fmt = x.suggest_memory_format();
   const MemoryFormat weight_fmt = weight.suggest_memory_format();
   const Tensor residual = residual_in.defined() && unbatched ? unsqueeze(residual_in, 0) : residual_in;

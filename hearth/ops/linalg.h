@@ -1,4 +1,5 @@
-// Matrix products (OpenBLAS on the CPU, cuBLASLt on CUDA).
+// Matrix products: every product is one batched GEMM (the bmm op), which each
+// backend computes with its own library or kernel.
 #pragma once
 
 #include <cstdint>
@@ -16,8 +17,9 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 
 // Whether linear's backward, when the weight and the bias both need gradients,
 // computes the bias gradient (the sum of the output gradient's rows) inside the
-// weight gradient's product, where the backend can (cuBLASLt's BGRADB epilogue
-// on CUDA; the CPU sums beside its GEMM), instead of as a product of its own
+// weight gradient's product, where the backend's bmm kernel takes the a_sums
+// operand (an accelerator's GEMM epilogue; the CPU sums beside its GEMM),
+// instead of as a product of its own
 // with a row of ones. On unless set_fused_bias_grad_enabled(false) (tests
 // compare both paths in one process).
 bool fused_bias_grad_enabled();

@@ -1,7 +1,7 @@
 // linear's weight and bias gradients written straight into destinations the
 // autograd engine hands over (Node::gradient_destination): under autocast, a
 // float32 parameter's .grad, written by the bfloat16/float16 GEMM itself with
-// a float32 output (cuBLASLt's C and D in float32), instead of a half
+// a float32 output (where the backend's GEMM writes float32 from half inputs), instead of a half
 // gradient that the leaf then widens with a copy. See fp32_weight_grads_enabled
 // in linalg.h.
 #pragma once

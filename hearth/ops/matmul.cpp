@@ -101,10 +101,10 @@ std::atomic<uint64_t> g_fused_bias_grads{0};
 // [rows, k] (detached, inside a backward formula): gw = g^T x, whose GEMM
 // reduces over the rows, and gb = the sums of g over its rows, which are the
 // sums of the product's first operand g^T over that same reduction (bmm's
-// a_sums): on CUDA cuBLASLt's epilogue adds them up while the GEMM reads g,
-// so g is read once instead of twice and no row of ones is made. Undefined
-// tensors where the switch is off or the backend takes no such call (CUDA:
-// float64, or no cuBLASLt algorithm with the epilogue for the shape).
+// a_sums): a backend whose GEMM epilogue adds them up while it reads g reads g
+// once instead of twice and makes no row of ones. Undefined tensors where the
+// switch is off or the backend's bmm check refuses the call (a dtype or shape
+// its epilogue does not take).
 std::pair<Tensor, Tensor> weight_and_bias_grad(const Tensor& g, const Tensor& x) {
   if (!fused_bias_grad_enabled()) return {};
   static OpHandle op = detail::op_handle(OpId::bmm);
