@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "hearth/core/edit_distance.h"
 #include "hearth/core/errors.h"
 #include "hearth/data/dataloader.h"
 #include "hearth/io/atomic_file.h"
@@ -402,21 +403,6 @@ std::vector<Field> make_fields() {
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diag = up;
-    }
-  }
-  return row[b.size()];
 }
 
 // " (did you mean 'learning_rate'?)" for a near miss, else "".
