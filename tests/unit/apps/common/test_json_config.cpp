@@ -2,6 +2,7 @@
 // the command line did not, training arguments with their JSON types, under
 // the training flags of the command line.
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "apps/common/training_argument_flags.h"
 #include "hearth/core/errors.h"
 #include "tests/support/fifo_guard.h"
+#include "tests/support/cli_parse.h"
 #include "tests/support/temp_dir.h"
 
 namespace hearth::cli {
@@ -20,13 +22,7 @@ using hearth::testing::returns_without_blocking;
 using hearth::testing::TempDir;
 using train::TrainingArguments;
 
-void parse(CLI::App& app, std::vector<std::string> args) {
-  std::vector<char*> argv;
-  std::string program = "program";
-  argv.push_back(program.data());
-  for (std::string& a : args) argv.push_back(a.data());
-  app.parse(static_cast<int>(argv.size()), argv.data());
-}
+void parse(CLI::App& app, std::vector<std::string> args) { testing::parse_command_line(app, std::move(args)); }
 
 // A program shaped like run_glue: an own option, an own flag, every training flag.
 struct Program {

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include "apps/common/user_config_flag.h"
 #include "hearth/core/errors.h"
 #include "tests/support/scoped_env.h"
+#include "tests/support/cli_parse.h"
 #include "tests/support/temp_dir.h"
 
 namespace hearth::cli {
@@ -20,13 +22,7 @@ using hearth::testing::ScopedEnv;
 using hearth::testing::TempDir;
 using train::TrainingArguments;
 
-void parse(CLI::App& app, std::vector<std::string> args) {
-  std::vector<char*> argv;
-  std::string program = "program";
-  argv.push_back(program.data());
-  for (std::string& a : args) argv.push_back(a.data());
-  app.parse(static_cast<int>(argv.size()), argv.data());
-}
+void parse(CLI::App& app, std::vector<std::string> args) { testing::parse_command_line(app, std::move(args)); }
 
 // A program's arguments: defaults, the user's config, then the flags.
 struct Resolved {
