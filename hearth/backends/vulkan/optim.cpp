@@ -1,6 +1,6 @@
 // sgd_step and adam_step on Vulkan (shaders/optim_step.comp), float32, one
-// dispatch per parameter; the foreach forms run the single step on each
-// group. The coefficients are computed in double on the host and rounded
+// dispatch per parameter; the foreach forms are the ops layer's composition
+// of these, one per group. The coefficients are computed in double on the host and rounded
 // once, as the CPU kernels do. A parameter's half-precision copy (an output)
 // is not supported: the Vulkan kernels have no 16-bit types yet.
 #include "hearth/dispatch/schemas/optim.h"
@@ -74,25 +74,10 @@ void adam_step_kernel(OpCall& call) {
   adam_one(call.in(0), call.in(1), call.in(2), call.in(3), optional_input(call, 4), call.attrs<AdamStepAttrs>());
 }
 
-void sgd_step_foreach_kernel(OpCall& call) {
-  check_no_copy(call, "sgd_step_foreach");
-  const SgdStepAttrs& a = call.attrs<SgdStepAttrs>();
-  for (size_t g = 0; g + 3 <= call.inputs.size(); g += 3) sgd_one(call.in(g), call.in(g + 1), call.in(g + 2), a);
-}
-
-void adam_step_foreach_kernel(OpCall& call) {
-  check_no_copy(call, "adam_step_foreach");
-  const AdamStepAttrs& a = call.attrs<AdamStepAttrs>();
-  for (size_t g = 0; g + 5 <= call.inputs.size(); g += 5)
-    adam_one(call.in(g), call.in(g + 1), call.in(g + 2), call.in(g + 3), call.in(g + 4), a);
-}
-
 const DTypeSet kFloat = {DType::float32};
 
 HEARTH_REGISTER_KERNEL(sgd_step, vulkan_kind(), sgd_step_kernel, kFloat);
 HEARTH_REGISTER_KERNEL(adam_step, vulkan_kind(), adam_step_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(sgd_step_foreach, vulkan_kind(), sgd_step_foreach_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(adam_step_foreach, vulkan_kind(), adam_step_foreach_kernel, kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

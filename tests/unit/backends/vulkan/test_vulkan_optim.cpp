@@ -1,4 +1,4 @@
-// sgd_step and adam_step on Vulkan (single and foreach) against the CPU,
+// sgd_step and adam_step on Vulkan (single, and foreach as their composition) against the CPU,
 // through the optimizers' functional forms, over a few steps.
 #include <gtest/gtest.h>
 
