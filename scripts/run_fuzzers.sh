@@ -15,6 +15,7 @@
 #   FUZZ_BUILD_DIR the build directory (default build-fuzz)
 #   FUZZ_DIR       corpora and crash inputs (default $FUZZ_BUILD_DIR/fuzz-run)
 #   JOBS           build jobs (default: all cores)
+#   FUZZ_PARALLEL  targets fuzzed at once (default: JOBS)
 #   FUZZ_NO_BUILD  1: use the targets already built
 #   CMAKE_ARGS     extra -D options for the configure step (CI: -DHEARTH_WERROR=ON)
 # ASAN_OPTIONS is honoured (e.g. detect_leaks=0 where LeakSanitizer cannot run).
@@ -68,34 +69,66 @@ final_stat() {
 
 # Each target starts from its committed seeds and grows a working corpus of
 # its own outside the source tree. libFuzzer stops a target at its first
-# failure, so "crashes" is 0 or 1 per target.
+# failure, so "crashes" is 0 or 1 per target. A target is one process on one
+# core, so FUZZ_PARALLEL targets (default: one per core) run side by side; each
+# still gets its full FUZZ_SECONDS.
+parallel=${FUZZ_PARALLEL:-$jobs}
+((parallel >= 1)) || parallel=1
+mkdir -p "$work/artifacts" "$work/logs" "$work/results"
+rm -f "$work/results/"*
+for name in "${targets[@]}"; do
+  [[ -x "$build_dir/bin/fuzz_$name" ]] || { echo "run_fuzzers: no target $build_dir/bin/fuzz_$name (known: $(tr '\n' ' ' <"$build_dir/fuzz_targets.txt"))" >&2; exit 2; }
+done
+
+# Runs one target; its outcome goes to $work/results/<name> (result, crashes).
+fuzz_one() {
+  local name=$1
+  local bin="$build_dir/bin/fuzz_$name" corpus="$work/corpus/$name" log="$work/logs/$name.log"
+  mkdir -p "$corpus"
+  local args=(-max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536
+              -print_final_stats=1 -artifact_prefix="$work/artifacts/$name-")
+  [[ -n "${FUZZ_SEED:-}" ]] && args+=(-seed="$FUZZ_SEED")
+  [[ -f "fuzz/dict/$name.dict" ]] && args+=(-dict="fuzz/dict/$name.dict")
+  if "$bin" "${args[@]}" "$corpus" "fuzz/corpus/$name" >"$log" 2>&1; then
+    printf 'ok\n0\n' >"$work/results/$name"
+  else
+    local result input
+    result=$(failure_kind "$log")
+    input=$(grep -m1 -o 'Test unit written to [^ ]*' "$log" | sed 's/Test unit written to //' || true)
+    [[ -n "$input" ]] && result+=": $input"
+    printf '%s\n1\n' "$result" >"$work/results/$name"
+  fi
+}
+
+running=0
+for name in "${targets[@]}"; do
+  if ((running >= parallel)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  echo "::: fuzz $name (${seconds} s)"
+  fuzz_one "$name" &
+  running=$((running + 1))
+done
+wait || true
+
 failed=()
 summary=()
 for name in "${targets[@]}"; do
-  bin="$build_dir/bin/fuzz_$name"
-  [[ -x "$bin" ]] || { echo "run_fuzzers: no target $bin (known: $(tr '\n' ' ' <"$build_dir/fuzz_targets.txt"))" >&2; exit 2; }
-  corpus="$work/corpus/$name"
-  mkdir -p "$corpus" "$work/artifacts" "$work/logs"
-  args=(-max_total_time="$seconds" -timeout="$timeout" -rss_limit_mb=2048 -max_len=65536
-        -print_final_stats=1 -artifact_prefix="$work/artifacts/$name-")
-  [[ -n "${FUZZ_SEED:-}" ]] && args+=(-seed="$FUZZ_SEED")
-  [[ -f "fuzz/dict/$name.dict" ]] && args+=(-dict="fuzz/dict/$name.dict")
   log="$work/logs/$name.log"
-  echo "::: fuzz $name (${seconds} s)"
-  if "$bin" "${args[@]}" "$corpus" "fuzz/corpus/$name" >"$log" 2>&1; then
-    result=ok
-    crashes=0
+  if [[ -f "$work/results/$name" ]]; then
+    { read -r result; read -r crashes; } <"$work/results/$name"
   else
-    failed+=("$name")
-    result=$(failure_kind "$log")
+    result="no result (the run was killed)"
     crashes=1
+  fi
+  if [[ "$crashes" != 0 ]]; then
+    failed+=("$name")
     echo "run_fuzzers: fuzz_$name FAILED ($result); the end of its log ($log):"
-    tail -n 60 "$log"
-    input=$(grep -m1 -o 'Test unit written to [^ ]*' "$log" | sed 's/Test unit written to //' || true)
-    [[ -n "$input" ]] && result+=": $input"
+    tail -n 60 "$log" || true
   fi
   summary+=("$(printf '%-20s %12s %8s %7s %8d  %s' "$name" "$(final_stat "$log" number_of_executed_units)" \
-    "$(final_stat "$log" average_exec_per_sec)" "$crashes" "$(find "$corpus" -type f | wc -l)" "$result")")
+    "$(final_stat "$log" average_exec_per_sec)" "$crashes" "$(find "$work/corpus/$name" -type f | wc -l)" "$result")")
 done
 
 echo

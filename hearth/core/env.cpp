@@ -53,4 +53,10 @@ std::string outside_env(const char* name) {
   return v != nullptr ? std::string(v) : std::string();
 }
 
+bool outside_env_is_set(const char* name) {
+  HEARTH_CHECK(is_outside_variable(name), ValueError, "[env] ", name,
+               " is not one of the outside variables hearth reads (hearth/core/env.cpp)");
+  return std::getenv(name) != nullptr;
+}
+
 }  // namespace hearth

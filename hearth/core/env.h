@@ -15,6 +15,10 @@ namespace hearth {
 // InternalError: declare a switch instead).
 std::string outside_env(const char* name);
 
+// Whether `name` is set at all, even to "": CUDA_VISIBLE_DEVICES="" hides
+// every GPU, which an unset variable does not.
+bool outside_env_is_set(const char* name);
+
 // Whether `name` is one of the outside variables hearth reads.
 bool is_outside_variable(const std::string& name);
 

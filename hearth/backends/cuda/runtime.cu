@@ -121,10 +121,11 @@ class CudaRuntime final : public DeviceRuntime {
   void probe() {
     count_ = 0;
     CudaProbe p;
-    p.visible_devices = outside_env("CUDA_VISIBLE_DEVICES");
-    if (p.visible_devices.empty()) p.visible_devices = "<unset>";
-    // A deliberate setting comes first: whatever else is wrong, no GPU would be used.
-    if (p.visible_devices != "<unset>" && cuda_visible_devices_hides_all(p.visible_devices)) {
+    const bool visible_set = outside_env_is_set("CUDA_VISIBLE_DEVICES");
+    p.visible_devices = visible_set ? outside_env("CUDA_VISIBLE_DEVICES") : "<unset>";
+    // A deliberate setting comes first: whatever else is wrong, no GPU would be
+    // used. Set to "" it hides every GPU, as it does for CUDA itself.
+    if (visible_set && cuda_visible_devices_hides_all(p.visible_devices)) {
       p.problem = CudaProblem::devices_hidden;
       reason_ = describe_cuda_problem(p);
       return;

@@ -3,6 +3,7 @@
 // outside the two files that may (hearth/core/switches.cpp for the switches,
 // hearth/core/env.cpp for other programs' variables), and README.md's table
 // lists exactly the declared switches with their defaults.
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -121,7 +122,7 @@ TEST(SwitchList, EveryHearthVariableTheCodeNamesIsDeclared) {
 }
 
 TEST(SwitchList, OutsideVariablesReadAreOnTheList) {
-  const std::regex read(R"(outside_env\(\s*"([A-Za-z0-9_]+)\"\s*\))");
+  const std::regex read(R"(outside_env(?:_is_set)?\(\s*"([A-Za-z0-9_]+)\"\s*\))");
   for (const std::string& file : sources()) {
     const std::string code = strip_comments(read_file(kRoot / file));
     for (std::sregex_iterator it(code.begin(), code.end(), read), end; it != end; ++it)
@@ -129,6 +130,21 @@ TEST(SwitchList, OutsideVariablesReadAreOnTheList) {
   }
   EXPECT_FALSE(is_outside_variable("HEARTH_CPU_LEVEL"));
   EXPECT_THROW(outside_env("HEARTH_CPU_LEVEL"), ValueError);
+  EXPECT_THROW(outside_env_is_set("HEARTH_CPU_LEVEL"), ValueError);
+}
+
+// CUDA_VISIBLE_DEVICES="" hides every GPU while an unset one hides none, so
+// "set to nothing" and "unset" must stay apart.
+TEST(SwitchList, AVariableSetToNothingIsSet) {
+  const char* name = "CUDA_VISIBLE_DEVICES";
+  const char* saved = std::getenv(name);
+  const std::string saved_value = saved ? saved : "";
+  ::setenv(name, "", 1);
+  EXPECT_TRUE(outside_env_is_set(name));
+  EXPECT_EQ(outside_env(name), "");
+  ::unsetenv(name);
+  EXPECT_FALSE(outside_env_is_set(name));
+  if (saved) ::setenv(name, saved_value.c_str(), 1);
 }
 
 // README.md's "Environment variables" table: one row per switch, `NAME`, then
