@@ -7,6 +7,7 @@
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/input_error.h"
 #include "hearth/core/switches.h"
 #include "hearth/version.h"
 
@@ -61,6 +62,9 @@ int main(int argc, char** argv) {
     return hearth::cli::run_selected(app);
   } catch (const hearth::cli::UsageError& e) {
     std::cerr << "hearth" << selected_name(app) << ": error: " << e.what() << "\n";
+    return hearth::cli::kUsageExitCode;
+  } catch (const hearth::InputError& e) {
+    std::cerr << "error: " << e.what() << "\n";
     return hearth::cli::kUsageExitCode;
   } catch (const hearth::Error& e) {
     std::cerr << "error: " << e.what() << "\n";

@@ -54,6 +54,7 @@
 #include "apps/common/metric_names.h"
 #include "apps/common/user_config_flag.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/input_error.h"
 #include "hearth/core/switches.h"
 #include "hearth/distributed/rendezvous.h"
 #include "hearth/hearth.h"
@@ -490,6 +491,9 @@ int main(int argc, char** argv) {
     std::cerr << "cv_example: error: " << e.what() << "\n";
     return 2;
   } catch (const hearth::DeviceError& e) {
+    std::cerr << "cv_example: error: " << e.what() << "\n";
+    return 2;
+  } catch (const hearth::InputError& e) {
     std::cerr << "cv_example: error: " << e.what() << "\n";
     return 2;
   } catch (...) {

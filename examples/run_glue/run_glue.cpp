@@ -32,6 +32,7 @@
 #include "examples/run_glue/predict.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
+#include "hearth/core/input_error.h"
 #include "hearth/core/generator.h"
 #include "hearth/core/switches.h"
 #include "hearth/data/tokenized_text_dataset.h"
@@ -292,6 +293,9 @@ int main(int argc, char** argv) {
   try {
     return run_glue::run(glue_args, training_flags, lightning_flags, config);
   } catch (const run_glue::UsageError& e) {
+    std::cerr << "run_glue: error: " << e.what() << "\n";
+    return run_glue::kUsageExitCode;
+  } catch (const hearth::InputError& e) {
     std::cerr << "run_glue: error: " << e.what() << "\n";
     return run_glue::kUsageExitCode;
   } catch (const hearth::Error& e) {

@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/input_error.h"
 #include "hearth/core/switch_list.h"
 #include "hearth/io/atomic_file.h"
 #include "hearth/io/file_checks.h"
@@ -125,7 +126,7 @@ void check_same_model(const std::string& dir, const std::map<std::string, Tensor
     }
   }
   if (saved.empty() || mine.empty() || 2 * matching >= std::max(saved.size(), mine.size())) return;
-  HEARTH_THROW(ValueError, "[checkpoint] ", dir, ": the checkpoint holds ", saved_model_description(dir), ": ",
+  HEARTH_THROW(InputError, "[checkpoint] ", dir, ": the checkpoint holds ", saved_model_description(dir), ": ",
                saved.size() - matching, " of its ", saved.size(), " weights (", first_foreign,
                ", ...) are not this model's, whose ", mine.size(), " weights begin with ", mine.begin()->first,
                ". Resume it with the model that saved it, or start a new run in another output_dir.");
@@ -143,7 +144,7 @@ void load_model_weights(const std::string& dir, nn::Module& model) {
   } catch (const IoError&) {
     throw;
   } catch (const Error& e) {
-    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+    HEARTH_THROW(InputError, "[checkpoint] ", path, ": ", e.what());
   }
 }
 
@@ -171,9 +172,9 @@ void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, o
   } catch (const IoError&) {
     throw;
   } catch (const Error& e) {
-    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+    HEARTH_THROW(InputError, "[checkpoint] ", path, ": ", e.what());
   } catch (const json::exception& e) {
-    HEARTH_THROW(ValueError, "[checkpoint] ", path,
+    HEARTH_THROW(InputError, "[checkpoint] ", path,
                  ": the optimizer or scheduler metadata has a field of the wrong "
                  "type: ",
                  e.what());
@@ -192,9 +193,9 @@ void load_grad_scaler_state(const std::string& dir, optim::GradScaler& scaler) {
   try {
     scaler.load_state_dict(j);
   } catch (const ValueError& e) {
-    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": ", e.what());
+    HEARTH_THROW(InputError, "[checkpoint] ", path, ": ", e.what());
   } catch (const json::exception& e) {
-    HEARTH_THROW(ValueError, "[checkpoint] ", path, ": a field has the wrong type: ", e.what());
+    HEARTH_THROW(InputError, "[checkpoint] ", path, ": a field has the wrong type: ", e.what());
   }
 }
 

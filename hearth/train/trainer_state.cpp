@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "hearth/core/errors.h"
+#include "hearth/core/input_error.h"
 #include "hearth/io/json_integer.h"
 
 namespace hearth::train {
@@ -14,7 +15,7 @@ namespace {
 using json = nlohmann::json;
 
 const json& field(const json& j, const char* name, const std::string& where) {
-  HEARTH_CHECK(j.contains(name), ValueError, "[trainer] ", where, ": field '", name, "' is missing");
+  HEARTH_CHECK(j.contains(name), InputError, "[trainer] ", where, ": field '", name, "' is missing");
   return j.at(name);
 }
 
@@ -22,14 +23,18 @@ template <typename T>
 T get(const json& j, const char* name, const std::string& where) {
   const json& v = field(j, name, where);
   if constexpr (std::is_integral_v<T>) {
-    HEARTH_CHECK(io::json_integer_fits<T>(v), ValueError, "[trainer] ", where, ": field '", name,
+    // A count written as 1e15 or 2.0 is a number JSON stores as a float: say
+    // that, rather than quote a range it may well lie inside.
+    HEARTH_CHECK(!v.is_number_float(), InputError, "[trainer] ", where, ": field '", name,
+                 "': expected an integer (digits only, no fraction or exponent), got ", v.dump());
+    HEARTH_CHECK(io::json_integer_fits<T>(v), InputError, "[trainer] ", where, ": field '", name,
                  "': expected an integer from ", std::numeric_limits<T>::min(), " to ", std::numeric_limits<T>::max(),
                  ", got ", v.dump());
   }
   try {
     return v.get<T>();
   } catch (const json::exception&) {
-    HEARTH_THROW(ValueError, "[trainer] ", where, ": field '", name, "' has the wrong type: ", v.dump());
+    HEARTH_THROW(InputError, "[trainer] ", where, ": field '", name, "' has the wrong type: ", v.dump());
   }
 }
 
@@ -37,12 +42,12 @@ T get(const json& j, const char* name, const std::string& where) {
 constexpr int64_t kMaxCount = 1'000'000'000'000;
 
 void check_count(int64_t v, const char* name, const std::string& where) {
-  HEARTH_CHECK(v >= -1 && v <= kMaxCount, ValueError, "[trainer] ", where, ": field '", name,
+  HEARTH_CHECK(v >= -1 && v <= kMaxCount, InputError, "[trainer] ", where, ": field '", name,
                "': expected an integer from -1 to ", kMaxCount, ", got ", v);
 }
 
 void check_epochs(double v, const char* name, const std::string& where) {
-  HEARTH_CHECK(v >= 0 && v <= static_cast<double>(kMaxCount), ValueError, "[trainer] ", where, ": field '", name,
+  HEARTH_CHECK(v >= 0 && v <= static_cast<double>(kMaxCount), InputError, "[trainer] ", where, ": field '", name,
                "': expected a number from 0 to ", kMaxCount, ", got ", v);
 }
 
@@ -85,7 +90,7 @@ nlohmann::json TrainerState::to_json() const {
 }
 
 TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string& where) {
-  HEARTH_CHECK(j.is_object(), ValueError, "[trainer] ", where, ": expected a JSON object, got ", j.type_name());
+  HEARTH_CHECK(j.is_object(), InputError, "[trainer] ", where, ": expected a JSON object, got ", j.type_name());
   TrainerState s;
   s.global_step = get<int64_t>(j, "global_step", where);
   s.epoch = get<double>(j, "epoch", where);
@@ -104,7 +109,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
   if (!best_ckpt.is_null()) s.best_model_checkpoint = get<std::string>(j, "best_model_checkpoint", where);
   s.log_history = get<std::vector<json>>(j, "log_history", where);
   s.stateful_callbacks = field(j, "stateful_callbacks", where);
-  HEARTH_CHECK(s.stateful_callbacks.is_object(), ValueError, "[trainer] ", where,
+  HEARTH_CHECK(s.stateful_callbacks.is_object(), InputError, "[trainer] ", where,
                ": field 'stateful_callbacks': expected a JSON object, got ", s.stateful_callbacks.dump());
   // The resumption state: in stateful_callbacks, or at the top in older files.
   json resume = j;
@@ -138,13 +143,13 @@ TrainerState TrainerState::from_json(const nlohmann::json& j, const std::string&
   check_count(s.world_size, "world_size", where);
   // A step never spans two epochs of the data (a step's batches stop at the
   // epoch's end), so the data cannot be further than one epoch per step.
-  HEARTH_CHECK(s.data_position.epoch <= std::max<int64_t>(s.global_step, 0) + 1, ValueError, "[trainer] ", where,
+  HEARTH_CHECK(s.data_position.epoch <= std::max<int64_t>(s.global_step, 0) + 1, InputError, "[trainer] ", where,
                ": field 'data_position.epoch': expected at most global_step + 1 (", s.global_step + 1, "), got ",
                s.data_position.epoch);
   // The sum of the steps' losses: beyond 1e30 per step on average it is no
   // loss a run reports (and adding to it soon overflows to infinity).
   const double max_total_loss = 1e30 * static_cast<double>(std::max<int64_t>(s.global_step, 1));
-  HEARTH_CHECK(std::isfinite(s.total_loss) && std::abs(s.total_loss) <= max_total_loss, ValueError, "[trainer] ", where,
+  HEARTH_CHECK(std::isfinite(s.total_loss) && std::abs(s.total_loss) <= max_total_loss, InputError, "[trainer] ", where,
                ": field 'total_loss': expected a finite sum of at most 1e30 per step (", max_total_loss, " for ",
                s.global_step, " steps), got ", s.total_loss);
   return s;

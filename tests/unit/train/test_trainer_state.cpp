@@ -49,8 +49,8 @@ TEST(TrainerState, IntegerFieldsOutOfRangeOrFractionalAreRefused) {
   json j = sample_state().to_json();
   j["max_steps"] = 9.2e19;
   EXPECT_EQ(refusal(j),
-            "[trainer] ckpt/trainer_state.json: field 'max_steps': expected an integer from "
-            "-9223372036854775808 to 9223372036854775807, got 9.2e+19");
+            "[trainer] ckpt/trainer_state.json: field 'max_steps': expected an integer (digits only, no fraction or "
+            "exponent), got 9.2e+19");
   j = sample_state().to_json();
   j["global_step"] = 2.5;
   EXPECT_NE(refusal(j).find("field 'global_step': expected an integer"), std::string::npos) << refusal(j);
