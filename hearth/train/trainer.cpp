@@ -327,6 +327,7 @@ TrainOutput Trainer::train() {
     state_.is_training = false;
     if (progress_) progress_->close();
     abandon_step_graphs();
+    save_after_failure();
     throw;
   }
   state_.is_training = false;
@@ -367,34 +368,37 @@ TrainOutput Trainer::train() {
 void Trainer::run_loop() {
   const auto ga = static_cast<size_t>(args_.gradient_accumulation_steps);
   while (state_.global_step < state_.max_steps) {
-    // What a step that fails part way (an OutOfMemoryError in the forward,
-    // backward or optimizer step) must give back, so that the run is as if
-    // the step never started: the batches it drew and the random numbers it
-    // used. The optimizer undoes its own state (Optimizer::step is all or
-    // nothing); partial gradients are dropped.
+    // What a step that fails part way (a batch that cannot be read, an
+    // OutOfMemoryError in the forward, backward or optimizer step) must give
+    // back, so that the run is as if the step never started: the batches it
+    // drew and the random numbers it used. The optimizer undoes its own state
+    // (Optimizer::step is all or nothing); partial gradients are dropped.
     const data::DataLoaderState position = loader_->state();
     const uint64_t rng_seed = default_generator().seed(), rng_offset = default_generator().offset();
-    std::vector<data::Batch> group;
-    const auto wait_begins = std::chrono::steady_clock::now();
-    while (group.size() < ga) {
-      std::optional<data::Batch> b = loader_->next();
-      if (!b) break;
-      group.push_back(std::move(*b));
-    }
-    timeline_->host_waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_begins).count());
-    if (group.empty()) {
-      // The epoch ended at the previous step, whose epoch events already ran.
-      loader_->set_epoch(loader_->epoch() + 1);
-      for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
-      continue;
-    }
     const int64_t step_before = state_.global_step;
-    timeline_->step_begins();
+    std::vector<data::Batch> group;
     try {
+      const auto wait_begins = std::chrono::steady_clock::now();
+      while (group.size() < ga) {
+        std::optional<data::Batch> b = loader_->next();
+        if (!b) break;
+        group.push_back(std::move(*b));
+      }
+      timeline_->host_waited(std::chrono::duration<double>(std::chrono::steady_clock::now() - wait_begins).count());
+      if (group.empty()) {
+        // The epoch ended at the previous step, whose epoch events already ran.
+        loader_->set_epoch(loader_->epoch() + 1);
+        for (CallbackPtr& cb : callbacks_) cb->on_epoch_begin(args_, state_, control_);
+        continue;
+      }
+      timeline_->step_begins();
       training_step(group);
-    } catch (const OutOfMemoryError&) {
+    } catch (...) {
+      // Any failure (out of memory, a device error, a batch that cannot be
+      // made) gives the step back the same way, so that the state can still
+      // be saved (save_after_failure) and resumed.
       timeline_->discard();
-      if (state_.global_step == step_before) {  // the step did not complete
+      if (state_.global_step == step_before && !updating_parameters_) {  // the step did not complete
         optimizer_->zero_grad();
         loader_->load_state(position);
         default_generator().set_state(rng_seed, rng_offset);
@@ -405,6 +409,33 @@ void Trainer::run_loop() {
     state_.total_flos += step_flos(*model_, group) * world_size();  // every process's share alike
     after_step(loader_->state().batches_yielded >= loader_->num_batches());
     if (stop_signal_ != 0 || control_.should_training_stop) break;
+  }
+}
+
+void Trainer::save_after_failure() noexcept {
+  // One process alone: the ranks of a data-parallel run cannot agree on a save
+  // once one of them has failed. An update cut short leaves weights of no
+  // known step; a run that saves nothing (save_strategy "no") is not saved.
+  const int64_t step = state_.global_step;
+  if (world_size() != 1 || updating_parameters_ || args_.save_strategy == "no" || step == save_failed_step_) return;
+  try {
+    if (step == last_save_step_ || step == 0) {
+      if (!last_checkpoint_.empty())
+        say("hearth: the run failed after " + last_checkpoint_ + ", which holds every step it completed; resume " +
+            "from it with --resume_from_checkpoint " + last_checkpoint_ + " once the cause is fixed.");
+      return;
+    }
+    const std::string dir = save_checkpoint();
+    say("hearth: the run failed after step " + std::to_string(step) + "; saved " + dir +
+        " with the steps it completed. Resume with the same command and --resume_from_checkpoint " + dir +
+        " once the cause is fixed.");
+  } catch (const std::exception& e) {
+    try {
+      say(std::string("hearth: the run failed after step ") + std::to_string(step) +
+          " and could not be saved: " + e.what());
+    } catch (...) {
+    }
+  } catch (...) {
   }
 }
 

@@ -313,6 +313,15 @@ class Trainer {
   int64_t last_log_step_ = -1, last_eval_step_ = -1, last_save_step_ = -1;
   std::string last_checkpoint_;
   int stop_signal_ = 0;
+  // From the optimizer's update until the step is counted: a failure there
+  // leaves weights whose step is not known, which no checkpoint may hold.
+  bool updating_parameters_ = false;
+  // The step whose save failed (a full disk): saving it again after the
+  // failure would only fail again.
+  int64_t save_failed_step_ = -1;
+  // After train() fails: saves the steps completed since the last checkpoint
+  // when the state is whole, and says which checkpoint to resume from.
+  void save_after_failure() noexcept;
 };
 
 }  // namespace hearth::train

@@ -60,6 +60,7 @@ std::string Trainer::save_checkpoint() {
     StopSignalGuard::end_save();
   } catch (const IoError& e) {
     StopSignalGuard::end_save();
+    save_failed_step_ = state_.global_step;
     // The save is atomic: nothing of it is left, and the checkpoints before it
     // are untouched. Say which one a resumed run would continue from.
     state_.best_model_checkpoint = previous_best;

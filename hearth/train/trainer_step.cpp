@@ -92,9 +92,11 @@ void Trainer::training_step(std::vector<data::Batch>& group) {
     reducer_->finish();
     group_->all_reduce({step_loss}, distributed::ReduceOp::avg)->wait();  // the mean over ranks is logged
   }
+  updating_parameters_ = true;
   optimizer_step();
 
   ++state_.global_step;
+  updating_parameters_ = false;
   data::DataLoaderState pos = loader_->state();
   state_.epoch = static_cast<double>(pos.epoch) +
                  static_cast<double>(pos.batches_yielded) / static_cast<double>(loader_->num_batches());
