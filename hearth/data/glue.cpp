@@ -125,88 +125,114 @@ constexpr double kMaxScore = 1e15;
 
 std::string json_text(const ordered_json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); }
 
-LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
-  io::check_regular_file(path, "[glue]");
-  std::ifstream in(path, std::ios::binary);
-  HEARTH_CHECK(in.good(), IoError, "[glue] cannot read '", path, "'");
-  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  // (object, line) pairs: JSON lines, or one array of objects.
-  std::vector<std::pair<ordered_json, int64_t>> objects;
-  const size_t first = text.find_first_not_of(" \t\r\n");
-  if (first != std::string::npos && text[first] == '[') {
-    io::check_json_limits(text, "[glue] " + path, text.size());
-    ordered_json all = ordered_json::parse(text, nullptr, false);
-    HEARTH_CHECK(!all.is_discarded(), ValueError, "[glue] ", path, ": not valid JSON");
-    for (ordered_json& o : all) objects.emplace_back(std::move(o), 0);
-  } else {
-    int64_t line_no = 0;
-    size_t start = 0;
-    while (start <= text.size()) {
-      size_t end = text.find('\n', start);
-      if (end == std::string::npos) end = text.size();
-      ++line_no;
-      std::string_view line(text.data() + start, end - start);
-      if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
-        io::check_json_limits(line, "[glue] " + path + ":" + std::to_string(line_no), line.size());
-        ordered_json o = ordered_json::parse(line, nullptr, false);
-        HEARTH_CHECK(!o.is_discarded(), ValueError, "[glue] ", path, ":", line_no, ": not a valid JSON line");
-        objects.emplace_back(std::move(o), line_no);
-      }
-      start = end + 1;
-    }
+// Turns JSON objects into rows one at a time: the columns come from the
+// first object, and each field is cut as read_csv cuts one, so that the rows
+// never hold more than the tokenizer will read.
+class JsonRowReader {
+ public:
+  JsonRowReader(const std::string& path, const GlueTask* task, bool labels_required)
+      : path_(path), task_(task), labels_required_(labels_required) {
+    out_.source = path;
   }
-  LabeledTexts out;
-  out.source = path;
-  HEARTH_CHECK(!objects.empty(), ValueError, "[glue] ", path, ": no rows");
-  for (size_t i = 0; i < objects.size(); ++i) {
-    auto& [o, line] = objects[i];
-    if (line == 0) line = static_cast<int64_t>(i) + 1;  // an array: the row number
-    HEARTH_CHECK(o.is_object(), ValueError, "[glue] ", path, ":", line, ": expected a JSON object, got ",
+
+  void add(const ordered_json& o, int64_t line) {
+    HEARTH_CHECK(o.is_object(), ValueError, "[glue] ", path_, ":", line, ": expected a JSON object, got ",
                  io::excerpt(o.dump()));
-  }
-  std::vector<std::string> columns;
-  for (const auto& [k, v] : objects[0].first.items()) columns.push_back(k);
-  choose_columns(out, columns, task);
-  if (!labels_required && !has_column(columns, out.label_column)) out.label_column.clear();
-  auto field = [&](const ordered_json& o, int64_t line, const std::string& column) {
-    auto it = o.find(column);
-    HEARTH_CHECK(it != o.end(), ValueError, "[glue] ", path, ":", line, ": no column '", column,
-                 "' (columns: ", quoted_list(columns), ")");
-    return *it;
-  };
-  for (const auto& [o, line] : objects) {
+    if (out_.rows.empty()) choose(o);
     LabeledText t;
     t.line = line;
-    const ordered_json a = field(o, line, out.text_a_column);
-    HEARTH_CHECK(a.is_string(), ValueError, "[glue] ", path, ":", line, ": column '", out.text_a_column,
-                 "': expected a string, got ", io::excerpt(a.dump()));
-    t.text_a = a.get<std::string>();
-    truncate_utf8(t.text_a, kMaxFieldBytes);  // as read_csv cuts a field
-    if (out.text_b_column) {
-      const ordered_json b = field(o, line, *out.text_b_column);
-      HEARTH_CHECK(b.is_string(), ValueError, "[glue] ", path, ":", line, ": column '", *out.text_b_column,
-                   "': expected a string, got ", io::excerpt(b.dump()));
-      t.text_b = b.get<std::string>();
-      truncate_utf8(*t.text_b, kMaxFieldBytes);
-    }
-    if (!out.label_column.empty()) {
-      const ordered_json label = field(o, line, out.label_column);
+    t.text_a = text_field(o, line, out_.text_a_column);
+    if (out_.text_b_column) t.text_b = text_field(o, line, *out_.text_b_column);
+    if (!out_.label_column.empty()) {
+      const ordered_json& label = field(o, line, out_.label_column);
       // A label is a class (a name or an integer) or a score; a list, an
       // object, a boolean or null is neither, and a score so large that its
       // square overflows float32 cannot be trained on (and 1e30 once made a
       // classification file a regression one).
-      HEARTH_CHECK(label.is_string() || label.is_number(), ValueError, "[glue] ", path, ":", line, ": column '",
-                   out.label_column, "': expected a class name, a class id or a score, got ",
+      HEARTH_CHECK(label.is_string() || label.is_number(), ValueError, "[glue] ", path_, ":", line, ": column '",
+                   out_.label_column, "': expected a class name, a class id or a score, got ",
                    io::excerpt(label.dump()));
-      HEARTH_CHECK(!label.is_number_float() || std::abs(label.get<double>()) <= kMaxScore, ValueError, "[glue] ", path,
-                   ":", line, ": column '", out.label_column, "': expected a score of at most ", kMaxScore,
+      HEARTH_CHECK(!label.is_number_float() || std::abs(label.get<double>()) <= kMaxScore, ValueError, "[glue] ",
+                   path_, ":", line, ": column '", out_.label_column, "': expected a score of at most ", kMaxScore,
                    " in magnitude, got ", label.dump());
-      if (label.is_number_float()) out.json_float_labels = true;
+      if (label.is_number_float()) out_.json_float_labels = true;
       t.label = json_text(label);
     }
-    out.rows.push_back(std::move(t));
+    out_.rows.push_back(std::move(t));
   }
-  return out;
+
+  LabeledTexts finish() {
+    HEARTH_CHECK(!out_.rows.empty(), ValueError, "[glue] ", path_, ": no rows");
+    return std::move(out_);
+  }
+
+ private:
+  void choose(const ordered_json& first) {
+    for (const auto& [k, v] : first.items()) columns_.push_back(k);
+    choose_columns(out_, columns_, task_);
+    if (!labels_required_ && !has_column(columns_, out_.label_column)) out_.label_column.clear();
+  }
+
+  const ordered_json& field(const ordered_json& o, int64_t line, const std::string& column) const {
+    auto it = o.find(column);
+    HEARTH_CHECK(it != o.end(), ValueError, "[glue] ", path_, ":", line, ": no column '", column,
+                 "' (columns: ", quoted_list(columns_), ")");
+    return *it;
+  }
+
+  std::string text_field(const ordered_json& o, int64_t line, const std::string& column) const {
+    const ordered_json& v = field(o, line, column);
+    HEARTH_CHECK(v.is_string(), ValueError, "[glue] ", path_, ":", line, ": column '", column,
+                 "': expected a string, got ", io::excerpt(v.dump()));
+    const std::string& full = v.get_ref<const std::string&>();
+    std::string text = full.substr(0, std::min(full.size(), kMaxFieldBytes + 4));
+    truncate_utf8(text, kMaxFieldBytes);  // as read_csv cuts a field
+    return text;
+  }
+
+  std::string path_;
+  const GlueTask* task_;
+  bool labels_required_;
+  std::vector<std::string> columns_;
+  LabeledTexts out_;
+};
+
+LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
+  io::check_regular_file(path, "[glue]");
+  std::ifstream in(path, std::ios::binary);
+  HEARTH_CHECK(in.good(), IoError, "[glue] cannot read '", path, "'");
+  JsonRowReader rows(path, task, labels_required);
+  // One array of objects is one JSON document, parsed whole; JSON lines are
+  // read and turned into rows one line at a time, so that memory follows the
+  // longest line rather than the file.
+  char c = 0;
+  while (in.get(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
+  }
+  if (in && c == '[') {
+    in.unget();
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    io::check_json_limits(text, "[glue] " + path, text.size());
+    ordered_json all = ordered_json::parse(text, nullptr, false);
+    HEARTH_CHECK(!all.is_discarded(), ValueError, "[glue] ", path, ": not valid JSON");
+    text.clear();
+    text.shrink_to_fit();
+    HEARTH_CHECK(all.is_array(), ValueError, "[glue] ", path, ": not valid JSON");
+    int64_t row = 0;
+    for (const ordered_json& o : all) rows.add(o, ++row);  // an array: the row number
+    return rows.finish();
+  }
+  in.clear();
+  in.seekg(0);
+  int64_t line_no = 0;
+  for (std::string line; std::getline(in, line);) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    io::check_json_limits(line, "[glue] " + path + ":" + std::to_string(line_no), line.size());
+    const ordered_json o = ordered_json::parse(line, nullptr, false);
+    HEARTH_CHECK(!o.is_discarded(), ValueError, "[glue] ", path, ":", line_no, ": not a valid JSON line");
+    rows.add(o, line_no);
+  }
+  return rows.finish();
 }
 
 std::optional<int64_t> parse_integer(const std::string& s) {
