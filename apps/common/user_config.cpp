@@ -32,10 +32,10 @@ std::string lower(std::string s) {
 
 void set_device(UserConfig& c, const std::string& text, const std::string& context) {
   const std::string allowed = "auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th";
-  std::string v = lower(text);
-  // The spellings --accelerator takes too (Lightning's gpu is cuda).
-  if (v == "gpu") v = "cuda";
-  if (v != "auto") {
+  const std::string v = lower(text);
+  // "gpu" is kept as written: the accelerator present when a run starts
+  // (hearth/train/device_select.h), whatever its kind.
+  if (v != "auto" && v != "gpu" && v.rfind("gpu:", 0) != 0) {
     try {
       Device::parse(v);
     } catch (const ValueError&) {

@@ -116,6 +116,14 @@ DeviceChoice select_device(const std::string& spec, bool use_cpu) {
     d.index = rank;
     return {d, describe_device(d)};
   }
+  // Lightning's "gpu": whichever accelerator auto would pick, of any kind;
+  // "gpu:N" its N-th device. Never the CPU.
+  if (spec == "gpu" || spec.rfind("gpu:", 0) == 0) {
+    const Device best = resolve_device("auto");
+    HEARTH_CHECK(!best.is_cpu(), DeviceError, "[trainer] device '", spec,
+                 "': no accelerator is available (", no_accelerator_reason(), ")", use_instead());
+    return select_device(device_kind_name(best.kind) + spec.substr(3), false);
+  }
   Device d;
   try {
     d = Device::parse(spec);

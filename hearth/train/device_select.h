@@ -8,6 +8,8 @@
 //   device "cuda:1", ...: that device, or a DeviceError before any work:
 //     "[trainer] accelerator 'cuda' is not available on this system (<why>).
 //      Available: cpu. Use --device auto or --cpu."
+//   device "gpu" ("gpu:N"): as Lightning's accelerator "gpu", the kind of
+//     accelerator auto would pick (its N-th device); a DeviceError when there is none;
 //   use_cpu: the CPU, whatever device says.
 #pragma once
 

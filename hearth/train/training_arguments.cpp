@@ -373,7 +373,7 @@ std::vector<Field> make_fields() {
                        "whether a larger metric is better (default: false for losses, true otherwise)"),
       optional_string("resume_from_checkpoint", &A::resume_from_checkpoint,
                       "a checkpoint directory to continue from, or \"latest\""),
-      string("device", &A::device, "auto, cpu or a device kind such as cuda or vulkan, with :N for the N-th (auto: the best accelerator present, else the CPU)"),
+      string("device", &A::device, "auto, cpu, gpu or a device kind such as cuda or vulkan, with :N for the N-th (auto: the best accelerator present, else the CPU; gpu: the accelerator auto would pick, never the CPU)"),
       also_named(boolean("use_cpu", &A::use_cpu, "train on the CPU whatever device says"), {"no_cuda"}),
       precision(),
       precision_flag("bf16", "bf16-mixed", "fp16", "fp16-mixed", "mixed precision in bfloat16: precision bf16-mixed"),

@@ -49,6 +49,20 @@ TEST(DeviceSelect, AnAbsentAcceleratorFailsWithTheWayOut) {
   }
 }
 
+// Lightning's "gpu": the accelerator auto picks, of whatever kind; never the CPU.
+TEST(DeviceSelect, GpuIsTheAcceleratorAutoPicks) {
+  const Device best = resolve_device("auto");
+  if (best.is_cpu()) {
+    const std::string msg = device_error("gpu");
+    EXPECT_NE(msg.find("[trainer] device 'gpu': no accelerator is available ("), std::string::npos) << msg;
+    EXPECT_NE(msg.find("Use --device auto or --cpu."), std::string::npos) << msg;
+    return;
+  }
+  EXPECT_EQ(select_device("gpu", false).device.kind, best.kind);
+  EXPECT_EQ(select_device("gpu:0", false).device, Device(best.kind, 0));
+  EXPECT_NE(device_error("gpu:99").find("is not available on this system"), std::string::npos);
+}
+
 TEST(DeviceSelect, AnUnknownDeviceNamesTheKnownOnes) {
   std::string msg = device_error("tpu");
   EXPECT_NE(msg.find("device 'tpu' is not a device"), std::string::npos) << msg;
