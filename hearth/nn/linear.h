@@ -16,6 +16,15 @@ class Linear : public Module {
 
   int64_t in_features, out_features;
   Tensor weight, bias;  // bias undefined when constructed without one
+
+  // A low-rank adapter (LoRA, hearth/nn/lora.h): when set, forward adds
+  // scaling * lora_B(lora_A(dropout(x))). Registered as the submodules
+  // "lora_A" [r, in] and "lora_B" [out, r], PEFT's names.
+  std::shared_ptr<Linear> lora_A, lora_B;
+  double lora_scaling = 0.0;
+  double lora_dropout = 0.0;
+  void add_lora(int64_t r, double scaling, double dropout);
+  void remove_lora();
 };
 
 }  // namespace hearth::nn

@@ -97,6 +97,12 @@ void Module::add_child(const std::string& name, std::shared_ptr<Module> module) 
   children_.emplace_back(name, std::move(module));
 }
 
+void Module::remove_child(const std::string& name) {
+  auto it = std::find_if(children_.begin(), children_.end(), [&](const auto& c) { return c.first == name; });
+  HEARTH_CHECK(it != children_.end(), ValueError, "[", type_name_, "] has no submodule \"", name, "\"");
+  children_.erase(it);
+}
+
 void Module::collect_named_tensors(const std::string& prefix, bool params, bool recurse, bool dedupe,
                                    std::vector<std::pair<std::string, Tensor>>& out,
                                    std::vector<const TensorImpl*>& seen) const {

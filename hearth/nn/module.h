@@ -138,6 +138,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // Overridden by modules that can checkpoint their blocks; true when they took it.
   virtual bool set_gradient_checkpointing(bool /*on*/) { return false; }
   void add_child(const std::string& name, std::shared_ptr<Module> module);
+  // Drops the submodule `name` (an adapter folded into its layer); a
+  // ValueError when there is none.
+  void remove_child(const std::string& name);
 
  private:
   struct NamedTensor {
