@@ -212,6 +212,23 @@ TEST(NnCausalLmPretrained, ShardedCheckpointsLoad) {
   for (const auto& [name, t] : model.state_dict()) EXPECT_EQ(max_diff(loaded->state_dict().at(name), t), 0.0) << name;
 }
 
+TEST(NnCausalLmPretrained, Bfloat16CheckpointsLoadIntoFloat32) {
+  // Checkpoints on the Hub are mostly bfloat16; the model keeps its float32.
+  manual_seed(15);
+  LlamaForCausalLM model(tiny_llama("qwen2", /*tied=*/true));
+  testing::TempDir dir;
+  const std::string folder = dir.file("bf16");
+  model.save_pretrained(folder);
+  std::map<std::string, Tensor> halved;
+  for (const auto& [key, t] : io::load_safetensors(folder + "/model.safetensors")) halved[key] = t.to(DType::bfloat16);
+  io::save_safetensors(folder + "/model.safetensors", halved);
+  auto loaded = nn::models::load_causal_lm(folder);
+  for (const auto& [name, t] : loaded->state_dict()) {
+    EXPECT_EQ(t.dtype(), DType::float32) << name;
+    EXPECT_EQ(max_diff(t, halved.at(name).to(DType::float32)), 0.0) << name;
+  }
+}
+
 TEST(NnCausalLmPretrained, Gpt2ReleaseNamesAndBuffersLoad) {
   // The original "gpt2" files: a GPT2Model's names (no "transformer."), the
   // attention's mask buffers beside the weights.
