@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include "hearth/autograd/checkpoint.h"
 #include "hearth/autograd/grad_mode.h"
@@ -62,7 +63,9 @@ Tensor LlamaRMSNorm::forward(const Tensor& x) {
 }
 
 std::string LlamaRMSNorm::extra_repr() const {
-  return "(" + std::to_string(weight.size(0)) + ",), eps=" + std::to_string(eps);
+  std::ostringstream os;
+  os << "(" << weight.size(0) << ",), eps=" << eps;
+  return os.str();
 }
 
 // ---- attention, MLP, layer ----
