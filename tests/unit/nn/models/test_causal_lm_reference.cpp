@@ -13,6 +13,7 @@
 #include "hearth/nn/models/llama.h"
 #include "hearth/nn/models/llama_rope.h"
 #include "hearth/ops/attention.h"
+#include "hearth/ops/autocast.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/reduction.h"
 
@@ -105,6 +106,29 @@ TEST(NnCausalLmReference, GradientCheckpointingGivesTheSameGradients) {
   // Training mode (the Llama fixtures have no dropout) with each layer recomputed in backward.
   for (const Case& c : cases())
     if (c.name != "gpt2_tiny") check_against_reference(c, DType::float64, 1e-10, /*training=*/true, true);
+}
+
+TEST(NnCausalLmReference, Bfloat16AutocastStaysCloseToTheReference) {
+  // Mixed precision as training runs it: products in bfloat16, the norms,
+  // softmax and loss in float32, float32 gradients for the float32 parameters.
+  for (const Case& c : cases()) {
+    const auto expected = io::load_safetensors(fixture(c.name + ".expected.safetensors"));
+    std::shared_ptr<CausalLM> model = nn::models::load_causal_lm(fixture(c.name));
+    model->eval();
+    Tensor loss;
+    {
+      AutocastGuard autocast(kCpu, DType::bfloat16);
+      loss = model->forward(expected.at("input_ids"), expected.at("attention_mask"), expected.at("labels")).loss;
+    }
+    EXPECT_EQ(loss.dtype(), DType::float32) << c.name;
+    EXPECT_LT(relative_difference(loss, expected.at("loss_f32")), 2e-2) << c.name;
+    loss.backward();
+    for (const std::string& name : c.gradients) {
+      const Tensor g = model->get_parameter(name).grad();
+      EXPECT_EQ(g.dtype(), DType::float32) << name;
+      EXPECT_LT(relative_difference(g, expected.at("grad_f32." + name)), 0.1) << c.name << " " << name;
+    }
+  }
 }
 
 TEST(NnCausalLmReference, RotaryFrequenciesFollowTheLlama3Rule) {
