@@ -65,7 +65,9 @@ double check_against_reference(const Case& c, DType dtype, double tolerance, boo
   std::shared_ptr<CausalLM> model = nn::models::load_causal_lm(fixture(c.name));
   model->to(dtype);
   model->train(training);
-  if (checkpointing) EXPECT_TRUE(model->gradient_checkpointing_enable());
+  if (checkpointing) {
+    EXPECT_TRUE(model->gradient_checkpointing_enable());
+  }
   auto out = model->forward(expected.at("input_ids"), expected.at("attention_mask"), expected.at("labels"));
   EXPECT_EQ(out.logits.dtype(), dtype);
   double worst = 0;
