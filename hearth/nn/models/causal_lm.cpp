@@ -52,7 +52,7 @@ Tensor causal_attention_mask(const Tensor& attention_mask, int64_t batch, int64_
   HEARTH_CHECK(is_floating(dtype), TypeError, "[", tag, "] the additive attention mask needs a floating dtype, got ",
                dtype_name(dtype));
   const Tensor positions = arange(seq_len, device);
-  // future[l, s]: key s comes after query l.
+  // blocked[l, s]: key s comes after query l (and, below, or is padding).
   Tensor blocked = unsqueeze(unsqueeze(gt(unsqueeze(positions, 0), unsqueeze(positions, 1)), 0), 0);  // [1,1,S,S]
   if (attention_mask.defined()) {
     HEARTH_CHECK(attention_mask.dim() == 2 && attention_mask.size(0) == batch && attention_mask.size(1) == seq_len,
