@@ -1,153 +1,34 @@
 // from_pretrained and save_pretrained of the BERT models: reading and writing
-// Hugging Face model folders.
-#include <algorithm>
+// Hugging Face model folders (the folder and file handling is hf_checkpoint's,
+// shared with the causal language models).
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
-
-#include <nlohmann/json.hpp>
 
 #include "hearth/core/errors.h"
-#include "hearth/io/file_checks.h"
-#include "hearth/io/json_limits.h"
-#include "hearth/io/safetensors.h"
 #include "hearth/nn/init.h"
 #include "hearth/nn/models/bert.h"
+#include "hearth/nn/models/hf_checkpoint.h"
 
 namespace hearth::nn::models {
 namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kWeightsFile = "model.safetensors";
-constexpr const char* kShardIndexFile = "model.safetensors.index.json";
-constexpr const char* kConfigFile = "config.json";
-
 bool starts_with(const std::string& s, const std::string& prefix) { return s.rfind(prefix, 0) == 0; }
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
-std::string join(const std::vector<std::string>& names, size_t limit = 12) {
-  std::string out;
-  for (size_t i = 0; i < names.size() && i < limit; ++i) out += (i ? ", " : "") + names[i];
-  if (names.size() > limit) out += ", ... (" + std::to_string(names.size()) + " in all)";
-  return out;
-}
+std::string join(const std::vector<std::string>& names, size_t limit = 12) { return join_names(names, limit); }
 
-std::string listing(const fs::path& dir) {
-  std::vector<std::string> names;
-  for (const auto& entry : fs::directory_iterator(dir)) names.push_back(entry.path().filename().string());
-  std::sort(names.begin(), names.end());
-  return names.empty() ? std::string("nothing") : join(names, 20);
-}
-
-// The folder must exist locally: hearth has no network access, so a hub name
-// ("bert-base-uncased") gets instructions for fetching it elsewhere.
-fs::path model_folder(const std::string& model_dir) {
-  const fs::path dir(model_dir);
-  if (!fs::exists(dir)) {
-    // "org/name/" -> the repository "org/name", downloaded into the folder "name".
-    fs::path local = dir.lexically_normal();
-    if (local.filename().empty()) local = local.parent_path();
-    HEARTH_THROW(IoError, "[bert] \"", model_dir,
-                 "\" is not a folder. hearth loads models only from a local folder and never downloads them (it has "
-                 "no network access). On a machine with internet access, download the model, e.g.\n"
-                 "  huggingface-cli download ",
-                 local.string(), " --local-dir ", local.filename().string(),
-                 "\n(or in Python: transformers.AutoModel.from_pretrained(\"", model_dir,
-                 "\").save_pretrained(\"<folder>\")), copy the folder to this machine and pass its path.");
-  }
-  HEARTH_CHECK(fs::is_directory(dir), IoError, "[bert] \"", model_dir,
-               "\" is a file; pass the model folder that holds config.json and model.safetensors");
-  HEARTH_CHECK(fs::exists(dir / kConfigFile), IoError, "[bert] ", (dir / kConfigFile).string(),
-               " is missing: a model folder holds config.json and model.safetensors; this one holds ", listing(dir));
-  return dir;
-}
+fs::path model_folder(const std::string& model_dir) { return hf_model_folder(model_dir, "[bert]"); }
 
 BertConfig read_config(const fs::path& dir, const BertLoadOptions& options) {
-  BertConfig config = BertConfig::from_json_file((dir / kConfigFile).string());
+  BertConfig config = BertConfig::from_json_file((dir / kHfConfigFile).string());
   if (options.num_labels) config.set_num_labels(*options.num_labels);
   if (options.problem_type) config.problem_type = *options.problem_type;
-  config.validate((dir / kConfigFile).string());
+  config.validate((dir / kHfConfigFile).string());
   return config;
-}
-
-// Every tensor of the checkpoint, as views of the mapped files (no copy), with
-// the file each came from.
-struct Checkpoint {
-  StateDict tensors;
-  std::map<std::string, std::string> file_of;
-  std::string description;  // for messages: the file, or the index
-};
-
-void add_file(Checkpoint& ckpt, const fs::path& path) {
-  io::SafetensorsFile file(path.string());
-  for (const std::string& name : file.names()) {
-    ckpt.tensors[name] = file.view(name);
-    ckpt.file_of[name] = path.string();
-  }
-}
-
-Checkpoint read_checkpoint(const fs::path& dir) {
-  Checkpoint ckpt;
-  if (fs::exists(dir / kWeightsFile)) {
-    ckpt.description = (dir / kWeightsFile).string();
-    add_file(ckpt, dir / kWeightsFile);
-    return ckpt;
-  }
-  if (fs::exists(dir / kShardIndexFile)) {
-    const std::string index_path = (dir / kShardIndexFile).string();
-    ckpt.description = index_path;
-    nlohmann::json index;
-    try {
-      io::check_regular_file(index_path, "[bert]");
-      std::ifstream in(index_path);
-      index = nlohmann::json::parse(io::read_json_text(in, "[bert] " + index_path));
-    } catch (const nlohmann::json::exception& e) {
-      HEARTH_THROW(IoError, "[bert] ", index_path, ": not valid JSON: ", e.what());
-    }
-    HEARTH_CHECK(index.is_object() && index.contains("weight_map") && index["weight_map"].is_object(), IoError,
-                 "[bert] ", index_path, ": field \"weight_map\": expected an object of tensor name to shard file");
-    std::set<std::string> shards;
-    for (const auto& [name, shard] : index["weight_map"].items()) {
-      HEARTH_CHECK(shard.is_string(), IoError, "[bert] ", index_path, ": field \"weight_map\": the shard of ", name,
-                   " is not a file name: ", shard.dump());
-      // A shard is a file of this folder: an index never reaches outside it.
-      const fs::path shard_path(shard.get<std::string>());
-      const bool escapes =
-          shard_path.empty() || shard_path.is_absolute() || shard_path.has_root_name() ||
-          std::any_of(shard_path.begin(), shard_path.end(), [](const fs::path& c) { return c == ".."; });
-      HEARTH_CHECK(!escapes, IoError, "[bert] ", index_path, ": field \"weight_map\": the shard of ", name, " is ",
-                   shard.dump(), ", which is not a file inside the model folder");
-      shards.insert(shard.get<std::string>());
-    }
-    for (const std::string& shard : shards) {
-      // Nor through a symlinked sub-folder. The shard file itself may be a
-      // link (a Hub cache's snapshot folder links each file to its blob).
-      fs::path prefix = dir;
-      const fs::path shard_path(shard);
-      for (auto it = shard_path.begin(); std::next(it) != shard_path.end(); ++it) {
-        prefix /= *it;
-        std::error_code ec;
-        HEARTH_CHECK(!fs::is_symlink(prefix, ec), IoError, "[bert] ", index_path, " lists the shard ", shard,
-                     ", reached through the symlink ", prefix.string(),
-                     "; shards are read only from inside the model folder");
-      }
-      HEARTH_CHECK(fs::exists(dir / shard), IoError, "[bert] ", index_path, " lists the shard ", shard,
-                   ", which is not in the folder");
-      add_file(ckpt, dir / shard);
-    }
-    return ckpt;
-  }
-  const bool has_torch_bin = fs::exists(dir / "pytorch_model.bin");
-  HEARTH_THROW(IoError, "[bert] ", (dir / kWeightsFile).string(), " is missing",
-               has_torch_bin ? std::string(": the folder has only pytorch_model.bin, a pickle hearth does not read. "
-                                           "Convert it on a machine with PyTorch: "
-                                           "transformers.AutoModel.from_pretrained(\"<folder>\")"
-                                           ".save_pretrained(\"<folder>\", safe_serialization=True)")
-                             : std::string("; the folder holds ") + listing(dir));
 }
 
 // Old checkpoints (the original BERT release) name LayerNorm's parameters
@@ -176,7 +57,7 @@ bool is_saved_buffer(const std::string& key) {
 std::vector<std::string> load_checkpoint(Module& model, const std::string& model_name, const fs::path& dir,
                                          const std::string& base_prefix, const std::set<std::string>& may_be_missing,
                                          std::ostream* log) {
-  Checkpoint ckpt = read_checkpoint(dir);
+  HfCheckpoint ckpt = read_hf_checkpoint(dir, "[bert]");
   bool has_prefixed = false;
   for (const auto& [key, _] : ckpt.tensors) has_prefixed = has_prefixed || starts_with(key, "bert.");
 
@@ -205,7 +86,7 @@ std::vector<std::string> load_checkpoint(Module& model, const std::string& model
     matched[key] = tensor;
   }
   HEARTH_CHECK(misshapen.empty(), ShapeError, "[bert] ", ckpt.description, " does not fit ", model_name, " built from ",
-               (dir / kConfigFile).string(), ": ", join(misshapen, 6),
+               (dir / kHfConfigFile).string(), ": ", join(misshapen, 6),
                ". A classifier of another label count needs options.num_labels to match the checkpoint.");
   HEARTH_CHECK(unexpected.empty(), ValueError, "[bert] ", ckpt.description, " holds weights ", model_name,
                " does not have: ", join(unexpected), ". Is it a BERT checkpoint of this architecture?");
@@ -214,7 +95,7 @@ std::vector<std::string> load_checkpoint(Module& model, const std::string& model
   for (const auto& [key, _] : expected)
     if (!matched.count(key)) (may_be_missing.count(key) ? initialised_fresh : missing).push_back(key);
   HEARTH_CHECK(missing.empty(), ValueError, "[bert] ", ckpt.description, " lacks weights of ", model_name, ": ",
-               join(missing), ". The checkpoint does not match ", (dir / kConfigFile).string(), ".");
+               join(missing), ". The checkpoint does not match ", (dir / kHfConfigFile).string(), ".");
 
   try {
     model.load_state_dict(matched, /*strict=*/false);
@@ -233,10 +114,8 @@ std::vector<std::string> load_checkpoint(Module& model, const std::string& model
 }
 
 void save_folder(const Module& model, const BertConfig& config, const char* architecture, const std::string& dir) {
-  fs::create_directories(dir);
-  const fs::path folder(dir);
-  io::save_safetensors((folder / kWeightsFile).string(), model.state_dict(), {{"format", "pt"}});
-  config.save((folder / kConfigFile).string(), {architecture});
+  save_hf_weights(dir, model.state_dict());
+  config.save((fs::path(dir) / kHfConfigFile).string(), {architecture});
 }
 
 }  // namespace
