@@ -52,7 +52,9 @@ BpeModel::BpeModel(std::vector<std::string> vocab, const std::vector<std::pair<s
   merges_.reserve(merges.size());
   std::string merged;
   for (size_t rank = 0; rank < merges.size(); ++rank) {
-    const auto& [a, b] = merges[rank];
+    // Named references, not a structured binding: clang 14 cannot capture one in the lambda.
+    const std::string& a = merges[rank].first;
+    const std::string& b = merges[rank].second;
     auto id_of = [&](const std::string& token, const char* role) {
       auto it = ids_.find(token);
       HEARTH_CHECK(it != ids_.end(), ValueError, where, ": field 'model.merges': merge ", rank, " ('",

@@ -119,12 +119,14 @@ namespace {
 std::shared_ptr<SplitPattern::Compiled> compile(const std::string& pattern, uint32_t extra_options,
                                                 const std::string& where) {
   HEARTH_CHECK(utf8::is_valid(pattern), ValueError, where, ": the pattern is not valid UTF-8");
-  const std::string compiled_text = (extra_options & PCRE2_LITERAL) != 0 ? pattern : with_oniguruma_space(pattern);
+  const bool literal = (extra_options & PCRE2_LITERAL) != 0;
+  const std::string compiled_text = literal ? pattern : with_oniguruma_space(pattern);
+  // A literal takes no Unicode-property or multi-line mode (PCRE2 refuses them with it).
+  const uint32_t options = PCRE2_UTF | extra_options | (literal ? 0 : PCRE2_UCP | PCRE2_MULTILINE);
   int error = 0;
   PCRE2_SIZE error_offset = 0;
-  pcre2_code* code =
-      pcre2_compile(reinterpret_cast<PCRE2_SPTR>(compiled_text.data()), compiled_text.size(),
-                    PCRE2_UTF | PCRE2_UCP | PCRE2_MULTILINE | extra_options, &error, &error_offset, nullptr);
+  pcre2_code* code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(compiled_text.data()), compiled_text.size(), options,
+                                   &error, &error_offset, nullptr);
   HEARTH_CHECK(code != nullptr, ValueError, where, ": the pattern '", io::excerpt(pattern),
                "' does not compile: ", pcre2_message(error), " at offset ", error_offset);
   auto compiled = std::make_shared<SplitPattern::Compiled>();

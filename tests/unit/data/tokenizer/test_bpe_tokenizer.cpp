@@ -7,11 +7,13 @@
 // "Ġwor" 264, "ld" 265, "Ġworld" 266, "aa" 267, "aaaa" 268, "aaaaaaaa" 269,
 // then <|endoftext|> 270). The comparison with Hugging Face's own answers on
 // files it trained is test_bpe_hf_cases.cpp.
+#include <atomic>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <random>
+#include <thread>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -327,6 +329,39 @@ TEST(BpeTokenizer, NotJsonOrNoFile) {
   const std::string path = write_json(json::array(), "array.json");
   EXPECT_THROW((void)BpeTokenizer::from_tokenizer_json(path), IoError);
   EXPECT_THROW((void)BpeTokenizer::from_pretrained("/nonexistent/model"), IoError);
+}
+
+TEST(BpeTokenizer, ThreadsEncodingAtOnceAgree) {
+  const BpeTokenizer tok = BpeTokenizer::from_tokenizer_json(fixture_dir("llama3_tiny") + "/tokenizer.json");
+  std::vector<std::string> texts;
+  for (int i = 0; i < 200; ++i) texts.push_back("the cat " + std::to_string(i * 7919) + " I'M\n\n x<|eot_id|>");
+  std::vector<Ids> expected;
+  for (const std::string& t : texts) expected.push_back(tok.encode(t));
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0};
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      for (int round = 0; round < 20; ++round)
+        for (size_t i = 0; i < texts.size(); ++i)
+          if (tok.encode(texts[i]) != expected[i]) ++mismatches;
+    });
+  for (std::thread& th : threads) th.join();
+  EXPECT_EQ(mismatches.load(), 0);
+}
+
+TEST(BpeTokenizer, TheFuzzSeedsAreValidTokenizers) {
+  // The fuzzer mutates these; a seed the reader refused would leave it nothing valid to start from.
+  const fs::path dir = fs::path(HEARTH_FIXTURES_DIR) / ".." / ".." / "fuzz" / "corpus" / "bpe_tokenizer";
+  int seeds = 0;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    std::ifstream in(e.path(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    json j = json::parse(bytes.substr(1));
+    const BpeTokenizer tok = BpeTokenizer::from_tokenizer_json(write_json(j, "seed.json"));
+    EXPECT_FALSE(tok.encode("Hello world 12 caf\xC3\xA9 hi").empty()) << e.path();
+    ++seeds;
+  }
+  EXPECT_GE(seeds, 4);
 }
 
 TEST(TokenDecoders, MetaspaceStripAndByteFallbackEdges) {
