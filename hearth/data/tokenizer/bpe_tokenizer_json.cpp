@@ -26,8 +26,26 @@ json read_json_file(const std::string& path) {
   io::check_regular_file(path, "[tokenizer]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[tokenizer] cannot read '", path, "'");
-  json j = json::parse(io::read_json_text(in, "[tokenizer] " + path), nullptr, /*allow_exceptions=*/false);
+  // A key repeated in one object (a token listed twice in model.vocab) would
+  // silently keep its last value; counting the keys each object was given
+  // against the keys it ends with finds it.
+  std::vector<size_t> keys_given;
+  bool repeated_key = false;
+  const json::parser_callback_t count_keys = [&](int, json::parse_event_t event, json& parsed) {
+    if (event == json::parse_event_t::object_start) {
+      keys_given.push_back(0);
+    } else if (event == json::parse_event_t::key && !keys_given.empty()) {
+      ++keys_given.back();
+    } else if (event == json::parse_event_t::object_end && !keys_given.empty()) {
+      repeated_key = repeated_key || parsed.size() != keys_given.back();
+      keys_given.pop_back();
+    }
+    return true;
+  };
+  json j = json::parse(io::read_json_text(in, "[tokenizer] " + path), count_keys, /*allow_exceptions=*/false);
   HEARTH_CHECK(!j.is_discarded() && j.is_object(), IoError, "[tokenizer] ", path, ": expected a JSON object");
+  HEARTH_CHECK(!repeated_key, ValueError, "[tokenizer] ", path,
+               ": an object lists the same key twice (a token repeated in model.vocab?); expected each once");
   return j;
 }
 

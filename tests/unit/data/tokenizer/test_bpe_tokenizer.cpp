@@ -325,6 +325,22 @@ TEST(BpeTokenizer, BadFilesAreRefusedNamingTheFieldAndTheFile) {
   }
 }
 
+TEST(BpeTokenizer, ATokenListedTwiceInTheVocabularyIsRefused) {
+  // JSON parsers keep the last of two equal keys; the reader counts them.
+  std::string text = fixture_json("gpt2_tiny").dump();
+  const std::string vocab = "\"vocab\":{";
+  text.insert(text.find(vocab) + vocab.size(), "\"he\":258,");
+  const fs::path path = fs::path(write_json(json::object(), "repeated_key.json"));
+  std::ofstream(path) << text;
+  try {
+    (void)BpeTokenizer::from_tokenizer_json(path.string());
+    ADD_FAILURE() << "accepted";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string() + ": an object lists the same key twice"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(BpeTokenizer, NotJsonOrNoFile) {
   const std::string path = write_json(json::array(), "array.json");
   EXPECT_THROW((void)BpeTokenizer::from_tokenizer_json(path), IoError);
