@@ -89,6 +89,19 @@ TEST(SplitPattern, ABadPatternNamesWhereItCameFrom) {
   }
 }
 
+TEST(SplitPattern, CatastrophicBacktrackingEndsInAnErrorNotAHang) {
+  // Nested quantifiers over a text that almost matches: 2^40 ways to fail
+  // without PCRE2's match limit.
+  const SplitPattern p = SplitPattern::regex(R"((\w+\s?)+$)", "[tokenizer] t.json: field 'x'");
+  try {
+    (void)p.find_matches(std::string(40, 'a') + "!");
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("t.json: field 'x'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("match limit"), std::string::npos) << e.what();
+  }
+}
+
 Strings split_with(SplitBehavior b, const std::string& text) {
   std::vector<TextPiece> pieces{{text, true}};
   SplitPreTokenizer(SplitPattern::literal("-", "test"), b, false).apply(pieces);
