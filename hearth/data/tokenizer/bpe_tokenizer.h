@@ -14,6 +14,11 @@
 // valid UTF-8 is first repaired (each bad sequence becomes U+FFFD), as Python
 // does when it reads such bytes with errors="replace".
 //
+// Where `tokenizers` versions differ, this follows 0.23: an added token that
+// is `normalized`, under a normalizer that rewrites it, decodes to its
+// rewritten form (earlier versions decoded its content). No file of GPT-2,
+// Llama 2 or Llama 3 has such a token.
+//
 // The components read from the file are those BPE tokenizers in use have:
 // normalizers Prepend, Replace, NFC/NFD/NFKC/NFKD, Sequence; pre-tokenizers
 // ByteLevel, Split, Metaspace, Sequence; post-processors TemplateProcessing,
