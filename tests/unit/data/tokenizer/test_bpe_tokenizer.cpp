@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <random>
+#include <set>
 #include <thread>
 
 #include <gtest/gtest.h>
@@ -345,6 +346,54 @@ TEST(BpeTokenizer, NotJsonOrNoFile) {
   const std::string path = write_json(json::array(), "array.json");
   EXPECT_THROW((void)BpeTokenizer::from_tokenizer_json(path), IoError);
   EXPECT_THROW((void)BpeTokenizer::from_pretrained("/nonexistent/model"), IoError);
+}
+
+// The textbook BPE: while some adjacent pair has a merge, merge the leftmost
+// pair of the lowest rank. Slow (quadratic), but plainly right.
+std::vector<std::string> naive_bpe(const std::string& word,
+                                   const std::vector<std::pair<std::string, std::string>>& merges) {
+  std::vector<std::string> symbols;
+  for (char c : word) symbols.emplace_back(1, c);
+  while (true) {
+    size_t best_rank = merges.size(), best_pos = 0;
+    for (size_t i = 0; i + 1 < symbols.size(); ++i)
+      for (size_t r = 0; r < best_rank; ++r)
+        if (merges[r].first == symbols[i] && merges[r].second == symbols[i + 1]) {
+          best_rank = r;
+          best_pos = i;
+          break;
+        }
+    if (best_rank == merges.size()) return symbols;
+    symbols[best_pos] += symbols[best_pos + 1];
+    symbols.erase(symbols.begin() + static_cast<std::ptrdiff_t>(best_pos) + 1);
+  }
+}
+
+TEST(BpeModel, HeapMergingAgreesWithTheTextbookAlgorithm) {
+  // Random merges over a three-letter alphabet, each making a new token.
+  std::mt19937 rng(11);
+  std::vector<std::string> vocab = {"a", "b", "c"};
+  std::vector<std::pair<std::string, std::string>> merges;
+  std::set<std::string> known(vocab.begin(), vocab.end());
+  while (merges.size() < 60) {
+    const std::string& x = vocab[rng() % vocab.size()];
+    const std::string& y = vocab[rng() % vocab.size()];
+    if (x.size() + y.size() > 8 || known.count(x + y)) continue;
+    merges.emplace_back(x, y);
+    known.insert(x + y);
+    vocab.push_back(x + y);
+  }
+  const BpeModel model(vocab, merges, BpeOptions{}, "test");
+  for (int i = 0; i < 2000; ++i) {
+    std::string word;
+    const size_t n = 1 + rng() % 40;
+    for (size_t k = 0; k < n; ++k) word.push_back("abc"[rng() % 3]);
+    Ids ids;
+    model.tokenize(word, ids);
+    std::vector<std::string> got;
+    for (int64_t id : ids) got.push_back(model.token(id));
+    ASSERT_EQ(got, naive_bpe(word, merges)) << word;
+  }
 }
 
 TEST(BpeTokenizer, ThreadsEncodingAtOnceAgree) {
