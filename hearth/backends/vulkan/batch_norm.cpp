@@ -8,6 +8,7 @@
 #include <algorithm>
 
 #include "hearth/backends/vulkan/elementwise.h"
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/ops/factory.h"
@@ -74,10 +75,11 @@ void batch_norm_backward_kernel(OpCall& call) {
   d.run();
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16};
 
-HEARTH_REGISTER_KERNEL(batch_norm, vulkan_kind(), batch_norm_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(batch_norm_backward, vulkan_kind(), batch_norm_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(batch_norm, vulkan_kind(), (widened<OpId::batch_norm, batch_norm_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(batch_norm_backward, vulkan_kind(), (widened<OpId::batch_norm_backward, batch_norm_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -13,6 +13,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/backends/vulkan/elementwise.h"
 #include "hearth/backends/vulkan/gemm.h"
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/ops/factory.h"
@@ -209,12 +210,13 @@ void conv2d_backward_bias_kernel(OpCall& call) {
   run_conv(kBackwardBias, a, Tensor(), Tensor(), go, gb, Tensor(), {s[0], 1, 1, 1}, {s[1], 1, 1, 1}, s);
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16};
 
-HEARTH_REGISTER_KERNEL(conv2d, vulkan_kind(), conv2d_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_input, vulkan_kind(), conv2d_backward_input_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_weight, vulkan_kind(), conv2d_backward_weight_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_bias, vulkan_kind(), conv2d_backward_bias_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(conv2d, vulkan_kind(), (widened<OpId::conv2d, conv2d_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_input, vulkan_kind(), (widened<OpId::conv2d_backward_input, conv2d_backward_input_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_weight, vulkan_kind(), (widened<OpId::conv2d_backward_weight, conv2d_backward_weight_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_bias, vulkan_kind(), (widened<OpId::conv2d_backward_bias, conv2d_backward_bias_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -29,8 +30,11 @@ void dropout_backward_kernel(OpCall& call) {
   run_dropout(1, call.in(0), call.out(0), call.in(1), call.attrs<DropoutAttrs>());
 }
 
-HEARTH_REGISTER_KERNEL(dropout, vulkan_kind(), dropout_kernel, {DType::float32});
-HEARTH_REGISTER_KERNEL(dropout_backward, vulkan_kind(), dropout_backward_kernel, {DType::float32});
+// float16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16};
+
+HEARTH_REGISTER_KERNEL(dropout, vulkan_kind(), (widened<OpId::dropout, dropout_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(dropout_backward, vulkan_kind(), (widened<OpId::dropout_backward, dropout_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

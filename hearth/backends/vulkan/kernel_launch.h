@@ -55,7 +55,11 @@
 //
 // Dtypes: float32, int64, int32, uint8 and bool everywhere; float64 only
 // on devices with shaderFloat64 (call require_float64 before a double
-// variant); no 16-bit floats yet.
+// variant); float16 only on devices with shaderFloat16 and 16-bit storage
+// (require_float16 before a half variant: shaders defining HAS_FLOAT16 get a
+// float16 view from dtype_access.glsl and compute in float32, as the CPU
+// does for half inputs). Kernels without a half shader run their float32
+// shader on widened copies (half_widening.h). No bfloat16.
 #pragma once
 
 #include <cstdint>
@@ -76,11 +80,16 @@ struct DeviceLimits {
   uint32_t max_groups_x = 65535;
   uint32_t default_workgroup_size = 64;  // a multiple of the subgroup size, at most 256
   bool float64 = false;                  // shaders may use doubles (not on Apple GPUs)
+  bool float16 = false;                  // shaders may load, store and compute float16 (float16 variants)
   uint64_t max_binding_bytes = 1 << 27;  // the most bytes one tensor binding may span
 };
 // Throws NotImplementedError naming the op and the device when `device` has
 // no 64-bit floats in shaders; kernels call it before a float64 variant.
 void require_float64(int device, const char* op);
+// Likewise for float16 (shaderFloat16 and storageBuffer16BitAccess): before a
+// float16 variant, for the device, or for any float16 tensor among `tensors`.
+void require_float16(int device, const char* op);
+void require_float16(const std::vector<Tensor>& tensors, const char* op);
 const DeviceLimits& device_limits(int device);
 
 // The words of binding 0 after the tensors' offsets; 4 bytes each (std430

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -51,10 +52,11 @@ void layer_norm_backward_kernel(OpCall& call) {
   }
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16};
 
-HEARTH_REGISTER_KERNEL(layer_norm, vulkan_kind(), layer_norm_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(layer_norm_backward, vulkan_kind(), layer_norm_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(layer_norm, vulkan_kind(), (widened<OpId::layer_norm, layer_norm_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(layer_norm_backward, vulkan_kind(), (widened<OpId::layer_norm_backward, layer_norm_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -57,12 +58,13 @@ void run_nll(OpCall& call, bool backward) {
 void nll_loss_kernel(OpCall& call) { run_nll(call, false); }
 void nll_loss_backward_kernel(OpCall& call) { run_nll(call, true); }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16};
 
-HEARTH_REGISTER_KERNEL(cross_entropy, vulkan_kind(), cross_entropy_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(cross_entropy_backward, vulkan_kind(), cross_entropy_backward_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(nll_loss, vulkan_kind(), nll_loss_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(nll_loss_backward, vulkan_kind(), nll_loss_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(cross_entropy, vulkan_kind(), (widened<OpId::cross_entropy, cross_entropy_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(cross_entropy_backward, vulkan_kind(), (widened<OpId::cross_entropy_backward, cross_entropy_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(nll_loss, vulkan_kind(), (widened<OpId::nll_loss, nll_loss_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(nll_loss_backward, vulkan_kind(), (widened<OpId::nll_loss_backward, nll_loss_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -8,7 +8,9 @@
 //   OP 5 norm: ||row||_p (p = +-inf: the largest / smallest magnitude, p = 0:
 //   the count of non-zeros), accumulated in the value type.
 // Compiled as reduce_rows_float (float32 accumulation), reduce_rows_int
-// (int64) and reduce_rows_double (float64, for devices with shaderFloat64).
+// (int64), reduce_rows_double (float64, for devices with shaderFloat64) and
+// reduce_rows_half (float16 rows, float32 accumulation; devices with
+// shaderFloat16 and 16-bit storage).
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 #if defined(VALUE_INT)
@@ -17,6 +19,12 @@
 #elif defined(VALUE_DOUBLE)
 #define V double
 #define X_TYPE double
+#elif defined(HAS_FLOAT16)
+// float16 rows, accumulated in float32 and rounded once (the CPU's way).
+#extension GL_EXT_shader_16bit_storage : require
+#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#define V float
+#define X_TYPE float16_t
 #else
 #define V float
 #define X_TYPE float
