@@ -1,22 +1,32 @@
 // sgd_step and adam_step on Vulkan (shaders/optim_step.comp), float32, one
 // dispatch per parameter; the foreach forms are the ops layer's composition
 // of these, one per group. The coefficients are computed in double on the host and rounded
-// once, as the CPU kernels do. A parameter's half-precision copy (an output)
-// is not supported: the Vulkan kernels have no 16-bit types yet.
+// once, as the CPU kernels do. A parameter's float16 copy (the output that
+// autocast's next forward reads instead of casting) is the updated
+// parameter cast by the elementwise kernel: the same rounding of the same
+// float32 value as the CPU's in-register store. float16 parameters and
+// state run on widened float32 copies (half_widening.h).
 #include "hearth/dispatch/schemas/optim.h"
 
 #include <cmath>
 
+#include "hearth/backends/vulkan/elementwise.h"
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
 namespace hearth::vulkan {
 namespace {
 
-void check_no_copy(const OpCall& call, const char* op) {
+void check_copy(const OpCall& call, const char* op) {
   for (const Tensor& c : call.outputs)
-    HEARTH_CHECK(!c.defined(), NotImplementedError, "[", op,
-                 "] the Vulkan kernel cannot write a parameter's half-precision copy");
+    HEARTH_CHECK(!c.defined() || c.dtype() == DType::float16, NotImplementedError, "[", op,
+                 "] the Vulkan kernel writes a parameter's float16 copy, not a ", dtype_name(c.dtype()), " one");
+}
+
+// The parameter's low-precision copy, when the call has one, from its new values.
+void write_copy(const OpCall& call) {
+  if (!call.outputs.empty() && call.out(0).defined()) run_elementwise(EW_COPY, call.out(0), {call.in(0)}, false);
 }
 
 void sgd_one(const Tensor& param, const Tensor& grad, const Tensor& buf, const SgdStepAttrs& a) {
@@ -65,16 +75,20 @@ void adam_one(const Tensor& param, const Tensor& grad, const Tensor& m, const Te
 Tensor optional_input(const OpCall& call, size_t i) { return i < call.inputs.size() ? call.in(i) : Tensor(); }
 
 void sgd_step_kernel(OpCall& call) {
-  check_no_copy(call, "sgd_step");
+  if (call.in(0).dtype() == DType::float16) return run_widened(call, sgd_step_kernel, OpId::sgd_step);
+  check_copy(call, "sgd_step");
   sgd_one(call.in(0), call.in(1), optional_input(call, 2), call.attrs<SgdStepAttrs>());
+  write_copy(call);
 }
 
 void adam_step_kernel(OpCall& call) {
-  check_no_copy(call, "adam_step");
+  if (call.in(0).dtype() == DType::float16) return run_widened(call, adam_step_kernel, OpId::adam_step);
+  check_copy(call, "adam_step");
   adam_one(call.in(0), call.in(1), call.in(2), call.in(3), optional_input(call, 4), call.attrs<AdamStepAttrs>());
+  write_copy(call);
 }
 
-const DTypeSet kFloat = {DType::float32};
+const DTypeSet kFloat = {DType::float32, DType::float16};
 
 HEARTH_REGISTER_KERNEL(sgd_step, vulkan_kind(), sgd_step_kernel, kFloat);
 HEARTH_REGISTER_KERNEL(adam_step, vulkan_kind(), adam_step_kernel, kFloat);
