@@ -67,7 +67,7 @@ bool integral_operands(const Tensor& out, const std::vector<Tensor>& inputs) {
 }
 
 DTypeSet elementwise_dtypes() {
-  return {DType::float32, DType::float64, DType::float16, DType::int64, DType::int32, DType::uint8, DType::bool_};
+  return {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int64, DType::int32, DType::uint8, DType::bool_};
 }
 
 void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& inputs, bool integer_math,
@@ -80,12 +80,13 @@ void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& input
   HEARTH_CHECK(l.sizes.size() <= EW_MAX_DIMS, NotImplementedError, "[vulkan] elementwise kernels take at most ",
                EW_MAX_DIMS, " non-mergeable dims, got ", l.sizes.size());
 
-  bool any_double = out.dtype() == DType::float64, any_half = out.dtype() == DType::float16;
+  bool any_double = out.dtype() == DType::float64;
+  bool any_half = out.dtype() == DType::float16 || out.dtype() == DType::bfloat16;
   for (const Tensor& t : inputs) {
     any_double = any_double || (t.defined() && t.dtype() == DType::float64);
-    any_half = any_half || (t.defined() && t.dtype() == DType::float16);
+    any_half = any_half || (t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16));
   }
-  // A float64 operand needs a double variant and a float16 operand a half one
+  // A float64 operand needs a double variant and a 16-bit float a half one
   // (only they have double or half views of the buffers; each needs its
   // device feature, so the plain variants run everywhere).
   const char* shader = any_double && any_half ? "elementwise_double_half"

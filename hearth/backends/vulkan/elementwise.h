@@ -31,8 +31,9 @@ void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& input
 bool integral_operands(const Tensor& out, const std::vector<Tensor>& inputs);
 
 // The dtypes the elementwise kernel reads and writes (float64 only on
-// devices with shaderFloat64, float16 only on devices with shaderFloat16 and
-// 16-bit storage: run_elementwise throws NotImplementedError elsewhere).
+// devices with shaderFloat64, float16 and bfloat16 only on devices with
+// shaderFloat16 and 16-bit storage: run_elementwise throws
+// NotImplementedError elsewhere).
 DTypeSet elementwise_dtypes();
 
 }  // namespace hearth::vulkan

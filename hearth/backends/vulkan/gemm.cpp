@@ -26,9 +26,10 @@ void run_gemm(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor&
   const std::vector<Tensor> operands = {a, b, out, bias, partial};
   bool any_half = false;
   for (const Tensor& t : operands) {
-    HEARTH_CHECK(!t.defined() || t.dtype() == DType::float32 || t.dtype() == DType::float16, NotImplementedError,
-                 "[vulkan] the GEMM takes float32 and float16 operands, got ", dtype_name(t.dtype()));
-    any_half = any_half || (t.defined() && t.dtype() == DType::float16);
+    const bool half = t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16);
+    HEARTH_CHECK(!t.defined() || t.dtype() == DType::float32 || half, NotImplementedError,
+                 "[vulkan] the GEMM takes float32, float16 and bfloat16 operands, got ", dtype_name(t.dtype()));
+    any_half = any_half || half;
   }
   if (any_half) require_float16(out.device().index, "GEMM");
   Dispatch d(any_half ? "gemm_half" : "gemm", out.device().index);

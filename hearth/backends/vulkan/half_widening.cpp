@@ -11,11 +11,14 @@
 namespace hearth::vulkan {
 namespace {
 
-bool is_half(const Tensor& t) { return t.defined() && t.dtype() == DType::float16; }
+bool is_half(const Tensor& t) {
+  return t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16);
+}
 
-// A float32 tensor on t's device with t's shape and its dims in t's memory
-// order (a channels-last input stays channels-last, as the kernels read
-// layouts from strides), holding t's values.
+}  // namespace
+
+// Its dims in t's memory order: a channels-last input stays channels-last, as
+// the kernels read layouts from strides.
 Tensor widen(const Tensor& t) {
   std::vector<int64_t> order(static_cast<size_t>(t.dim()));
   std::iota(order.begin(), order.end(), 0);
@@ -29,7 +32,7 @@ Tensor widen(const Tensor& t) {
   return w;
 }
 
-}  // namespace
+void narrow_into(const Tensor& narrow, const Tensor& wide) { run_elementwise(EW_COPY, narrow, {wide}, false); }
 
 void run_widened(OpCall& call, KernelFn float_kernel, OpId op) {
   bool any_half = false;
@@ -51,10 +54,10 @@ void run_widened(OpCall& call, KernelFn float_kernel, OpId op) {
     if (is_half(t)) t = widen(t);
   float_kernel(wide);
   for (size_t i = 0; i < call.outputs.size(); ++i)
-    if (is_half(call.outputs[i])) run_elementwise(EW_COPY, call.outputs[i], {wide.outputs[i]}, false);
+    if (is_half(call.outputs[i])) narrow_into(call.outputs[i], wide.outputs[i]);
   for (int i : find_op(op)->def.mutated_inputs)
     if (i < static_cast<int>(call.inputs.size()) && is_half(call.inputs[static_cast<size_t>(i)]))
-      run_elementwise(EW_COPY, call.inputs[static_cast<size_t>(i)], {wide.inputs[static_cast<size_t>(i)]}, false);
+      narrow_into(call.inputs[static_cast<size_t>(i)], wide.inputs[static_cast<size_t>(i)]);
 }
 
 }  // namespace hearth::vulkan

@@ -1,4 +1,4 @@
-// float16 for the kernels whose shaders compute in float32 only (convolution,
+// float16 and bfloat16 for the kernels whose shaders compute in float32 only (convolution,
 // batch norm, pooling, softmax, layer norm, losses): the call's float16
 // tensors are widened to float32 copies on the device, the float32 kernel
 // runs on them, and its float16 results are rounded back once. That is the
@@ -8,15 +8,23 @@
 // row reductions) have half shaders of their own instead.
 #pragma once
 
+#include "hearth/core/tensor.h"
 #include "hearth/dispatch/op_call.h"
 #include "hearth/dispatch/op_info.h"
 
 namespace hearth::vulkan {
 
-// Runs `float_kernel` on `call`; where a tensor of the call is float16 (and
+// Runs `float_kernel` on `call`; where a tensor of the call is float16 or
+// bfloat16 (and
 // the device has half support, else NotImplementedError), on float32 copies,
 // copying back the outputs and the inputs `op` writes in place.
 void run_widened(OpCall& call, KernelFn float_kernel, OpId op);
+
+// The pieces, for kernels that widen by hand: a float32 copy of `t` on its
+// device (its dims in t's memory order), and `wide`'s values rounded into
+// `narrow` (float16 or bfloat16, the same shape).
+Tensor widen(const Tensor& t);
+void narrow_into(const Tensor& narrow, const Tensor& wide);
 
 template <OpId Op, KernelFn Fn>
 void widened(OpCall& call) {

@@ -52,13 +52,13 @@ void require_float16(int device, const char* op) {
   HEARTH_CHECK(device_limits(device).float16, NotImplementedError, "[", op, "] ",
                device_context(device).phys->props.deviceName,
                " has no 16-bit floats in shaders and storage buffers (shaderFloat16, storageBuffer16BitAccess), so "
-               "float16 tensors cannot be computed on it; use float32 (precision fp32), or set "
+               "float16 and bfloat16 tensors cannot be computed on it; use float32 (precision fp32), or set "
                "HEARTH_ENABLE_CPU_FALLBACK=1");
 }
 
 void require_float16(const std::vector<Tensor>& tensors, const char* op) {
   for (const Tensor& t : tensors)
-    if (t.defined() && t.dtype() == DType::float16) {
+    if (t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16)) {
       require_float16(t.device().index, op);
       return;
     }

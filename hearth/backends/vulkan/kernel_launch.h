@@ -58,8 +58,9 @@
 // variant); float16 only on devices with shaderFloat16 and 16-bit storage
 // (require_float16 before a half variant: shaders defining HAS_FLOAT16 get a
 // float16 view from dtype_access.glsl and compute in float32, as the CPU
-// does for half inputs). Kernels without a half shader run their float32
-// shader on widened copies (half_widening.h). No bfloat16.
+// does for half inputs; bfloat16, which GLSL lacks, as 16-bit words through
+// shaders/bfloat16.glsl, in the same variants). Kernels without a half
+// shader run their float32 shader on widened copies (half_widening.h).
 #pragma once
 
 #include <cstdint>
@@ -86,8 +87,9 @@ struct DeviceLimits {
 // Throws NotImplementedError naming the op and the device when `device` has
 // no 64-bit floats in shaders; kernels call it before a float64 variant.
 void require_float64(int device, const char* op);
-// Likewise for float16 (shaderFloat16 and storageBuffer16BitAccess): before a
-// float16 variant, for the device, or for any float16 tensor among `tensors`.
+// Likewise for float16 and bfloat16 (shaderFloat16 and storageBuffer16BitAccess):
+// before a half variant, for the device, or for any float16 or bfloat16
+// tensor among `tensors`.
 void require_float16(int device, const char* op);
 void require_float16(const std::vector<Tensor>& tensors, const char* op);
 const DeviceLimits& device_limits(int device);

@@ -1,5 +1,5 @@
-// bmm on Vulkan: one tiled shared-memory GEMM per call (gemm.h), float32 or
-// float16 (accumulated in float32), operands read through their strides
+// bmm on Vulkan: one tiled shared-memory GEMM per call (gemm.h), float32,
+// float16 or bfloat16 (accumulated in float32), operands read through their strides
 // (transposes are strides).
 // a_sums, when asked for, is a second product: a[0] @ ones[K].
 #include <algorithm>
@@ -12,6 +12,8 @@
 namespace hearth::vulkan {
 namespace {
 
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
+
 void bmm_kernel(OpCall& call) {
   const Tensor& a = call.in(0);
   const Tensor& b = call.in(1);
@@ -20,9 +22,9 @@ void bmm_kernel(OpCall& call) {
   const Tensor& out = call.out(0);
   // float16 a and b may write a float32 out (schemas/matmul.h); the GEMM
   // takes each operand's dtype as it comes.
-  HEARTH_CHECK(b.dtype() == a.dtype() && (a.dtype() == DType::float32 || a.dtype() == DType::float16) &&
+  HEARTH_CHECK(b.dtype() == a.dtype() && kFloat.contains(a.dtype()) &&
                    (out.dtype() == a.dtype() || out.dtype() == DType::float32),
-               NotImplementedError, "[bmm] the Vulkan kernel takes float32 or float16 operands, got ",
+               NotImplementedError, "[bmm] the Vulkan kernel takes float32, float16 or bfloat16 operands, got ",
                dtype_name(a.dtype()), " and ", dtype_name(b.dtype()), " into ", dtype_name(out.dtype()));
   run_gemm(a, b, out, bias, partial);
   if (call.outputs.size() > 1 && call.out(1).defined()) {
@@ -33,7 +35,7 @@ void bmm_kernel(OpCall& call) {
   }
 }
 
-HEARTH_REGISTER_KERNEL(bmm, vulkan_kind(), bmm_kernel, {DType::float32, DType::float16});
+HEARTH_REGISTER_KERNEL(bmm, vulkan_kind(), bmm_kernel, kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

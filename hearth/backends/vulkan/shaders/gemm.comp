@@ -7,9 +7,9 @@
 // shared memory. TS is specialisation constant 1 (the host picks it from
 // the device's workgroup limits); the workgroup size (constant 0) is TS * TS.
 // Each operand's dtype is a specialisation constant (DT_0 .. DT_4: a, b, out,
-// bias, partial): float32 in the plain variant, float32 or float16 in
-// gemm_half (HAS_FLOAT16; products of float16 operands accumulate in float32
-// and are rounded once, as the CPU's).
+// bias, partial): float32 in the plain variant, float32, float16 or bfloat16
+// in gemm_half (HAS_FLOAT16; products of 16-bit operands accumulate in
+// float32 and are rounded once, as the CPU's).
 #include "elementwise_ops.h"
 #define V float
 layout(local_size_x_id = 0) in;
