@@ -80,7 +80,8 @@ void batch_norm_backward_kernel(OpCall& call) {
 const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(batch_norm, vulkan_kind(), (widened<OpId::batch_norm, batch_norm_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(batch_norm_backward, vulkan_kind(), (widened<OpId::batch_norm_backward, batch_norm_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(batch_norm_backward, vulkan_kind(),
+                       (widened<OpId::batch_norm_backward, batch_norm_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -215,9 +215,12 @@ void conv2d_backward_bias_kernel(OpCall& call) {
 const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(conv2d, vulkan_kind(), (widened<OpId::conv2d, conv2d_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_input, vulkan_kind(), (widened<OpId::conv2d_backward_input, conv2d_backward_input_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_weight, vulkan_kind(), (widened<OpId::conv2d_backward_weight, conv2d_backward_weight_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_bias, vulkan_kind(), (widened<OpId::conv2d_backward_bias, conv2d_backward_bias_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_input, vulkan_kind(),
+                       (widened<OpId::conv2d_backward_input, conv2d_backward_input_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_weight, vulkan_kind(),
+                       (widened<OpId::conv2d_backward_weight, conv2d_backward_weight_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_bias, vulkan_kind(),
+                       (widened<OpId::conv2d_backward_bias, conv2d_backward_bias_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -35,7 +35,8 @@ void dropout_backward_kernel(OpCall& call) {
 const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(dropout, vulkan_kind(), (widened<OpId::dropout, dropout_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(dropout_backward, vulkan_kind(), (widened<OpId::dropout_backward, dropout_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(dropout_backward, vulkan_kind(), (widened<OpId::dropout_backward, dropout_backward_kernel>),
+                       kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

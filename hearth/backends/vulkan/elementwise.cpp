@@ -67,7 +67,8 @@ bool integral_operands(const Tensor& out, const std::vector<Tensor>& inputs) {
 }
 
 DTypeSet elementwise_dtypes() {
-  return {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int64, DType::int32, DType::uint8, DType::bool_};
+  return {DType::float32, DType::float64, DType::float16, DType::bfloat16,
+          DType::int64,   DType::int32,   DType::uint8,   DType::bool_};
 }
 
 void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& inputs, bool integer_math,

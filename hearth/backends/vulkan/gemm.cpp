@@ -36,8 +36,7 @@ void run_gemm(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor&
   const uint32_t ts = tile_side(d.device);
   d.workgroup_size = ts * ts;
   d.spec = {ts};
-  for (const Tensor& t : operands)
-    d.spec.push_back(static_cast<uint32_t>(t.defined() ? t.dtype() : DType::float32));
+  for (const Tensor& t : operands) d.spec.push_back(static_cast<uint32_t>(t.defined() ? t.dtype() : DType::float32));
   d.tensors = operands;
   d.params.u32(static_cast<uint32_t>(M)).u32(static_cast<uint32_t>(N)).u32(static_cast<uint32_t>(K));
   d.params.i32(checked_stride(a.size(0) > 1 ? a.stride(0) : 0))

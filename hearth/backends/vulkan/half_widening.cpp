@@ -11,9 +11,7 @@
 namespace hearth::vulkan {
 namespace {
 
-bool is_half(const Tensor& t) {
-  return t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16);
-}
+bool is_half(const Tensor& t) { return t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16); }
 
 }  // namespace
 

@@ -57,7 +57,8 @@ void layer_norm_backward_kernel(OpCall& call) {
 const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(layer_norm, vulkan_kind(), (widened<OpId::layer_norm, layer_norm_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(layer_norm_backward, vulkan_kind(), (widened<OpId::layer_norm_backward, layer_norm_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(layer_norm_backward, vulkan_kind(),
+                       (widened<OpId::layer_norm_backward, layer_norm_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -63,9 +63,11 @@ void nll_loss_backward_kernel(OpCall& call) { run_nll(call, true); }
 const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(cross_entropy, vulkan_kind(), (widened<OpId::cross_entropy, cross_entropy_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(cross_entropy_backward, vulkan_kind(), (widened<OpId::cross_entropy_backward, cross_entropy_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(cross_entropy_backward, vulkan_kind(),
+                       (widened<OpId::cross_entropy_backward, cross_entropy_backward_kernel>), kFloat);
 HEARTH_REGISTER_KERNEL(nll_loss, vulkan_kind(), (widened<OpId::nll_loss, nll_loss_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(nll_loss_backward, vulkan_kind(), (widened<OpId::nll_loss_backward, nll_loss_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(nll_loss_backward, vulkan_kind(), (widened<OpId::nll_loss_backward, nll_loss_backward_kernel>),
+                       kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

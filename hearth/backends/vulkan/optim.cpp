@@ -21,9 +21,9 @@ namespace {
 
 void check_copy(const OpCall& call, const char* op) {
   for (const Tensor& c : call.outputs)
-    HEARTH_CHECK(!c.defined() || c.dtype() == DType::float16 || c.dtype() == DType::bfloat16, NotImplementedError,
-                 "[", op, "] the Vulkan kernel writes a parameter's float16 or bfloat16 copy, not a ",
-                 dtype_name(c.dtype()), " one");
+    HEARTH_CHECK(!c.defined() || c.dtype() == DType::float16 || c.dtype() == DType::bfloat16, NotImplementedError, "[",
+                 op, "] the Vulkan kernel writes a parameter's float16 or bfloat16 copy, not a ", dtype_name(c.dtype()),
+                 " one");
 }
 
 // The parameter's low-precision copy, when the call has one, from its new values.
@@ -93,9 +93,8 @@ void sgd_step_kernel(OpCall& call) {
   const DType dt = call.in(0).dtype();
   const SgdStepAttrs& a = call.attrs<SgdStepAttrs>();
   if (dt != DType::float32) {
-    on_widened(call, {0, 2}, "sgd_step", [&](const std::vector<Tensor>& w) {
-      sgd_one(w[0], w[1], w.size() > 2 ? w[2] : Tensor(), a, dt);
-    });
+    on_widened(call, {0, 2}, "sgd_step",
+               [&](const std::vector<Tensor>& w) { sgd_one(w[0], w[1], w.size() > 2 ? w[2] : Tensor(), a, dt); });
     return;
   }
   check_copy(call, "sgd_step");

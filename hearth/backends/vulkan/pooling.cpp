@@ -75,11 +75,15 @@ void adaptive_avg_pool2d_backward_kernel(OpCall& call) { run_avg_pool(3, Pool2dA
 const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(max_pool2d, vulkan_kind(), (widened<OpId::max_pool2d, max_pool2d_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(max_pool2d_backward, vulkan_kind(), (widened<OpId::max_pool2d_backward, max_pool2d_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(max_pool2d_backward, vulkan_kind(),
+                       (widened<OpId::max_pool2d_backward, max_pool2d_backward_kernel>), kFloat);
 HEARTH_REGISTER_KERNEL(avg_pool2d, vulkan_kind(), (widened<OpId::avg_pool2d, avg_pool2d_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(avg_pool2d_backward, vulkan_kind(), (widened<OpId::avg_pool2d_backward, avg_pool2d_backward_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, vulkan_kind(), (widened<OpId::adaptive_avg_pool2d, adaptive_avg_pool2d_kernel>), kFloat);
-HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, vulkan_kind(), (widened<OpId::adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(avg_pool2d_backward, vulkan_kind(),
+                       (widened<OpId::avg_pool2d_backward, avg_pool2d_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, vulkan_kind(),
+                       (widened<OpId::adaptive_avg_pool2d, adaptive_avg_pool2d_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, vulkan_kind(),
+                       (widened<OpId::adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

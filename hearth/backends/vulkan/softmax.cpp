@@ -33,7 +33,8 @@ const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 HEARTH_REGISTER_KERNEL(softmax, vulkan_kind(), (widened<OpId::softmax, softmax_kernel<0>>), kFloat);
 HEARTH_REGISTER_KERNEL(log_softmax, vulkan_kind(), (widened<OpId::log_softmax, softmax_kernel<1>>), kFloat);
 HEARTH_REGISTER_KERNEL(softmax_backward, vulkan_kind(), (widened<OpId::softmax_backward, softmax_kernel<2>>), kFloat);
-HEARTH_REGISTER_KERNEL(log_softmax_backward, vulkan_kind(), (widened<OpId::log_softmax_backward, softmax_kernel<3>>), kFloat);
+HEARTH_REGISTER_KERNEL(log_softmax_backward, vulkan_kind(), (widened<OpId::log_softmax_backward, softmax_kernel<3>>),
+                       kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -13,7 +13,8 @@ void unary_kernel(OpCall& call) {
 
 // neg, abs, sign, square: all but bool. exp, log: float32 and the 16-bit floats (GLSL
 // has no transcendental functions of doubles); sqrt, rsqrt also float64.
-const DTypeSet kNumeric = {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int64, DType::int32, DType::uint8};
+const DTypeSet kNumeric = {DType::float32, DType::float64, DType::float16, DType::bfloat16,
+                           DType::int64,   DType::int32,   DType::uint8};
 const DTypeSet kRoots = {DType::float32, DType::float64, DType::float16, DType::bfloat16};
 const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 

@@ -8,13 +8,13 @@
 
 #include <gtest/gtest.h>
 
+#include "hearth/autograd/grad_mode.h"
 #include "hearth/ops/elementwise.h"
 #include "hearth/ops/factory.h"
 #include "hearth/ops/linalg.h"
 #include "hearth/ops/nn_functional.h"
 #include "hearth/ops/reduction.h"
 #include "hearth/optim/functional.h"
-#include "hearth/autograd/grad_mode.h"
 #include "tests/unit/backends/vulkan/vulkan_test_util.h"
 
 namespace hearth {
@@ -28,9 +28,9 @@ bool device_has_float16() {
          device_runtime(vk().kind).version_info().find("; float16 yes") != std::string::npos;
 }
 
-#define SKIP_WITHOUT_FLOAT16()                                                    \
-  do {                                                                            \
-    HEARTH_SKIP_WITHOUT_VULKAN();                                                 \
+#define SKIP_WITHOUT_FLOAT16()                                                     \
+  do {                                                                             \
+    HEARTH_SKIP_WITHOUT_VULKAN();                                                  \
     if (!device_has_float16()) GTEST_SKIP() << "the Vulkan device has no float16"; \
   } while (0)
 
@@ -59,10 +59,26 @@ TEST(VulkanHalf, CastsRoundAsTheCpuDoes) {
   SKIP_WITHOUT_FLOAT16();
   // Ties to even (float16 at 1 and 2048, bfloat16 at 1 + 2^-8 and 257),
   // overflow to infinity, subnormals, signed zeros, infinity, NaN.
-  const std::vector<float> values = {1.0f + 1.0f / 2048, 1.0f + 3.0f / 2048, 2049.0f,   2051.0f, 1.0f + 1.0f / 256,
-                                     1.0f + 3.0f / 256,  257.0f,             259.0f,    65504.0f, 65520.0f,
-                                     -70000.0f,          3.4e38f,            1e-7f,     3e-5f,    -6e-8f,
-                                     1e-40f,             0.0f,               -0.0f,     1.0f / 0.0f, 0.0f / 0.0f};
+  const std::vector<float> values = {1.0f + 1.0f / 2048,
+                                     1.0f + 3.0f / 2048,
+                                     2049.0f,
+                                     2051.0f,
+                                     1.0f + 1.0f / 256,
+                                     1.0f + 3.0f / 256,
+                                     257.0f,
+                                     259.0f,
+                                     65504.0f,
+                                     65520.0f,
+                                     -70000.0f,
+                                     3.4e38f,
+                                     1e-7f,
+                                     3e-5f,
+                                     -6e-8f,
+                                     1e-40f,
+                                     0.0f,
+                                     -0.0f,
+                                     1.0f / 0.0f,
+                                     0.0f / 0.0f};
   const Tensor src = tensor(values, {static_cast<int64_t>(values.size())});
   for (DType dt : {DType::float16, DType::bfloat16}) {
     const Tensor want = src.to(dt);
