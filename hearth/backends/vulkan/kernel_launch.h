@@ -55,7 +55,7 @@
 //
 // Dtypes: float32, int64, int32, uint8 and bool everywhere; float64 only
 // on devices with shaderFloat64 (call require_float64 before a double
-// variant); float16 only on devices with shaderFloat16 and 16-bit storage
+// variant); float16 and bfloat16 only on devices with shaderFloat16 and 16-bit storage
 // (require_float16 before a half variant: shaders defining HAS_FLOAT16 get a
 // float16 view from dtype_access.glsl and compute in float32, as the CPU
 // does for half inputs; bfloat16, which GLSL lacks, as 16-bit words through
@@ -81,7 +81,7 @@ struct DeviceLimits {
   uint32_t max_groups_x = 65535;
   uint32_t default_workgroup_size = 64;  // a multiple of the subgroup size, at most 256
   bool float64 = false;                  // shaders may use doubles (not on Apple GPUs)
-  bool float16 = false;                  // shaders may load, store and compute float16 (float16 variants)
+  bool float16 = false;                  // the half variants may run: float16, and bfloat16 as 16-bit words
   uint64_t max_binding_bytes = 1 << 27;  // the most bytes one tensor binding may span
 };
 // Throws NotImplementedError naming the op and the device when `device` has

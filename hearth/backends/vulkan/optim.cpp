@@ -1,10 +1,10 @@
 // sgd_step and adam_step on Vulkan (shaders/optim_step.comp), float32, one
 // dispatch per parameter; the foreach forms are the ops layer's composition
 // of these, one per group. The coefficients are computed in double on the host and rounded
-// once, as the CPU kernels do. A parameter's float16 copy (the output that
-// autocast's next forward reads instead of casting) is the updated
-// parameter cast by the elementwise kernel: the same rounding of the same
-// float32 value as the CPU's in-register store. float16 parameters and
+// once, as the CPU kernels do. A parameter's float16 or bfloat16 copy (the
+// output that autocast's next forward reads instead of casting) is the
+// updated parameter cast by the elementwise kernel: the same rounding of the
+// same float32 value as the CPU's in-register store. 16-bit parameters and
 // state run on widened float32 copies (half_widening.h), the shader rounding
 // each stored value to their dtype where the CPU reads it back rounded.
 #include "hearth/dispatch/schemas/optim.h"
