@@ -57,9 +57,9 @@
 // on devices with shaderFloat64 (call require_float64 before a double
 // variant); float16 and bfloat16 only on devices with shaderFloat16 and 16-bit storage
 // (require_float16 before a half variant: shaders defining HAS_FLOAT16 get a
-// float16 view from dtype_access.glsl and compute in float32, as the CPU
-// does for half inputs; bfloat16, which GLSL lacks, as 16-bit words through
-// shaders/bfloat16.glsl, in the same variants). Kernels without a half
+// 16-bit word view from dtype_access.glsl, converted by shaders/half_words.glsl
+// with the CPU's rounding, and compute in float32, as the CPU does for half
+// inputs). Kernels without a half
 // shader run their float32 shader on widened copies (half_widening.h).
 #pragma once
 

@@ -1,12 +1,11 @@
 // Typed views of tensor bindings. DECLARE_TENSOR(k, binding) declares the
 // binding as float, int, int64 and 8-bit arrays (aliases of one buffer), and
 // as double where HAS_FLOAT64 is defined (a shader that declares doubles
-// runs only on devices with shaderFloat64), as float16_t where HAS_FLOAT16
-// is defined (only on devices with shaderFloat16 and 16-bit storage; a half
-// is converted to and from float32, as the CPU computes half inputs in
-// float32 and rounds the result once) together with a 16-bit word view for
-// bfloat16 (which has no GLSL type: its word is a float32's upper half,
-// rounded to nearest even as hearth/core/half.h does), and load_k / store_k that read
+// runs only on devices with shaderFloat64), as 16-bit words where
+// HAS_FLOAT16 is defined (only on devices with shaderFloat16 and 16-bit
+// storage): float16 and bfloat16 elements, converted to and from float32 by
+// half_words.glsl, as the CPU computes half inputs in float32 and rounds the
+// result once), and load_k / store_k that read
 // and write element i as the value type V by the dtype code DT_k (a
 // specialisation constant, so the unused branches fold away when the
 // pipeline is built).
@@ -28,16 +27,14 @@
 
 #ifdef HAS_FLOAT16
 #extension GL_EXT_shader_16bit_storage : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
-#include "bfloat16.glsl"
+#include "half_words.glsl"
 #define DECLARE_HALF_VIEW(k, b) \
-  layout(std430, set = 0, binding = b) buffer T##k##H { float16_t v[]; } t##k##h; \
   layout(std430, set = 0, binding = b) buffer T##k##W { uint16_t v[]; } t##k##w;
 #define LOAD_HALF(k) \
-  if (DT_##k == DT_FLOAT16) return V(float(t##k##h.v[i])); \
+  if (DT_##k == DT_FLOAT16) return V(half_to_float(uint(t##k##w.v[i]))); \
   if (DT_##k == DT_BFLOAT16) return V(bf16_to_float(uint(t##k##w.v[i])));
 #define STORE_HALF(k) \
-  if (DT_##k == DT_FLOAT16) t##k##h.v[i] = float16_t(float(x)); \
+  if (DT_##k == DT_FLOAT16) t##k##w.v[i] = uint16_t(float_to_half(float(x))); \
   else if (DT_##k == DT_BFLOAT16) t##k##w.v[i] = uint16_t(float_to_bf16(float(x))); else
 #else
 #define DECLARE_HALF_VIEW(k, b)

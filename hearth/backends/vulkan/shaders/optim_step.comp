@@ -12,12 +12,12 @@ layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint OP = 0;
 layout(constant_id = 2) const uint STORED = 0;  // DT_FLOAT32, DT_FLOAT16 or DT_BFLOAT16
 
-#include "bfloat16.glsl"
+#include "half_words.glsl"
 #include "elementwise_ops.h"
 
 // x as the parameter's dtype stores it, back in float32.
 float stored(float x) {
-  if (STORED == DT_FLOAT16) return unpackHalf2x16(packHalf2x16(vec2(x, 0.0))).x;
+  if (STORED == DT_FLOAT16) return half_to_float(float_to_half(x));
   if (STORED == DT_BFLOAT16) return bf16_to_float(float_to_bf16(x));
   return x;
 }

@@ -20,15 +20,18 @@
 #define V double
 #define X_TYPE double
 #elif defined(HAS_FLOAT16)
-// float16 rows, accumulated in float32 and rounded once (the CPU's way).
+// float16 rows (16-bit words, half_words.glsl), accumulated in float32 and
+// rounded once (the CPU's way).
 #extension GL_EXT_shader_16bit_storage : require
-#extension GL_EXT_shader_explicit_arithmetic_types_float16 : require
+#include "half_words.glsl"
 #define V float
-#define X_TYPE float16_t
+#define X_TYPE uint16_t
+#define LOAD_X(w) half_to_float(uint(w))
+#define STORE_X(r) uint16_t(float_to_half(r))
 #elif defined(HAS_BFLOAT16)
-// bfloat16 rows (16-bit words), likewise.
+// bfloat16 rows, likewise.
 #extension GL_EXT_shader_16bit_storage : require
-#include "bfloat16.glsl"
+#include "half_words.glsl"
 #define V float
 #define X_TYPE uint16_t
 #define LOAD_X(w) bf16_to_float(uint(w))

@@ -5,6 +5,7 @@
 // forward and backward.
 #include <cstdint>
 #include <cstring>
+#include <random>
 
 #include <gtest/gtest.h>
 
@@ -92,6 +93,25 @@ TEST(VulkanHalf, CastsRoundAsTheCpuDoes) {
     // And back: every 16-bit float is a float32.
     expect_close(got.to(vk()).to(DType::float32), want.to(DType::float32), 0, 0,
                  std::string(dtype_name(dt)) + " to float32");
+  }
+  // Random bit patterns (every exponent, float32 subnormals, no NaN): the
+  // same 16-bit words as the CPU's conversion, and the same floats back.
+  std::mt19937 gen(7);
+  std::vector<float> random(1 << 16);
+  for (float& f : random) {
+    do {
+      const uint32_t bits = gen();
+      std::memcpy(&f, &bits, 4);
+    } while (std::isnan(f));
+  }
+  const Tensor many = tensor(random, {static_cast<int64_t>(random.size())});
+  for (DType dt : {DType::float16, DType::bfloat16}) {
+    const Tensor want = many.to(dt), got = many.to(vk()).to(dt).cpu();
+    EXPECT_EQ(std::memcmp(want.data_ptr(), got.data_ptr(), random.size() * 2), 0)
+        << dtype_name(dt) << " of random bits";
+    const Tensor back_want = want.to(DType::float32), back_got = got.to(vk()).to(DType::float32).cpu();
+    EXPECT_EQ(std::memcmp(back_want.data_ptr(), back_got.data_ptr(), random.size() * 4), 0)
+        << dtype_name(dt) << " back to float32";
   }
 }
 
