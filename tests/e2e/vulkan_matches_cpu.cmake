@@ -4,6 +4,12 @@
 # in CI; skipped where no Vulkan device is available.
 #   hearth train: the MLP on Fashion-MNIST, 120 steps, then evaluated on 2,000
 #                 test images; the small CNN, 6 steps.
+#   hearth train --precision 16-mixed (float16 products, float32 weights, loss
+#                 scaling; only where the device has float16): the MLP, 40
+#                 steps, evaluated on 500 images; the small CNN, 6 steps. A
+#                 float16 result rounded to the other side of a half ulp
+#                 changes what follows, so these agree within 1% of each
+#                 printed value, not to the last digit.
 #   cv_example:   resnet_tiny on the fixture images, one epoch.
 #   run_glue:     the tiny BERT on a tiny MRPC-style set, one epoch.
 # Inputs: HEARTH, CV_EXAMPLE, RUN_GLUE, IMAGES (fixture folder), BERT_DIR, WORK_DIR.
@@ -15,13 +21,24 @@ if(NOT env_out MATCHES "backend vulkan: [1-9][0-9]* device")
   message(STATUS "vulkan_matches_cpu: skipped, no Vulkan device here")
   return()
 endif()
+# `hearth env` lists what device 0 offers the kernels.
+if(NOT env_out MATCHES "\n  vulkan:0 [^\n]*: driver [^\n]*; memory [0-9.]+ GiB device-local, [^\n]*; subgroup size [0-9]+; float16 (yes|no); float64 (yes|no); cooperative matrix \\(VK_KHR_cooperative_matrix\\) (yes|no)")
+  message(FATAL_ERROR "hearth env does not describe vulkan:0 as expected:\n${env_out}")
+endif()
+string(REGEX MATCH "\n  vulkan:0 [^\n]*; float16 yes" vulkan_float16 "${env_out}")
 set(ENV{OMP_WAIT_POLICY} passive)
 file(REMOVE_RECURSE ${WORK_DIR})
 file(MAKE_DIRECTORY ${WORK_DIR})
 write_tiny_mrpc("${WORK_DIR}/glue" 48)
 
-# Runs one program on both devices; the lines matching `pattern` must agree.
+# Runs one program on both devices; the lines matching `pattern` must agree:
+# each number but for one unit of its last printed digit, or with
+# TOLERANCE_PERMILLE set, within that many thousandths of the larger value
+# (and one unit).
 function(same_on_both name pattern)
+  if(NOT DEFINED TOLERANCE_PERMILLE)
+    set(TOLERANCE_PERMILLE 0)
+  endif()
   set(lines_cpu "")
   foreach(device cpu vulkan)
     string(REPLACE "@DEVICE@" ${device} args "${ARGN}")
@@ -70,7 +87,16 @@ function(same_on_both name pattern)
           set(same FALSE)
         else()
           math(EXPR diff "${ia} - ${ib}")
-          if(diff GREATER 1 OR diff LESS -1)
+          if(diff LESS 0)
+            math(EXPR diff "0 - ${diff}")
+          endif()
+          set(larger ${ia})
+          if(ib GREATER ia)
+            set(larger ${ib})
+          endif()
+          # diff <= 1 + larger * permille / 1000, in units of the last digit.
+          math(EXPR allowed "1 + (${larger} * ${TOLERANCE_PERMILLE}) / 1000")
+          if(diff GREATER allowed)
             set(same FALSE)
           endif()
         endif()
@@ -80,7 +106,8 @@ function(same_on_both name pattern)
   if(NOT same)
     message(FATAL_ERROR "${name}: vulkan and cpu differ\ncpu:    ${lines_cpu}\nvulkan: ${lines_vulkan}")
   endif()
-  message(STATUS "${name}: ${count} lines equal on vulkan and cpu: ${lines_vulkan}")
+  message(STATUS "${name}: ${count} lines alike on vulkan and cpu (tolerance ${TOLERANCE_PERMILLE}/1000):\n"
+                 "  cpu:    ${lines_cpu}\n  vulkan: ${lines_vulkan}")
 endfunction()
 
 set(train_common --dataset fashion_mnist --per_device_train_batch_size 64 --per_device_eval_batch_size 500
@@ -93,6 +120,21 @@ same_on_both(small_cnn "loss [0-9.]+"
   ${HEARTH} train --model small_cnn --max_steps 6 --logging_steps 2 --eval_strategy no --dataset fashion_mnist
   --per_device_train_batch_size 16 --learning_rate 2e-3 --save_strategy no --seed 11 --disable_tqdm
   --overwrite_output_dir --device @DEVICE@ --output_dir @OUT@)
+if(vulkan_float16)
+  set(TOLERANCE_PERMILLE 10)
+  same_on_both(mlp_16_mixed "loss [0-9.]+|accuracy [0-9.]+"
+    ${HEARTH} train --model mlp --precision 16-mixed --max_steps 40 --logging_steps 10 --eval_strategy steps
+    --eval_steps 40 --dataset fashion_mnist --per_device_train_batch_size 64 --per_device_eval_batch_size 500
+    --learning_rate 2e-3 --save_strategy no --seed 11 --max_eval_samples 500 --disable_tqdm --overwrite_output_dir
+    --device @DEVICE@ --output_dir @OUT@)
+  same_on_both(small_cnn_16_mixed "loss [0-9.]+"
+    ${HEARTH} train --model small_cnn --precision 16-mixed --max_steps 6 --logging_steps 2 --eval_strategy no
+    --max_eval_samples 64 --dataset fashion_mnist --per_device_train_batch_size 16 --learning_rate 2e-3
+    --save_strategy no --seed 11 --disable_tqdm --overwrite_output_dir --device @DEVICE@ --output_dir @OUT@)
+  unset(TOLERANCE_PERMILLE)
+else()
+  message(STATUS "16-mixed: skipped, vulkan:0 has no float16")
+endif()
 same_on_both(cv_example "loss [0-9.]+|accuracy [0-9.]+"
   ${CV_EXAMPLE} --data_dir ${IMAGES} --model resnet_tiny --image_size 32 --num_epochs 1 --batch_size 4
   --learning_rate 1e-2 --seed 3 --num_workers 2 --logging_steps 1 --device @DEVICE@ --output_dir @OUT@)

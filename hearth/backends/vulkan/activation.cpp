@@ -1,4 +1,4 @@
-// Activations on Vulkan (shaders/elementwise.comp), float32 (relu also integers).
+// Activations on Vulkan (shaders/elementwise.comp), float32 and the 16-bit floats (relu also integers).
 #include "hearth/dispatch/schemas/activation.h"
 
 #include "hearth/backends/vulkan/elementwise.h"
@@ -16,10 +16,11 @@ void activation_kernel(OpCall& call) {
   run_elementwise(Op, call.out(0), inputs, integral_operands(call.out(0), inputs), s);
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 and bfloat16 in float32, rounded once (elementwise.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(relu, vulkan_kind(), activation_kernel<EW_RELU>,
-                       {DType::float32, DType::int64, DType::int32, DType::uint8});
+                       {DType::float32, DType::float16, DType::bfloat16, DType::int64, DType::int32, DType::uint8});
 HEARTH_REGISTER_KERNEL(relu_backward, vulkan_kind(), activation_kernel<EW_RELU_BACKWARD>, kFloat);
 HEARTH_REGISTER_KERNEL(sigmoid, vulkan_kind(), activation_kernel<EW_SIGMOID>, kFloat);
 HEARTH_REGISTER_KERNEL(tanh, vulkan_kind(), activation_kernel<EW_TANH>, kFloat);

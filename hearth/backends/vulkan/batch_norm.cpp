@@ -1,5 +1,6 @@
 // batch_norm and its backward on Vulkan (shaders/batch_norm.comp), float32
-// with float32 statistics and parameters. The fused forward forms
+// with float32 statistics and parameters (16-bit floats on widened copies:
+// half_widening.h). The fused forward forms
 // (batch_norm_relu, batch_norm_add_relu) are composed by the layer above;
 // the backward serves them all: a fused ReLU's mask from its saved output or
 // from the forward's affine map, and the residual's gradient when wanted.
@@ -8,6 +9,7 @@
 #include <algorithm>
 
 #include "hearth/backends/vulkan/elementwise.h"
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/ops/factory.h"
@@ -74,10 +76,12 @@ void batch_norm_backward_kernel(OpCall& call) {
   d.run();
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 and bfloat16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
-HEARTH_REGISTER_KERNEL(batch_norm, vulkan_kind(), batch_norm_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(batch_norm_backward, vulkan_kind(), batch_norm_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(batch_norm, vulkan_kind(), (widened<OpId::batch_norm, batch_norm_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(batch_norm_backward, vulkan_kind(),
+                       (widened<OpId::batch_norm_backward, batch_norm_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

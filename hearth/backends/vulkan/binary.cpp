@@ -25,7 +25,8 @@ void binary_kernel(OpCall& call) {
 HEARTH_REGISTER_KERNEL(add, vulkan_kind(), binary_kernel<EW_ADD>, elementwise_dtypes());
 HEARTH_REGISTER_KERNEL(sub, vulkan_kind(), binary_kernel<EW_SUB>, elementwise_dtypes());
 HEARTH_REGISTER_KERNEL(mul, vulkan_kind(), binary_kernel<EW_MUL>, elementwise_dtypes());
-HEARTH_REGISTER_KERNEL(div, vulkan_kind(), binary_kernel<EW_DIV>, {DType::float32, DType::float64});
+HEARTH_REGISTER_KERNEL(div, vulkan_kind(), binary_kernel<EW_DIV>,
+                       {DType::float32, DType::float64, DType::float16, DType::bfloat16});
 
 }  // namespace
 }  // namespace hearth::vulkan

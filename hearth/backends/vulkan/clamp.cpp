@@ -20,7 +20,8 @@ void clamp_kernel(OpCall& call) {
 }
 
 HEARTH_REGISTER_KERNEL(clamp, vulkan_kind(), clamp_kernel,
-                       {DType::float32, DType::float64, DType::int64, DType::int32, DType::uint8});
+                       {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int64, DType::int32,
+                        DType::uint8});
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -1,4 +1,5 @@
-// conv2d and its backward passes on Vulkan, float32, NCHW or NHWC as the
+// conv2d and its backward passes on Vulkan, float32 (16-bit floats on widened
+// copies: half_widening.h), NCHW or NHWC as the
 // strides say. Each group's convolution is a batched GEMM (gemm.h) over the
 // column matrix of the input (shaders/im2col.comp): forward W @ cols, the
 // input's gradient col2im(W^T @ grad_out), the weight's gradient the sum over
@@ -13,6 +14,7 @@
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/backends/vulkan/elementwise.h"
 #include "hearth/backends/vulkan/gemm.h"
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 #include "hearth/ops/factory.h"
@@ -209,12 +211,16 @@ void conv2d_backward_bias_kernel(OpCall& call) {
   run_conv(kBackwardBias, a, Tensor(), Tensor(), go, gb, Tensor(), {s[0], 1, 1, 1}, {s[1], 1, 1, 1}, s);
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 and bfloat16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
-HEARTH_REGISTER_KERNEL(conv2d, vulkan_kind(), conv2d_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_input, vulkan_kind(), conv2d_backward_input_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_weight, vulkan_kind(), conv2d_backward_weight_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(conv2d_backward_bias, vulkan_kind(), conv2d_backward_bias_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(conv2d, vulkan_kind(), (widened<OpId::conv2d, conv2d_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_input, vulkan_kind(),
+                       (widened<OpId::conv2d_backward_input, conv2d_backward_input_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_weight, vulkan_kind(),
+                       (widened<OpId::conv2d_backward_weight, conv2d_backward_weight_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(conv2d_backward_bias, vulkan_kind(),
+                       (widened<OpId::conv2d_backward_bias, conv2d_backward_bias_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

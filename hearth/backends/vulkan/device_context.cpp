@@ -76,8 +76,11 @@ std::unique_ptr<DeviceContext> open_device(int index) {
   qi.queueFamilyIndex = phys.compute_queue_family;
   qi.queueCount = 1;
   qi.pQueuePriorities = &priority;
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  f11.storageBuffer16BitAccess = phys.float16 ? VK_TRUE : VK_FALSE;
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f11};
   f12.storageBuffer8BitAccess = VK_TRUE;
+  f12.shaderFloat16 = phys.float16 ? VK_TRUE : VK_FALSE;
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12, {}};
   f2.features.shaderInt64 = VK_TRUE;
   f2.features.shaderFloat64 = phys.float64 ? VK_TRUE : VK_FALSE;

@@ -1,9 +1,11 @@
 // dropout and its backward on Vulkan (shaders/dropout.comp): the CPU's keep
-// decisions (the same Philox lanes), float32.
+// decisions (the same Philox lanes), float32 (16-bit floats on widened copies:
+// half_widening.h).
 #include "hearth/dispatch/schemas/dropout.h"
 
 #include <cmath>
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -29,8 +31,12 @@ void dropout_backward_kernel(OpCall& call) {
   run_dropout(1, call.in(0), call.out(0), call.in(1), call.attrs<DropoutAttrs>());
 }
 
-HEARTH_REGISTER_KERNEL(dropout, vulkan_kind(), dropout_kernel, {DType::float32});
-HEARTH_REGISTER_KERNEL(dropout_backward, vulkan_kind(), dropout_backward_kernel, {DType::float32});
+// float16 and bfloat16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
+
+HEARTH_REGISTER_KERNEL(dropout, vulkan_kind(), (widened<OpId::dropout, dropout_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(dropout_backward, vulkan_kind(), (widened<OpId::dropout_backward, dropout_backward_kernel>),
+                       kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

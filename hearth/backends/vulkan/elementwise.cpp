@@ -67,7 +67,8 @@ bool integral_operands(const Tensor& out, const std::vector<Tensor>& inputs) {
 }
 
 DTypeSet elementwise_dtypes() {
-  return {DType::float32, DType::float64, DType::int64, DType::int32, DType::uint8, DType::bool_};
+  return {DType::float32, DType::float64, DType::float16, DType::bfloat16,
+          DType::int64,   DType::int32,   DType::uint8,   DType::bool_};
 }
 
 void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& inputs, bool integer_math,
@@ -81,10 +82,21 @@ void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& input
                EW_MAX_DIMS, " non-mergeable dims, got ", l.sizes.size());
 
   bool any_double = out.dtype() == DType::float64;
-  for (const Tensor& t : inputs) any_double = any_double || (t.defined() && t.dtype() == DType::float64);
-  // A float64 operand needs the double variant (only it has a double view of the buffers).
-  const char* shader = any_double ? "elementwise_double" : integer_math ? "elementwise_int" : "elementwise_float";
+  bool any_half = out.dtype() == DType::float16 || out.dtype() == DType::bfloat16;
+  for (const Tensor& t : inputs) {
+    any_double = any_double || (t.defined() && t.dtype() == DType::float64);
+    any_half = any_half || (t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16));
+  }
+  // A float64 operand needs a double variant and a 16-bit float a half one
+  // (only they have double or half views of the buffers; each needs its
+  // device feature, so the plain variants run everywhere).
+  const char* shader = any_double && any_half ? "elementwise_double_half"
+                       : any_double           ? "elementwise_double"
+                       : any_half             ? "elementwise_half"
+                       : integer_math         ? "elementwise_int"
+                                              : "elementwise_float";
   if (any_double) require_float64(out.device().index, "elementwise");
+  if (any_half) require_float16(out.device().index, "elementwise");
   Dispatch d(shader, out.device().index);
   d.tensors = {out, Tensor(), Tensor(), Tensor()};
   for (size_t k = 0; k < inputs.size(); ++k) d.tensors[k + 1] = inputs[k];

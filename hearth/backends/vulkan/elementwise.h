@@ -22,7 +22,8 @@ struct ElementwiseScalars {
 
 // out = op(inputs...), inputs broadcast to out's shape (stride 0 on broadcast
 // dims, or fewer dims, aligned to the right); any operand may be strided.
-// Computes in int64 when `integer_math`, else in float32.
+// Computes in int64 when `integer_math`, else in float32 (float64 when an
+// operand is float64).
 void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& inputs, bool integer_math,
                      const ElementwiseScalars& scalars = {});
 
@@ -30,7 +31,9 @@ void run_elementwise(int op, const Tensor& out, const std::vector<Tensor>& input
 bool integral_operands(const Tensor& out, const std::vector<Tensor>& inputs);
 
 // The dtypes the elementwise kernel reads and writes (float64 only on
-// devices with shaderFloat64: run_elementwise throws elsewhere).
+// devices with shaderFloat64, float16 and bfloat16 only on devices with
+// shaderFloat16 and 16-bit storage: run_elementwise throws
+// NotImplementedError elsewhere).
 DTypeSet elementwise_dtypes();
 
 }  // namespace hearth::vulkan

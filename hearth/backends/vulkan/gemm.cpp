@@ -23,11 +23,21 @@ uint32_t tile_side(int device) {
 
 void run_gemm(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, const Tensor& partial) {
   const int64_t B = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
-  Dispatch d("gemm", out.device().index);
+  const std::vector<Tensor> operands = {a, b, out, bias, partial};
+  bool any_half = false;
+  for (const Tensor& t : operands) {
+    const bool half = t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16);
+    HEARTH_CHECK(!t.defined() || t.dtype() == DType::float32 || half, NotImplementedError,
+                 "[vulkan] the GEMM takes float32, float16 and bfloat16 operands, got ", dtype_name(t.dtype()));
+    any_half = any_half || half;
+  }
+  if (any_half) require_float16(out.device().index, "GEMM");
+  Dispatch d(any_half ? "gemm_half" : "gemm", out.device().index);
   const uint32_t ts = tile_side(d.device);
   d.workgroup_size = ts * ts;
   d.spec = {ts};
-  d.tensors = {a, b, out, bias, partial};
+  for (const Tensor& t : operands) d.spec.push_back(static_cast<uint32_t>(t.defined() ? t.dtype() : DType::float32));
+  d.tensors = operands;
   d.params.u32(static_cast<uint32_t>(M)).u32(static_cast<uint32_t>(N)).u32(static_cast<uint32_t>(K));
   d.params.i32(checked_stride(a.size(0) > 1 ? a.stride(0) : 0))
       .i32(checked_stride(a.stride(1)))

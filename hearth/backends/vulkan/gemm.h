@@ -7,8 +7,11 @@
 namespace hearth::vulkan {
 
 // out [B, M, N] (dense) = a [B, M, K] @ b [B, K, N] (+ bias [N]) (+ partial
-// [B, M, N], dense), float32. a and b are read through their strides (any,
-// batch stride 0 to broadcast one over the batch).
+// [B, M, N], dense), accumulated in float32; each operand float32, float16 or
+// bfloat16 (16-bit floats need the device's half support: NotImplementedError
+// elsewhere).
+// a and b are read through their strides (any, batch stride 0 to broadcast
+// one over the batch).
 void run_gemm(const Tensor& a, const Tensor& b, const Tensor& out, const Tensor& bias, const Tensor& partial);
 
 }  // namespace hearth::vulkan

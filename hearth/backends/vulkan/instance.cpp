@@ -72,7 +72,8 @@ std::string examine(VkPhysicalDevice handle, PhysicalDevice& dev) {
   if (chosen < 0) return "no compute queue";
   dev.compute_queue_family = static_cast<uint32_t>(chosen);
 
-  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES};
+  VkPhysicalDeviceVulkan11Features f11{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_1_FEATURES};
+  VkPhysicalDeviceVulkan12Features f12{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_VULKAN_1_2_FEATURES, &f11};
   VkPhysicalDeviceFeatures2 f2{VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2, &f12, {}};
   vkGetPhysicalDeviceFeatures2(handle, &f2);
   std::string lacks;
@@ -80,12 +81,16 @@ std::string examine(VkPhysicalDevice handle, PhysicalDevice& dev) {
   if (!f12.storageBuffer8BitAccess) lacks += " storageBuffer8BitAccess";
   if (!lacks.empty()) return std::string(dev.props.deviceName) + " lacks" + lacks;
   dev.float64 = f2.features.shaderFloat64 == VK_TRUE;
+  // float16 kernels load and store 16-bit words in storage buffers and convert
+  // them in registers: both features, or float16 tensors are refused.
+  dev.float16 = f12.shaderFloat16 == VK_TRUE && f11.storageBuffer16BitAccess == VK_TRUE;
 
   uint32_t ne = 0;
   vkEnumerateDeviceExtensionProperties(handle, nullptr, &ne, nullptr);
   std::vector<VkExtensionProperties> exts(ne);
   vkEnumerateDeviceExtensionProperties(handle, nullptr, &ne, exts.data());
   dev.has_portability_subset = has_extension(exts, "VK_KHR_portability_subset");
+  dev.cooperative_matrix = has_extension(exts, "VK_KHR_cooperative_matrix");
   return {};
 }
 

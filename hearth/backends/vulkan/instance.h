@@ -24,6 +24,9 @@ struct PhysicalDevice {
   uint32_t compute_queue_family = 0;
   bool has_portability_subset = false;  // MoltenVK: VK_KHR_portability_subset must be enabled
   bool float64 = false;                 // shaderFloat64: float64 tensors can be computed on
+  // shaderFloat16 and storageBuffer16BitAccess: float16 and bfloat16 tensors can be stored and computed on.
+  bool float16 = false;
+  bool cooperative_matrix = false;  // VK_KHR_cooperative_matrix is offered (not used by the kernels yet)
 };
 
 struct Instance {

@@ -28,6 +28,7 @@ const DeviceLimits& device_limits(int device) {
     d.max_shared_bytes = l.maxComputeSharedMemorySize;
     d.max_groups_x = l.maxComputeWorkGroupCount[0];
     d.float64 = ctx.phys->float64;
+    d.float16 = ctx.phys->float16;
     d.max_binding_bytes = ctx.max_range;
     // 256 invocations where the device allows (enough to hide latency on
     // GPUs; lavapipe runs a workgroup as a loop, where size matters little).
@@ -45,6 +46,22 @@ void require_float64(int device, const char* op) {
                device_context(device).phys->props.deviceName,
                " has no 64-bit floats in shaders (shaderFloat64), so float64 tensors cannot be computed on it; use "
                "float32, or set HEARTH_ENABLE_CPU_FALLBACK=1");
+}
+
+void require_float16(int device, const char* op) {
+  HEARTH_CHECK(device_limits(device).float16, NotImplementedError, "[", op, "] ",
+               device_context(device).phys->props.deviceName,
+               " has no 16-bit floats in shaders and storage buffers (shaderFloat16, storageBuffer16BitAccess), so "
+               "float16 and bfloat16 tensors cannot be computed on it; use float32 (precision fp32), or set "
+               "HEARTH_ENABLE_CPU_FALLBACK=1");
+}
+
+void require_float16(const std::vector<Tensor>& tensors, const char* op) {
+  for (const Tensor& t : tensors)
+    if (t.defined() && (t.dtype() == DType::float16 || t.dtype() == DType::bfloat16)) {
+      require_float16(t.device().index, op);
+      return;
+    }
 }
 
 KernelParams& KernelParams::f32(float v) {

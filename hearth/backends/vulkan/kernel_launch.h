@@ -55,7 +55,12 @@
 //
 // Dtypes: float32, int64, int32, uint8 and bool everywhere; float64 only
 // on devices with shaderFloat64 (call require_float64 before a double
-// variant); no 16-bit floats yet.
+// variant); float16 and bfloat16 only on devices with shaderFloat16 and 16-bit storage
+// (require_float16 before a half variant: shaders defining HAS_FLOAT16 get a
+// 16-bit word view from dtype_access.glsl, converted by shaders/half_words.glsl
+// with the CPU's rounding, and compute in float32, as the CPU does for half
+// inputs). Kernels without a half
+// shader run their float32 shader on widened copies (half_widening.h).
 #pragma once
 
 #include <cstdint>
@@ -76,11 +81,17 @@ struct DeviceLimits {
   uint32_t max_groups_x = 65535;
   uint32_t default_workgroup_size = 64;  // a multiple of the subgroup size, at most 256
   bool float64 = false;                  // shaders may use doubles (not on Apple GPUs)
+  bool float16 = false;                  // the half variants may run: float16, and bfloat16 as 16-bit words
   uint64_t max_binding_bytes = 1 << 27;  // the most bytes one tensor binding may span
 };
 // Throws NotImplementedError naming the op and the device when `device` has
 // no 64-bit floats in shaders; kernels call it before a float64 variant.
 void require_float64(int device, const char* op);
+// Likewise for float16 and bfloat16 (shaderFloat16 and storageBuffer16BitAccess):
+// before a half variant, for the device, or for any float16 or bfloat16
+// tensor among `tensors`.
+void require_float16(int device, const char* op);
+void require_float16(const std::vector<Tensor>& tensors, const char* op);
 const DeviceLimits& device_limits(int device);
 
 // The words of binding 0 after the tensors' offsets; 4 bytes each (std430

@@ -1,10 +1,12 @@
-// layer_norm and its backward on Vulkan (shaders/layer_norm.comp), float32,
+// layer_norm and its backward on Vulkan (shaders/layer_norm.comp), float32
+// (16-bit floats on widened copies: half_widening.h),
 // over dense rows: one workgroup per row, and one per column for the weight
 // and bias gradients.
 #include "hearth/dispatch/schemas/layer_norm.h"
 
 #include <algorithm>
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -51,10 +53,12 @@ void layer_norm_backward_kernel(OpCall& call) {
   }
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 and bfloat16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
-HEARTH_REGISTER_KERNEL(layer_norm, vulkan_kind(), layer_norm_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(layer_norm_backward, vulkan_kind(), layer_norm_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(layer_norm, vulkan_kind(), (widened<OpId::layer_norm, layer_norm_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(layer_norm_backward, vulkan_kind(),
+                       (widened<OpId::layer_norm_backward, layer_norm_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

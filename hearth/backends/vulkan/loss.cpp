@@ -1,11 +1,13 @@
 // cross_entropy, nll_loss and their backwards on Vulkan
-// (shaders/cross_entropy.comp, shaders/nll_loss.comp), float32 over dense
+// (shaders/cross_entropy.comp, shaders/nll_loss.comp), float32 (16-bit floats on
+// widened copies: half_widening.h) over dense
 // [M, C] rows. A target out of range cannot raise on the device: it gives a
 // NaN loss (hearth/dispatch/schemas/loss.h).
 #include "hearth/dispatch/schemas/loss.h"
 
 #include <algorithm>
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -57,12 +59,15 @@ void run_nll(OpCall& call, bool backward) {
 void nll_loss_kernel(OpCall& call) { run_nll(call, false); }
 void nll_loss_backward_kernel(OpCall& call) { run_nll(call, true); }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 and bfloat16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
-HEARTH_REGISTER_KERNEL(cross_entropy, vulkan_kind(), cross_entropy_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(cross_entropy_backward, vulkan_kind(), cross_entropy_backward_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(nll_loss, vulkan_kind(), nll_loss_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(nll_loss_backward, vulkan_kind(), nll_loss_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(cross_entropy, vulkan_kind(), (widened<OpId::cross_entropy, cross_entropy_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(cross_entropy_backward, vulkan_kind(),
+                       (widened<OpId::cross_entropy_backward, cross_entropy_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(nll_loss, vulkan_kind(), (widened<OpId::nll_loss, nll_loss_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(nll_loss_backward, vulkan_kind(), (widened<OpId::nll_loss_backward, nll_loss_backward_kernel>),
+                       kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

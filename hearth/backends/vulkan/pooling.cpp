@@ -1,8 +1,10 @@
-// Pooling on Vulkan, float32, NCHW or NHWC as the strides say: max_pool2d
+// Pooling on Vulkan, float32 (16-bit floats on widened copies: half_widening.h),
+// NCHW or NHWC as the strides say: max_pool2d
 // and its backward (shaders/max_pool2d.comp), avg_pool2d, adaptive_avg_pool2d
 // and their backwards (shaders/avg_pool2d.comp).
 #include "hearth/dispatch/schemas/pooling.h"
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -69,14 +71,19 @@ void avg_pool2d_backward_kernel(OpCall& call) { run_avg_pool(1, call.attrs<Pool2
 void adaptive_avg_pool2d_kernel(OpCall& call) { run_avg_pool(2, Pool2dAttrs(), call.in(0), call.out(0)); }
 void adaptive_avg_pool2d_backward_kernel(OpCall& call) { run_avg_pool(3, Pool2dAttrs(), call.in(0), call.out(0)); }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 and bfloat16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
-HEARTH_REGISTER_KERNEL(max_pool2d, vulkan_kind(), max_pool2d_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(max_pool2d_backward, vulkan_kind(), max_pool2d_backward_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(avg_pool2d, vulkan_kind(), avg_pool2d_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(avg_pool2d_backward, vulkan_kind(), avg_pool2d_backward_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, vulkan_kind(), adaptive_avg_pool2d_kernel, kFloat);
-HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, vulkan_kind(), adaptive_avg_pool2d_backward_kernel, kFloat);
+HEARTH_REGISTER_KERNEL(max_pool2d, vulkan_kind(), (widened<OpId::max_pool2d, max_pool2d_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(max_pool2d_backward, vulkan_kind(),
+                       (widened<OpId::max_pool2d_backward, max_pool2d_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(avg_pool2d, vulkan_kind(), (widened<OpId::avg_pool2d, avg_pool2d_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(avg_pool2d_backward, vulkan_kind(),
+                       (widened<OpId::avg_pool2d_backward, avg_pool2d_backward_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d, vulkan_kind(),
+                       (widened<OpId::adaptive_avg_pool2d, adaptive_avg_pool2d_kernel>), kFloat);
+HEARTH_REGISTER_KERNEL(adaptive_avg_pool2d_backward, vulkan_kind(),
+                       (widened<OpId::adaptive_avg_pool2d_backward, adaptive_avg_pool2d_backward_kernel>), kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

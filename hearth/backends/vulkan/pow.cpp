@@ -14,7 +14,8 @@ void pow_kernel(OpCall& call) {
 
 // Not int32: its tensor^tensor parity case differs from the CPU in one
 // element, not yet explained; the CPU fallback serves it meanwhile.
-HEARTH_REGISTER_KERNEL(pow, vulkan_kind(), pow_kernel, {DType::float32, DType::int64, DType::uint8});
+HEARTH_REGISTER_KERNEL(pow, vulkan_kind(), pow_kernel,
+                       {DType::float32, DType::float16, DType::bfloat16, DType::int64, DType::uint8});
 
 }  // namespace
 }  // namespace hearth::vulkan

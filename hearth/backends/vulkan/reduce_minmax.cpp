@@ -13,7 +13,7 @@ void minmax_kernel(OpCall& call) {
   run_row_reduction(R, call.in(0), call.out(0), with_index ? call.out(1) : Tensor());
 }
 
-const DTypeSet kTypes = {DType::float32, DType::float64, DType::int64};
+const DTypeSet kTypes = {DType::float32, DType::float64, DType::float16, DType::bfloat16, DType::int64};
 
 HEARTH_REGISTER_KERNEL(amax, vulkan_kind(), minmax_kernel<RowReduction::amax>, kTypes);
 HEARTH_REGISTER_KERNEL(amin, vulkan_kind(), minmax_kernel<RowReduction::amin>, kTypes);

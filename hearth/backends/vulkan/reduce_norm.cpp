@@ -21,7 +21,8 @@ void norm_kernel(OpCall& call) {
   run_row_reduction(RowReduction::norm, call.in(0), call.out(0), Tensor(), p);
 }
 
-HEARTH_REGISTER_KERNEL(norm, vulkan_kind(), norm_kernel, {DType::float32, DType::float64});
+HEARTH_REGISTER_KERNEL(norm, vulkan_kind(), norm_kernel,
+                       {DType::float32, DType::float64, DType::float16, DType::bfloat16});
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -21,9 +21,12 @@ void run_row_reduction(RowReduction op, const Tensor& x, const Tensor& values, c
                "[vulkan] row reductions take at most 2^32 - 1 elements");
   const int device = values.device().index;
   if (x.dtype() == DType::float64) require_float64(device, "reduction");
-  const char* shader = x.dtype() == DType::int64     ? "reduce_rows_int"
-                       : x.dtype() == DType::float64 ? "reduce_rows_double"
-                                                     : "reduce_rows_float";
+  if (x.dtype() == DType::float16 || x.dtype() == DType::bfloat16) require_float16(device, "reduction");
+  const char* shader = x.dtype() == DType::int64      ? "reduce_rows_int"
+                       : x.dtype() == DType::float64  ? "reduce_rows_double"
+                       : x.dtype() == DType::float16  ? "reduce_rows_half"
+                       : x.dtype() == DType::bfloat16 ? "reduce_rows_bfloat16"
+                                                      : "reduce_rows_float";
   Dispatch d(shader, device);
   d.tensors = {x, values, indices};
   d.spec = {static_cast<uint32_t>(op)};

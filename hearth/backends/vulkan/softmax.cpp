@@ -1,7 +1,9 @@
 // softmax, log_softmax and their backwards on Vulkan (shaders/softmax.comp),
-// float32, along D of dense [outer, D, inner].
+// float32 (16-bit floats on widened copies: half_widening.h), along D of dense
+// [outer, D, inner].
 #include <algorithm>
 
+#include "hearth/backends/vulkan/half_widening.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
 #include "hearth/dispatch/registry.h"
 
@@ -25,12 +27,14 @@ void softmax_kernel(OpCall& call) {
   d.run();
 }
 
-const DTypeSet kFloat = {DType::float32};
+// float16 and bfloat16 through float32 copies (half_widening.h).
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
-HEARTH_REGISTER_KERNEL(softmax, vulkan_kind(), softmax_kernel<0>, kFloat);
-HEARTH_REGISTER_KERNEL(log_softmax, vulkan_kind(), softmax_kernel<1>, kFloat);
-HEARTH_REGISTER_KERNEL(softmax_backward, vulkan_kind(), softmax_kernel<2>, kFloat);
-HEARTH_REGISTER_KERNEL(log_softmax_backward, vulkan_kind(), softmax_kernel<3>, kFloat);
+HEARTH_REGISTER_KERNEL(softmax, vulkan_kind(), (widened<OpId::softmax, softmax_kernel<0>>), kFloat);
+HEARTH_REGISTER_KERNEL(log_softmax, vulkan_kind(), (widened<OpId::log_softmax, softmax_kernel<1>>), kFloat);
+HEARTH_REGISTER_KERNEL(softmax_backward, vulkan_kind(), (widened<OpId::softmax_backward, softmax_kernel<2>>), kFloat);
+HEARTH_REGISTER_KERNEL(log_softmax_backward, vulkan_kind(), (widened<OpId::log_softmax_backward, softmax_kernel<3>>),
+                       kFloat);
 
 }  // namespace
 }  // namespace hearth::vulkan

@@ -11,11 +11,12 @@ void unary_kernel(OpCall& call) {
   run_elementwise(Op, call.out(0), {call.in(0)}, integral_operands(call.out(0), {call.in(0)}));
 }
 
-// neg, abs, sign, square: all but bool. exp, log: float32 (GLSL has no
-// transcendental functions of doubles); sqrt, rsqrt also float64.
-const DTypeSet kNumeric = {DType::float32, DType::float64, DType::int64, DType::int32, DType::uint8};
-const DTypeSet kRoots = {DType::float32, DType::float64};
-const DTypeSet kFloat = {DType::float32};
+// neg, abs, sign, square: all but bool. exp, log: float32 and the 16-bit floats (GLSL
+// has no transcendental functions of doubles); sqrt, rsqrt also float64.
+const DTypeSet kNumeric = {DType::float32, DType::float64, DType::float16, DType::bfloat16,
+                           DType::int64,   DType::int32,   DType::uint8};
+const DTypeSet kRoots = {DType::float32, DType::float64, DType::float16, DType::bfloat16};
+const DTypeSet kFloat = {DType::float32, DType::float16, DType::bfloat16};
 
 HEARTH_REGISTER_KERNEL(neg, vulkan_kind(), unary_kernel<EW_NEG>, kNumeric);
 HEARTH_REGISTER_KERNEL(abs, vulkan_kind(), unary_kernel<EW_ABS>, kNumeric);

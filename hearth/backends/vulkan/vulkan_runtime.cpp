@@ -8,6 +8,7 @@
 #include "hearth/backends/vulkan/device_context.h"
 #include "hearth/backends/vulkan/instance.h"
 #include "hearth/backends/vulkan/kernel_launch.h"
+#include "hearth/backends/vulkan/vulkan_switches.h"
 #include "hearth/core/device_runtime.h"
 
 namespace hearth::vulkan {
@@ -16,6 +17,46 @@ namespace {
 std::string version_string(uint32_t v) {
   std::ostringstream os;
   os << VK_API_VERSION_MAJOR(v) << "." << VK_API_VERSION_MINOR(v) << "." << VK_API_VERSION_PATCH(v);
+  return os.str();
+}
+
+std::string gib(VkDeviceSize bytes) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(1);
+  os << static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0) << " GiB";
+  return os.str();
+}
+
+// The memory tensors get (device_context.cpp's choice, from the properties
+// alone): the largest device-local heap, and whether the host can map it.
+std::string describe_memory(const PhysicalDevice& d) {
+  const VkPhysicalDeviceMemoryProperties& mem = d.memory;
+  int heap = -1;
+  for (uint32_t h = 0; h < mem.memoryHeapCount; ++h)
+    if ((mem.memoryHeaps[h].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT) &&
+        (heap < 0 || mem.memoryHeaps[h].size > mem.memoryHeaps[heap].size))
+      heap = static_cast<int>(h);
+  if (heap < 0) return "memory: no device-local heap";
+  const VkMemoryPropertyFlags unified =
+      VK_MEMORY_PROPERTY_DEVICE_LOCAL_BIT | VK_MEMORY_PROPERTY_HOST_VISIBLE_BIT | VK_MEMORY_PROPERTY_HOST_COHERENT_BIT;
+  bool host_visible = false;
+  for (uint32_t i = 0; i < mem.memoryTypeCount; ++i)
+    host_visible = host_visible || (static_cast<int>(mem.memoryTypes[i].heapIndex) == heap &&
+                                    (mem.memoryTypes[i].propertyFlags & unified) == unified);
+  std::string s = "memory " + gib(mem.memoryHeaps[heap].size) + " device-local, ";
+  if (!host_visible) return s + "not host-visible (staged copies)";
+  return s + "host-visible (unified" + (staged_memory_forced() ? ", staged by HEARTH_VULKAN_STAGED_MEMORY)" : ")");
+}
+
+// One line per device: what `hearth env` shows of it.
+std::string describe_device(int index, const PhysicalDevice& d) {
+  std::ostringstream os;
+  os << "\n  vulkan:" << index << " " << d.props.deviceName << ": driver " << d.driver.driverName << " "
+     << d.driver.driverInfo << ", Vulkan " << version_string(d.props.apiVersion) << "; " << describe_memory(d)
+     << "; subgroup size " << d.subgroup.subgroupSize << "; float16 " << (d.float16 ? "yes" : "no") << "; float64 "
+     << (d.float64 ? "yes" : "no") << "; cooperative matrix (VK_KHR_cooperative_matrix) "
+     << (d.cooperative_matrix ? "yes" : "no");
   return os.str();
 }
 
@@ -124,6 +165,8 @@ class VulkanRuntime final : public DeviceRuntime {
       os << "; " << d.props.deviceName << ": Vulkan " << version_string(d.props.apiVersion) << ", driver "
          << d.driver.driverName << " " << d.driver.driverInfo;
     if (inst.validation) os << "; validation layer on (" << validation_error_count() << " errors so far)";
+    // Then a line per device: what it offers the kernels.
+    for (size_t i = 0; i < inst.devices.size(); ++i) os << describe_device(static_cast<int>(i), inst.devices[i]);
     return os.str();
   }
 };

@@ -1,13 +1,25 @@
 #version 450
-// Batched GEMM, out[b] = a[b] @ b[b] (+ bias[n]) (+ partial[b]), float32.
-// a and b are read through their strides (row- or column-major, batch
-// stride 0 for a broadcast operand); out and partial are dense [B, M, N].
+// Batched GEMM, out[b] = a[b] @ b[b] (+ bias[n]) (+ partial[b]), accumulated
+// in float32. a and b are read through their strides (row- or column-major,
+// batch stride 0 for a broadcast operand); out and partial are dense [B, M, N].
 // A workgroup of TS x TS invocations computes a (TS*MT) x (TS*MT) tile of out,
 // each invocation MT x MT of it, through TS-deep slices of a and b staged in
 // shared memory. TS is specialisation constant 1 (the host picks it from
 // the device's workgroup limits); the workgroup size (constant 0) is TS * TS.
+// Each operand's dtype is a specialisation constant (DT_0 .. DT_4: a, b, out,
+// bias, partial): float32 in the plain variant, float32, float16 or bfloat16
+// in gemm_half (HAS_FLOAT16; products of 16-bit operands accumulate in
+// float32 and are rounded once, as the CPU's).
+#include "elementwise_ops.h"
+#define V float
 layout(local_size_x_id = 0) in;
 layout(constant_id = 1) const uint TS = 16;
+layout(constant_id = 2) const uint DT_0 = DT_FLOAT32;
+layout(constant_id = 3) const uint DT_1 = DT_FLOAT32;
+layout(constant_id = 4) const uint DT_2 = DT_FLOAT32;
+layout(constant_id = 5) const uint DT_3 = DT_FLOAT32;
+layout(constant_id = 6) const uint DT_4 = DT_FLOAT32;
+#include "dtype_access.glsl"
 #define MT 4
 #define BM (TS * MT)
 #define BK TS
@@ -31,11 +43,11 @@ layout(std430, set = 0, binding = 0) readonly buffer Params {
   uint has_partial;
 }
 p;
-layout(std430, set = 0, binding = 1) readonly buffer A { float a[]; };
-layout(std430, set = 0, binding = 2) readonly buffer B { float b[]; };
-layout(std430, set = 0, binding = 3) writeonly buffer Out { float o[]; };
-layout(std430, set = 0, binding = 4) readonly buffer Bias { float bias[]; };
-layout(std430, set = 0, binding = 5) readonly buffer Partial { float partial[]; };
+DECLARE_TENSOR(0, 1)  // a
+DECLARE_TENSOR(1, 2)  // b
+DECLARE_TENSOR(2, 3)  // out
+DECLARE_TENSOR(3, 4)  // bias
+DECLARE_TENSOR(4, 5)  // partial
 
 shared float As[BK * BM];  // [k][m]
 shared float Bs[BK * BM];  // [k][n]
@@ -57,10 +69,10 @@ void main() {
     for (uint e = tid; e < BK * BM; e += TS * TS) {
       const uint mm = e / BK, kk = e % BK;
       const uint m = m0 + mm, k = k0 + kk;
-      As[kk * BM + mm] = (m < p.M && k < p.K) ? a[a_base + int(m) * p.a_row + int(k) * p.a_col] : 0.0;
+      As[kk * BM + mm] = (m < p.M && k < p.K) ? load_0(uint(a_base + int(m) * p.a_row + int(k) * p.a_col)) : 0.0;
       const uint kb = e / BM, nn = e % BM;
       const uint n = n0 + nn, k2 = k0 + kb;
-      Bs[kb * BM + nn] = (n < p.N && k2 < p.K) ? b[b_base + int(k2) * p.b_row + int(n) * p.b_col] : 0.0;
+      Bs[kb * BM + nn] = (n < p.N && k2 < p.K) ? load_1(uint(b_base + int(k2) * p.b_row + int(n) * p.b_col)) : 0.0;
     }
     barrier();
     for (uint kk = 0; kk < BK; ++kk) {
@@ -81,9 +93,9 @@ void main() {
       if (n >= p.N) continue;
       const uint at = (batch * p.M + m) * p.N + n;
       float v = acc[i][j];
-      if (p.has_bias != 0u) v += bias[p.off_bias + n];
-      if (p.has_partial != 0u) v += partial[p.off_partial + at];
-      o[p.off_out + at] = v;
+      if (p.has_bias != 0u) v += load_3(p.off_bias + n);
+      if (p.has_partial != 0u) v += load_4(p.off_partial + at);
+      store_2(p.off_out + at, v);
     }
   }
 }

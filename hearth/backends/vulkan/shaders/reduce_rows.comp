@@ -8,7 +8,9 @@
 //   OP 5 norm: ||row||_p (p = +-inf: the largest / smallest magnitude, p = 0:
 //   the count of non-zeros), accumulated in the value type.
 // Compiled as reduce_rows_float (float32 accumulation), reduce_rows_int
-// (int64) and reduce_rows_double (float64, for devices with shaderFloat64).
+// (int64), reduce_rows_double (float64, for devices with shaderFloat64) and
+// reduce_rows_half and reduce_rows_bfloat16 (16-bit rows, float32
+// accumulation; devices with shaderFloat16 and 16-bit storage).
 #extension GL_EXT_shader_explicit_arithmetic_types_int64 : require
 
 #if defined(VALUE_INT)
@@ -17,9 +19,31 @@
 #elif defined(VALUE_DOUBLE)
 #define V double
 #define X_TYPE double
+#elif defined(HAS_FLOAT16)
+// float16 rows (16-bit words, half_words.glsl), accumulated in float32 and
+// rounded once (the CPU's way).
+#extension GL_EXT_shader_16bit_storage : require
+#include "half_words.glsl"
+#define V float
+#define X_TYPE uint16_t
+#define LOAD_X(w) half_to_float(uint(w))
+#define STORE_X(r) uint16_t(float_to_half(r))
+#elif defined(HAS_BFLOAT16)
+// bfloat16 rows, likewise.
+#extension GL_EXT_shader_16bit_storage : require
+#include "half_words.glsl"
+#define V float
+#define X_TYPE uint16_t
+#define LOAD_X(w) bf16_to_float(uint(w))
+#define STORE_X(r) uint16_t(float_to_bf16(r))
 #else
 #define V float
 #define X_TYPE float
+#endif
+
+#ifndef LOAD_X
+#define LOAD_X(w) V(w)
+#define STORE_X(r) X_TYPE(r)
 #endif
 
 layout(local_size_x_id = 0) in;
@@ -68,7 +92,7 @@ void main() {
     const bool norm_extreme = OP == 5u && isinf(p.norm_p);
     const bool summing = OP == 0u || (OP == 5u && !norm_extreme);
     for (uint k = t; k < p.inner; k += WG) {
-      V v = V(x[base + k]);
+      V v = LOAD_X(x[base + k]);
 #ifndef VALUE_INT
       if (OP == 5u) {
         v = abs(v);
@@ -109,7 +133,7 @@ void main() {
         else if (p.norm_p != 1.0 && p.norm_p != 0.0) r = V(pow(float(r), 1.0 / p.norm_p));
       }
 #endif
-      out_v[p.off_out + row] = X_TYPE(r);
+      out_v[p.off_out + row] = STORE_X(r);
       if (OP >= 3u) out_i[p.off_idx + row] = int64_t(s_idx[0]);
     }
     barrier();

@@ -38,6 +38,40 @@ TEST(VulkanRuntime, IsRegisteredAndSaysWhyWhenUnavailable) {
   EXPECT_NE(rt.version_info().find("Vulkan"), std::string::npos) << rt.version_info();
 }
 
+// `hearth env` prints version_info: after the versions, one line per device
+// with what it offers the kernels.
+TEST(VulkanRuntime, EnvListsEachDevicesMemorySubgroupAndFloatSupport) {
+  HEARTH_SKIP_WITHOUT_VULKAN();
+  DeviceRuntime& rt = device_runtime(vk().kind);
+  const std::string info = rt.version_info();
+  for (int d = 0; d < rt.device_count(); ++d) {
+    const std::string head = "\n  vulkan:" + std::to_string(d) + " ";
+    const size_t at = info.find(head);
+    ASSERT_NE(at, std::string::npos) << info;
+    const std::string line = info.substr(at + 1, info.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(rt.device_name(d)), std::string::npos) << line;
+    EXPECT_NE(line.find(": driver "), std::string::npos) << line;
+    EXPECT_NE(line.find(" GiB device-local, "), std::string::npos) << line;
+    EXPECT_NE(line.find("; subgroup size "), std::string::npos) << line;
+    EXPECT_TRUE(line.find("; float16 yes") != std::string::npos || line.find("; float16 no") != std::string::npos)
+        << line;
+    EXPECT_TRUE(line.find("; float64 yes") != std::string::npos || line.find("; float64 no") != std::string::npos)
+        << line;
+    EXPECT_TRUE(line.find("cooperative matrix (VK_KHR_cooperative_matrix) yes") != std::string::npos ||
+                line.find("cooperative matrix (VK_KHR_cooperative_matrix) no") != std::string::npos)
+        << line;
+    // lavapipe (CI's device): memory the host maps, 16- and 64-bit floats,
+    // no cooperative matrices; 8 lanes a subgroup on 256-bit vectors.
+    if (rt.device_name(d).find("llvmpipe") != std::string::npos) {
+      EXPECT_NE(line.find("host-visible (unified"), std::string::npos) << line;
+      EXPECT_NE(line.find("; float16 yes; float64 yes"), std::string::npos) << line;
+      EXPECT_NE(line.find("cooperative matrix (VK_KHR_cooperative_matrix) no"), std::string::npos) << line;
+      if (rt.device_name(d).find("256 bits") != std::string::npos)
+        EXPECT_NE(line.find("; subgroup size 8;"), std::string::npos) << line;
+    }
+  }
+}
+
 TEST(VulkanRuntime, ASoftwareDeviceNeverWinsAuto) {
   HEARTH_SKIP_WITHOUT_VULKAN();
   DeviceRuntime& rt = device_runtime(vk().kind);
