@@ -1,0 +1,134 @@
+// `hearth generate --model DIR --prompt_ids 1,2,3`: continues a prompt with a
+// causal language model (GPT-2, Llama, Mistral, Qwen2 folders), greedily or
+// by sampling (temperature, top-k, top-p), reading the prompt once and each
+// new token through the key/value cache.
+#include <charconv>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "apps/hearth/commands.h"
+#include "hearth/core/errors.h"
+#include "hearth/nn/lora.h"
+#include "hearth/nn/models/causal_lm.h"
+#include "hearth/nn/models/causal_lm_generate.h"
+#include "hearth/train/device_select.h"
+
+namespace hearth::cli {
+namespace {
+
+struct GenerateFlags {
+  std::string model_dir, adapter_dir;
+  std::string prompt, prompt_ids;
+  std::string max_new_tokens = "20";
+  std::string do_sample = "true";
+  std::string temperature = "1.0", top_k = "50", top_p = "1.0";
+  std::string seed = "42";
+  std::string device = "auto";
+  bool cpu = false;
+};
+
+int64_t parse_int(const std::string& flag, const std::string& text, int64_t min, int64_t max) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < min || v > max)
+    throw UsageError(flag + ": expected an integer in [" + std::to_string(min) + ", " + std::to_string(max) +
+                     "], got \"" + text + "\"");
+  return v;
+}
+
+double parse_number(const std::string& flag, const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return v;
+  } catch (const std::exception&) {
+  }
+  throw UsageError(flag + ": expected a number, got \"" + text + "\"");
+}
+
+bool parse_bool(const std::string& flag, const std::string& text) {
+  if (text == "true" || text == "True" || text == "1") return true;
+  if (text == "false" || text == "False" || text == "0") return false;
+  throw UsageError(flag + ": expected true or false, got \"" + text + "\"");
+}
+
+std::vector<int64_t> parse_ids(const std::string& text) {
+  std::vector<int64_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    ids.push_back(parse_int("--prompt_ids", item, 0, std::numeric_limits<int32_t>::max()));
+  if (ids.empty()) throw UsageError("--prompt_ids: expected comma-separated token ids such as 1,2,3, got nothing");
+  return ids;
+}
+
+std::string join_ids(const std::vector<int64_t>& ids) {
+  std::string out;
+  for (int64_t id : ids) out += (out.empty() ? "" : ",") + std::to_string(id);
+  return out;
+}
+
+int run_generate(const GenerateFlags& f) {
+  namespace fs = std::filesystem;
+  if (!fs::is_directory(f.model_dir))
+    throw UsageError("--model: expected a model folder (config.json + model.safetensors), got '" + f.model_dir + "'");
+  if (f.prompt.empty() == f.prompt_ids.empty())
+    throw UsageError("give the prompt as --prompt TEXT or as --prompt_ids 1,2,3 (one of them)");
+  if (!f.prompt.empty())
+    throw UsageError(
+        "--prompt: reading text needs the model's tokenizer, which this build cannot read yet; give "
+        "the prompt's token ids with --prompt_ids");
+  nn::models::GenerationOptions options;
+  options.max_new_tokens = parse_int("--max_new_tokens", f.max_new_tokens, 0, 1'000'000);
+  options.do_sample = parse_bool("--do_sample", f.do_sample);
+  options.temperature = parse_number("--temperature", f.temperature);
+  options.top_k = parse_int("--top_k", f.top_k, 0, std::numeric_limits<int32_t>::max());
+  options.top_p = parse_number("--top_p", f.top_p);
+  options.seed = static_cast<uint64_t>(parse_int("--seed", f.seed, 0, std::numeric_limits<int64_t>::max()));
+  try {
+    options.validate();
+  } catch (const ValueError& e) {
+    throw UsageError(e.what());
+  }
+  options.eos_token_ids = nn::models::read_eos_token_ids(f.model_dir);
+  train::DeviceChoice choice;
+  try {
+    choice = train::select_device(f.device, f.cpu);
+  } catch (const DeviceError& e) {
+    throw UsageError(e.what());
+  }
+  std::shared_ptr<nn::models::CausalLM> model = nn::models::load_causal_lm(f.model_dir);
+  if (!f.adapter_dir.empty()) nn::load_lora_adapter(f.adapter_dir, *model);
+  model->to(choice.device);
+  const std::vector<int64_t> prompt = parse_ids(f.prompt_ids);
+  std::cerr << "hearth: generating with " << model->model_type() << " from " << f.model_dir << " on "
+            << train::describe_device(choice.device) << (options.greedy() ? " (greedy)" : " (sampling)") << "\n";
+  const std::vector<int64_t> ids = nn::models::generate(*model, prompt, options);
+  std::cout << join_ids(ids) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+void add_generate_command(CLI::App& app) {
+  auto* sub = app.add_subcommand("generate", "Continue a prompt with a causal language model (GPT-2, Llama, ...)");
+  auto f = std::make_shared<GenerateFlags>();
+  sub->add_option("--model", f->model_dir, "model folder: config.json and model.safetensors")->required();
+  sub->add_option("--adapter", f->adapter_dir, "LoRA adapter folder (adapter_config.json, adapter_model.safetensors)");
+  sub->add_option("--prompt", f->prompt, "the prompt as text (needs the model's tokenizer)");
+  sub->add_option("--prompt_ids", f->prompt_ids, "the prompt as comma-separated token ids, e.g. 1,2,3");
+  sub->add_option("--max_new_tokens", f->max_new_tokens, "tokens to generate at most (default 20)");
+  sub->add_option("--do_sample", f->do_sample, "true: sample; false: greedy (default true)");
+  sub->add_option("--temperature", f->temperature, "divides the logits before sampling; 0: greedy (default 1.0)");
+  sub->add_option("--top_k", f->top_k, "sample among the k most likely tokens; 0: all (default 50)");
+  sub->add_option("--top_p", f->top_p, "sample among the most likely tokens whose probabilities reach p (default 1.0)");
+  sub->add_option("--seed", f->seed, "seed of the sampling (default 42)");
+  sub->add_option("--device", f->device,
+                  "auto, cpu or a device kind such as cuda, with :N for the N-th (default auto)");
+  sub->add_flag("--cpu", f->cpu, "generate on the CPU");
+  on_run(sub, [f] { return run_generate(*f); });
+}
+
+}  // namespace hearth::cli
