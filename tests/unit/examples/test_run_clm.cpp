@@ -1,0 +1,94 @@
+// examples/run_clm: the metrics run_clm.py computes, the held-out split, the
+// fixed-width collation of prompt/completion batches; and a LoRA run whose
+// adapter folder loads back onto the base model and whose merged model
+// (--merge_adapters) gives the adapted model's logits.
+#include <cmath>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "examples/run_clm/clm_data.h"
+#include "examples/run_clm/clm_metrics.h"
+#include "hearth/autograd/grad_mode.h"
+#include "hearth/nn/lora.h"
+#include "hearth/nn/models/causal_lm.h"
+#include "hearth/ops/factory.h"
+#include "tests/support/run_command.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/tensor_compare.h"
+
+namespace hearth {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fixture(const std::string& name) { return std::string(HEARTH_FIXTURES_DIR) + "/causal_lm/" + name; }
+
+TEST(RunClm, AccuracyComparesEachPredictionWithTheNextLabel) {
+  // Row 0: predictions at t = 0, 1, 2 against labels at t = 1, 2, 3: 7 right, 8 right, 0 wrong.
+  const Tensor preds = tensor(std::vector<float>{7, 8, 0, 99, 1, 2, 3, 99}, {2, 4});
+  const Tensor labels = tensor(std::vector<int64_t>{5, 7, 8, 9, 0, 1, -100, -100}, {2, 4});
+  // Row 1: t = 0 predicts 1 (right); labels -100 after are left out.
+  EXPECT_DOUBLE_EQ(run_clm::next_token_accuracy(preds, labels).at("accuracy"), 3.0 / 4.0);
+}
+
+TEST(RunClm, PerplexityIsExpOfTheLossAndInfinityPastOverflow) {
+  EXPECT_DOUBLE_EQ(run_clm::perplexity(std::log(12.5)), 12.5);
+  EXPECT_TRUE(std::isinf(run_clm::perplexity(1e6)));
+}
+
+TEST(RunClm, HeldOutRowsRoundAsPythonRounds) {
+  EXPECT_EQ(run_clm::percent_split_rows(240, 5), 12);
+  EXPECT_EQ(run_clm::percent_split_rows(50, 5), 2);  // 2.5 -> 2 (half to even)
+  EXPECT_EQ(run_clm::percent_split_rows(70, 5), 4);  // 3.5 -> 4
+  EXPECT_EQ(run_clm::percent_split_rows(10, 0), 0);
+}
+
+TEST(RunClm, PromptCompletionBatchesArePaddedToTheBlockSize) {
+  auto collate = run_clm::fixed_width_collate(/*pad_id=*/47, /*width=*/6);
+  data::Example a{{data::field::kInputIds, tensor(std::vector<int64_t>{1, 2, 3})},
+                  {data::field::kAttentionMask, tensor(std::vector<int64_t>{1, 1, 1})},
+                  {data::field::kLabels, tensor(std::vector<int64_t>{-100, 2, 3})}};
+  const data::Batch b = collate({a});
+  EXPECT_EQ(b.at(data::field::kInputIds).to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 47, 47, 47}));
+  EXPECT_EQ(b.at(data::field::kAttentionMask).to_vector<int64_t>(), (std::vector<int64_t>{1, 1, 1, 0, 0, 0}));
+  EXPECT_EQ(b.at(data::field::kLabels).to_vector<int64_t>(), (std::vector<int64_t>{-100, 2, 3, -100, -100, -100}));
+}
+
+// run_clm with --lora_r on the fixture GPT-2 (c_attn adapted, PEFT's Conv1D
+// case): the adapter folder in PEFT's files loads back onto the base model,
+// and the merged model folder gives the same logits.
+TEST(RunClm, LoraAdapterLoadsBackAndMergedModelGivesTheAdaptedLogits) {
+  testing::TempDir dir;
+  const std::string out = dir.file("lora");
+  const testing::CommandResult r = testing::run_command(
+      std::string("OMP_NUM_THREADS=1 XDG_CONFIG_HOME=") + dir.file("no-config") + " " + HEARTH_TEST_RUN_CLM +
+      " --model_name_or_path " + fixture("gpt2_tiny") + " --tokenizer_name " + fixture("tiny_tokenizer") +
+      " --train_file " + fixture("tiny_corpus.txt") +
+      " --do_train --lora_r 4 --lora_alpha 16 --merge_adapters --per_device_train_batch_size 8 --learning_rate 1e-2"
+      " --max_steps 8 --save_steps 4 --seed 3 --use_cpu --disable_tqdm --report_to none --output_dir " +
+      out);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  for (const char* f : {"adapter_config.json", "adapter_model.safetensors", "config.json", "model.safetensors",
+                        "tokenizer.json", "checkpoint-4/adapter_config.json", "checkpoint-4/adapter_model.safetensors"})
+    EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f << " missing:\n" << r.output;
+
+  NoGradGuard no_grad;
+  const Tensor ids = tensor(std::vector<int64_t>{29, 33, 41, 12, 5, 30, 46}, {1, 7});
+  auto base = nn::models::load_causal_lm(fixture("gpt2_tiny"));
+  base->eval();
+  const Tensor base_logits = base->forward(ids);
+  const nn::LoraConfig config = nn::load_lora_adapter(out, *base);
+  EXPECT_EQ(config.r, 4);
+  EXPECT_EQ(config.target_modules, (std::vector<std::string>{"c_attn"}));
+  const Tensor adapted = base->forward(ids);
+  EXPECT_GT(testing::max_abs_diff(adapted, base_logits), 1e-4) << "training left the adapter at zero";
+
+  auto merged = nn::models::load_causal_lm(out);
+  merged->eval();
+  EXPECT_LT(testing::max_abs_diff(merged->forward(ids), adapted), 1e-4);
+}
+
+}  // namespace
+}  // namespace hearth
