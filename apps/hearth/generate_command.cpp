@@ -1,15 +1,19 @@
-// `hearth generate --model DIR --prompt_ids 1,2,3`: continues a prompt with a
+// `hearth generate --model DIR --prompt TEXT`: continues a prompt with a
 // causal language model (GPT-2, Llama, Mistral, Qwen2 folders), greedily or
 // by sampling (temperature, top-k, top-p), reading the prompt once and each
-// new token through the key/value cache.
+// new token through the key/value cache. The text goes through the folder's
+// tokenizer.json; --prompt_ids gives the token ids instead (and prints the
+// new ids).
 #include <charconv>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <sstream>
 
 #include "apps/hearth/commands.h"
 #include "hearth/core/errors.h"
+#include "hearth/data/tokenizer/bpe_tokenizer.h"
 #include "hearth/nn/lora.h"
 #include "hearth/nn/models/causal_lm.h"
 #include "hearth/nn/models/causal_lm_generate.h"
@@ -19,7 +23,7 @@ namespace hearth::cli {
 namespace {
 
 struct GenerateFlags {
-  std::string model_dir, adapter_dir;
+  std::string model_dir, adapter_dir, tokenizer_dir;
   std::string prompt, prompt_ids;
   std::string max_new_tokens = "20";
   std::string do_sample = "true";
@@ -76,10 +80,6 @@ int run_generate(const GenerateFlags& f) {
     throw UsageError("--model: expected a model folder (config.json + model.safetensors), got '" + f.model_dir + "'");
   if (f.prompt.empty() == f.prompt_ids.empty())
     throw UsageError("give the prompt as --prompt TEXT or as --prompt_ids 1,2,3 (one of them)");
-  if (!f.prompt.empty())
-    throw UsageError(
-        "--prompt: reading text needs the model's tokenizer, which this build cannot read yet; give "
-        "the prompt's token ids with --prompt_ids");
   nn::models::GenerationOptions options;
   options.max_new_tokens = parse_int("--max_new_tokens", f.max_new_tokens, 0, 1'000'000);
   options.do_sample = parse_bool("--do_sample", f.do_sample);
@@ -99,14 +99,30 @@ int run_generate(const GenerateFlags& f) {
   } catch (const DeviceError& e) {
     throw UsageError(e.what());
   }
+  // The tokenizer: needed for a text prompt, used to show the text otherwise when there is one.
+  const std::string tokenizer_dir = f.tokenizer_dir.empty() ? f.model_dir : f.tokenizer_dir;
+  std::optional<data::BpeTokenizer> tokenizer;
+  if (fs::exists(fs::path(tokenizer_dir) / "tokenizer.json")) {
+    tokenizer = data::BpeTokenizer::from_pretrained(tokenizer_dir);
+  } else if (!f.prompt.empty()) {
+    throw UsageError("--prompt: " + tokenizer_dir +
+                     " holds no tokenizer.json to read the text with; pass --tokenizer DIR, or the prompt's token "
+                     "ids with --prompt_ids");
+  }
   std::shared_ptr<nn::models::CausalLM> model = nn::models::load_causal_lm(f.model_dir);
   if (!f.adapter_dir.empty()) nn::load_lora_adapter(f.adapter_dir, *model);
   model->to(choice.device);
-  const std::vector<int64_t> prompt = parse_ids(f.prompt_ids);
+  const std::vector<int64_t> prompt = f.prompt.empty() ? parse_ids(f.prompt_ids) : tokenizer->encode(f.prompt);
   std::cerr << "hearth: generating with " << model->model_type() << " from " << f.model_dir << " on "
             << train::describe_device(choice.device) << (options.greedy() ? " (greedy)" : " (sampling)") << "\n";
   const std::vector<int64_t> ids = nn::models::generate(*model, prompt, options);
-  std::cout << join_ids(ids) << "\n";
+  if (!f.prompt_ids.empty()) std::cout << join_ids(ids) << "\n";
+  if (tokenizer) {
+    // The prompt and its continuation as one text, special tokens (eos) left out.
+    std::vector<int64_t> all = prompt;
+    all.insert(all.end(), ids.begin(), ids.end());
+    std::cout << tokenizer->decode(all, /*skip_special_tokens=*/true) << "\n";
+  }
   return 0;
 }
 
@@ -117,7 +133,8 @@ void add_generate_command(CLI::App& app) {
   auto f = std::make_shared<GenerateFlags>();
   sub->add_option("--model", f->model_dir, "model folder: config.json and model.safetensors")->required();
   sub->add_option("--adapter", f->adapter_dir, "LoRA adapter folder (adapter_config.json, adapter_model.safetensors)");
-  sub->add_option("--prompt", f->prompt, "the prompt as text (needs the model's tokenizer)");
+  sub->add_option("--tokenizer", f->tokenizer_dir, "folder of tokenizer.json, if not the model's");
+  sub->add_option("--prompt", f->prompt, "the prompt as text (read with the folder's tokenizer.json)");
   sub->add_option("--prompt_ids", f->prompt_ids, "the prompt as comma-separated token ids, e.g. 1,2,3");
   sub->add_option("--max_new_tokens", f->max_new_tokens, "tokens to generate at most (default 20)");
   sub->add_option("--do_sample", f->do_sample, "true: sample; false: greedy (default true)");

@@ -3,8 +3,9 @@
 # files (--config_name), the fixture tokenizer, a text file of short
 # sentences, a few dozen steps on the CPU. Checks that the loss falls, that
 # eval_results.json holds perplexity = exp(eval_loss) and eval_accuracy, and
-# that output_dir is a model folder; then a prompt/completion run.
-# Inputs: RUN_CLM (the program), FIXTURES (tests/fixtures/causal_lm), WORK_DIR.
+# that output_dir is a model folder that `hearth generate` continues text
+# with; then a prompt/completion run.
+# Inputs: RUN_CLM (the program), HEARTH (the hearth command), FIXTURES (tests/fixtures/causal_lm), WORK_DIR.
 cmake_minimum_required(VERSION 3.25)
 
 function(run_checked out_var rc_var)
@@ -80,6 +81,14 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "run_clm (gpt2) failed (exit ${rc}):\n${out}")
 endif()
 check_run(gpt2 ${WORK_DIR}/gpt2 "${out}")
+
+# ---- hearth generate on the trained model: greedy, the text through its tokenizer
+run_checked(out rc ${HEARTH} generate --model ${WORK_DIR}/gpt2 --prompt "the dog" --max_new_tokens 5 --do_sample false
+  --cpu)
+if(NOT rc EQUAL 0 OR NOT out MATCHES "(^|\n)the dog [a-z .]+\n")
+  message(FATAL_ERROR "hearth generate on the trained GPT-2 failed (exit ${rc}) or printed no continuation:\n${out}")
+endif()
+message(STATUS "generate: ${out}")
 
 # ---- a new Llama, blocks of 32 tokens ----------------------------------------
 run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
