@@ -12,7 +12,7 @@
 # provides it instead.
 set(HEARTH_DEB_EXTRA_DEPENDS "" CACHE STRING "More Depends for the hearth .deb (oneDNN or the CUDA libraries, where no package owns them)")
 
-set(_runtime_depends libc6 libstdc++6 libgcc-s1 libgomp1 libopenblas0 zlib1g libjpeg62-turbo libpng16-16 libutf8proc2)
+set(_runtime_depends libc6 libstdc++6 libgcc-s1 libgomp1 libopenblas0 zlib1g libjpeg62-turbo libpng16-16 libutf8proc2 libpcre2-8-0)
 if(HEARTH_GLOO_ENABLED)
   list(APPEND _runtime_depends libgloo0)
 endif()

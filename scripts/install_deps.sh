@@ -13,6 +13,7 @@ packages=(
   libcli11-dev                     # the `hearth` command line
   zlib1g-dev                       # gzipped dataset files
   libutf8proc-dev                  # Unicode data for the BERT tokenizer
+  libpcre2-dev                     # the split patterns of byte-level BPE tokenizers (tokenizer.json)
   libjpeg62-turbo-dev libpng-dev   # decoding JPEG and PNG images (hearth/data/image_io)
   googletest libgtest-dev libgmock-dev  # the test suite
   dataset-fashion-mnist            # the data `hearth` trains on out of the box

@@ -52,12 +52,12 @@ private=$(cd "$headers" && find . \( -path './backends*' -o -path '*/gloo*' -o -
 missing=$(cd "$prefix/include" && grep -rhoE '#include "hearth/[^"]+"' hearth | sed 's/#include "\(.*\)"/\1/' | sort -u |
           while read -r h; do [[ -f "$h" ]] || echo "$h"; done)
 [[ -z "$missing" ]] || fail "installed headers include headers that are not installed: $missing"
-if grep -rlE '#include <(CLI/|utf8proc|jpeglib|png\.h|zlib\.h|cblas|omp\.h|gloo/|oneapi/|dnnl|cuda|cudnn|cublas|nccl)' "$headers"; then
+if grep -rlE '#include <(CLI/|utf8proc|jpeglib|png\.h|zlib\.h|cblas|omp\.h|gloo/|oneapi/|dnnl|cuda|cudnn|cublas|nccl|pcre2)' "$headers"; then
   fail "installed headers include a private dependency's header"
 fi
 cmake_dir=$(dirname "$(find "$prefix" -name hearthConfig.cmake | head -1)")
 [[ -f "$cmake_dir/hearthTargets.cmake" ]] || fail "no CMake package under $prefix"
-leaks=$(grep -hiE 'CLI11|utf8proc|jpeg|png|openblas|gloo|dnnl|cudart|cublas|cudnn|nccl|OpenMP' "$cmake_dir"/hearthTargets*.cmake || true)
+leaks=$(grep -hiE 'CLI11|utf8proc|jpeg|png|openblas|gloo|dnnl|cudart|cublas|cudnn|nccl|pcre2|OpenMP' "$cmake_dir"/hearthTargets*.cmake || true)
 [[ -z "$leaks" ]] || fail "the CMake package passes private dependencies on to programs: $leaks"
 if [[ -n "$build" ]]; then
   build_abs=$(cd "$build" && pwd)

@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fuzz/bpe_harness.h"
 #include "fuzz/harnesses.h"
 
 namespace hearth::fuzz {
@@ -29,6 +30,7 @@ const std::map<std::string, Harness>& harnesses() {
                                                    {"bert_config", fuzz_bert_config},
                                                    {"image", fuzz_image},
                                                    {"tokenizer", fuzz_tokenizer},
+                                                   {"bpe_tokenizer", fuzz_bpe_tokenizer},
                                                    {"glue_text", fuzz_glue_text},
                                                    {"user_config", fuzz_user_config},
                                                    {"optimizer_state", fuzz_optimizer_state}};
