@@ -49,7 +49,7 @@ void add_clm_flags(CLI::App& app, ClmArguments& a) {
       ->check(CLI::Range(int64_t{0}, int64_t{100}));
   app.add_option("--preprocessing_num_workers", a.preprocessing_num_workers, "no effect: tokenizing is one pass");
   add_bool(app, "keep_linebreaks", a.keep_linebreaks,
-           "no effect: a .txt file's rows are its lines, without their line breaks, as datasets reads them");
+           "a .txt file's rows keep their line breaks (default true, as datasets' text loader); false drops them");
   app.add_option("--lora_r", a.lora_r, "train a LoRA adapter of this rank instead of the whole model (0: no adapter)")
       ->check(CLI::Range(int64_t{0}, int64_t{65536}));
   app.add_option("--lora_alpha", a.lora_alpha, "LoRA's alpha: the adapter is scaled by alpha / r (default 8, PEFT's)");

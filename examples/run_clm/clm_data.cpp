@@ -1,6 +1,8 @@
 #include "examples/run_clm/clm_data.h"
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "hearth/core/errors.h"
 #include "hearth/ops/factory.h"
@@ -47,6 +49,28 @@ std::shared_ptr<const hearth::data::Dataset> completions(std::vector<hearth::dat
              << " rows dropped: their prompt fills all " << block_size << " tokens, leaving no completion to learn\n";
   HEARTH_CHECK(set->size() > 0, hearth::ValueError, "[run_clm] ", what, ": no prompt/completion row is left to use");
   return set;
+}
+
+bool is_text_file(const std::string& path) {
+  const std::string ext = std::filesystem::path(path).extension().string();
+  return ext == ".txt" || ext == ".text" || ext == ".raw";
+}
+
+// The rows of a file as run_clm.py loads them: a text file's lines keep their
+// line break with --keep_linebreaks (its default), as datasets' text loader
+// reads them (every line but a last one the file does not end).
+std::vector<std::string> read_rows(const std::string& path, bool keep_linebreaks) {
+  std::vector<std::string> rows = hearth::data::read_lm_texts(path);
+  if (!keep_linebreaks || !is_text_file(path) || rows.empty()) return rows;
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  bool ends_with_break = false;
+  if (in && in.tellg() > 0) {
+    in.seekg(-1, std::ios::end);
+    ends_with_break = in.get() == '\n';
+  }
+  for (size_t i = 0; i < rows.size(); ++i)
+    if (i + 1 < rows.size() || ends_with_break) rows[i] += '\n';
+  return rows;
 }
 
 }  // namespace
@@ -110,13 +134,13 @@ ClmData load_clm_data(const ClmArguments& a, const hearth::data::TokenizeFn& tok
     return out;
   }
   std::vector<std::string> train_rows, eval_rows;
-  if (!a.train_file.empty()) train_rows = hearth::data::read_lm_texts(a.train_file);
+  if (!a.train_file.empty()) train_rows = read_rows(a.train_file, a.keep_linebreaks);
   if (split) {
     const int64_t n = percent_split_rows(static_cast<int64_t>(train_rows.size()), a.validation_split_percentage);
     eval_rows = slice(train_rows, 0, n);
     train_rows = slice(train_rows, n, static_cast<int64_t>(train_rows.size()));
   } else if (a.do_eval) {
-    eval_rows = hearth::data::read_lm_texts(a.validation_file);
+    eval_rows = read_rows(a.validation_file, a.keep_linebreaks);
   }
   if (a.do_train)
     out.train = packed(train_rows, tokenize, block_size, a.max_train_samples, "--train_file " + a.train_file);

@@ -56,6 +56,28 @@ TEST(RunClm, PromptCompletionBatchesArePaddedToTheBlockSize) {
   EXPECT_EQ(b.at(data::field::kLabels).to_vector<int64_t>(), (std::vector<int64_t>{-100, 2, 3, -100, -100, -100}));
 }
 
+// datasets' text loader under run_clm.py's keep_linebreaks=True: each line
+// keeps its break; a last line the file does not end keeps none.
+TEST(RunClm, TextRowsKeepTheirLineBreaksAsDatasetsReadsThem) {
+  testing::TempDir dir;
+  dir.write("train.txt", "ab\r\n\ncd");
+  std::vector<std::string> seen;
+  auto tokenize = [&](const std::string& text) {
+    seen.push_back(text);
+    return data::TokenIds{1, 2, 3};
+  };
+  run_clm::ClmArguments a;
+  a.train_file = dir.file("train.txt");
+  a.do_train = true;
+  a.validation_split_percentage = 0;
+  run_clm::load_clm_data(a, tokenize, -1, 0, 2, nullptr);
+  EXPECT_EQ(seen, (std::vector<std::string>{"ab\n", "\n", "cd"}));
+  seen.clear();
+  a.keep_linebreaks = false;
+  run_clm::load_clm_data(a, tokenize, -1, 0, 2, nullptr);
+  EXPECT_EQ(seen, (std::vector<std::string>{"ab", "", "cd"}));
+}
+
 // run_clm with --lora_r on the fixture GPT-2 (c_attn adapted, PEFT's Conv1D
 // case): the adapter folder in PEFT's files loads back onto the base model,
 // and the merged model folder gives the same logits.
