@@ -110,6 +110,18 @@ TEST(RunClm, LoraAdapterLoadsBackAndMergedModelGivesTheAdaptedLogits) {
   auto merged = nn::models::load_causal_lm(out);
   merged->eval();
   EXPECT_LT(testing::max_abs_diff(merged->forward(ids), adapted), 1e-4);
+
+  // `hearth generate --adapter` on the base continues as the merged folder does.
+  const std::string generate = std::string(HEARTH_TEST_CLI) +
+                               " generate --prompt_ids 29,33,41 --max_new_tokens 6 "
+                               "--do_sample false --cpu --model ";
+  const testing::CommandResult with_adapter =
+      testing::run_command("{ " + generate + fixture("gpt2_tiny") + " --adapter " + out + " 2>/dev/null; }");
+  const testing::CommandResult with_merged = testing::run_command("{ " + generate + out + " 2>/dev/null; }");
+  ASSERT_EQ(with_adapter.exit_code, 0) << with_adapter.output;
+  ASSERT_EQ(with_merged.exit_code, 0) << with_merged.output;
+  EXPECT_EQ(with_adapter.output.substr(0, with_adapter.output.find('\n')),
+            with_merged.output.substr(0, with_merged.output.find('\n')));
 }
 
 }  // namespace
