@@ -20,6 +20,11 @@ void add_clm_flags(CLI::App& app, ClmArguments& a) {
                  "local model folder (config.json, model.safetensors, tokenizer.json); hearth never downloads");
   app.add_option("--config_name", a.config_name,
                  "a config.json (or its folder): train a randomly initialised model of that shape instead");
+  app.add_option("--model_type", a.model_type,
+                 "gpt2, llama, mistral or qwen2: a new model of transformers' default config for it (without "
+                 "--model_name_or_path and --config_name)");
+  app.add_option("--config_overrides", a.config_overrides,
+                 "with --model_type: fields of the default config to change, e.g. n_embd=256,n_layer=4");
   app.add_option("--tokenizer_name", a.tokenizer_name, "folder of the tokenizer files, if not the model's");
   app.add_option("--cache_dir", a.cache_dir, "no effect: hearth never downloads, so it caches nothing");
   app.add_option("--model_revision", a.model_revision, "main (the folder as it is); another revision is refused");
@@ -77,6 +82,11 @@ void check_clm_arguments(const ClmArguments& a) {
   HEARTH_CHECK(a.model_revision == "main", hearth::ValueError, "--model_revision ", a.model_revision,
                ": hearth reads --model_name_or_path as it is and never downloads; fetch that revision into a folder "
                "and pass the folder");
+  HEARTH_CHECK(a.config_overrides.empty() || (a.config_name.empty() && a.model_name_or_path.empty()),
+               hearth::ValueError,
+               "--config_overrides can't be used in combination with --config_name or --model_name_or_path");
+  HEARTH_CHECK(a.config_overrides.empty() || !a.model_type.empty(), hearth::ValueError,
+               "--config_overrides: expected --model_type, the architecture whose default config it changes");
   HEARTH_CHECK(a.block_size == -1 || a.block_size >= 2, hearth::ValueError,
                "--block_size: expected at least 2 tokens (or -1 for the default), got ", a.block_size);
   HEARTH_CHECK(a.lora_base_dtype == "float32" || a.lora_base_dtype == "fp32" || a.lora_base_dtype == "bf16" ||

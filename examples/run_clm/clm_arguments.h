@@ -18,6 +18,9 @@ struct ClmArguments {
   // A config.json (or a folder holding one) to build a randomly initialised
   // model from instead (transformers' from_config).
   std::string config_name;
+  // Neither: a new model of this architecture's transformers defaults, with
+  // --config_overrides "key=value,..." applied (clm_model_config.h).
+  std::string model_type, config_overrides;
   // The folder of the tokenizer files, if not the model's.
   std::string tokenizer_name;
   // Hugging Face's download options: nothing is downloaded here.

@@ -28,6 +28,7 @@
 #include "examples/run_clm/clm_data.h"
 #include "examples/run_clm/clm_lora.h"
 #include "examples/run_clm/clm_metrics.h"
+#include "examples/run_clm/clm_model_config.h"
 #include "examples/run_clm/clm_tokenizer.h"
 #include "hearth/core/errors.h"
 #include "hearth/core/exception_report.h"
@@ -91,6 +92,7 @@ void save_model_config(const CausalLM& model, const std::string& path) {
 
 std::shared_ptr<CausalLM> load_model(const ClmArguments& a) {
   if (!a.config_name.empty()) return hearth::nn::models::causal_lm_from_config(a.config_name);
+  if (a.model_name_or_path.empty()) return model_of_type(a.model_type, a.config_overrides);
   if (!fs::is_directory(a.model_name_or_path))
     throw UsageError("--model_name_or_path " + a.model_name_or_path +
                      ": expected a local model folder (config.json, model.safetensors); hearth never downloads");
@@ -129,19 +131,22 @@ int run(const ClmArguments& given, const hearth::cli::TrainingArgumentFlags& fla
   } catch (const hearth::Error& e) {
     throw UsageError(e.what());
   }
-  if (a.model_name_or_path.empty() && a.config_name.empty())
-    throw UsageError("--model_name_or_path: expected a local model folder (or --config_name for a new model)");
+  if (a.model_name_or_path.empty() && a.config_name.empty() && a.model_type.empty())
+    throw UsageError(
+        "--model_name_or_path: expected a local model folder (or --config_name or --model_type for a new model)");
   // The tokenizer: --tokenizer_name, else the model's folder, else a folder given as --config_name.
   std::string tokenizer_dir = a.tokenizer_name.empty() ? a.model_name_or_path : a.tokenizer_name;
   if (tokenizer_dir.empty() && fs::is_directory(a.config_name)) tokenizer_dir = a.config_name;
   if (tokenizer_dir.empty())
-    throw UsageError("--tokenizer_name: expected the folder of the tokenizer files (tokenizer.json) for --config_name");
+    throw UsageError("--tokenizer_name: expected the folder of the tokenizer files (tokenizer.json) for a new model");
   const ClmTokenizer tokenizer = load_clm_tokenizer(tokenizer_dir);
 
   // transformers seeds before building the model: from_config draws its weights.
   hearth::manual_seed(static_cast<uint64_t>(args.seed));
   std::shared_ptr<CausalLM> model = load_model(a);
-  const std::string model_source = a.config_name.empty() ? a.model_name_or_path : a.config_name;
+  const std::string model_source = !a.config_name.empty()          ? a.config_name
+                                   : !a.model_name_or_path.empty() ? a.model_name_or_path
+                                                                   : "--model_type " + a.model_type;
   HEARTH_CHECK(tokenizer.vocab_size <= model->vocab_size(), hearth::ValueError, "[run_clm] ", tokenizer_dir,
                ": the tokenizer has ", tokenizer.vocab_size, " tokens, more than the vocab_size ", model->vocab_size(),
                " of ", model_source);

@@ -107,3 +107,12 @@ if(NOT rc EQUAL 0)
   message(FATAL_ERROR "run_clm (prompt/completion) failed (exit ${rc}):\n${out}")
 endif()
 check_run(completion ${WORK_DIR}/completion "${out}")
+
+# ---- --model_type with --config_overrides: a new GPT-2 of the default config, shrunk
+run_checked(out rc ${CMAKE_COMMAND} -E env OMP_NUM_THREADS=1
+  ${RUN_CLM} --model_type gpt2 --config_overrides n_embd=24,n_layer=2,n_head=4,vocab_size=48,n_positions=20
+  --train_file ${FIXTURES}/tiny_corpus.txt ${common} --output_dir ${WORK_DIR}/model_type)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "run_clm (--model_type) failed (exit ${rc}):\n${out}")
+endif()
+check_run(model_type ${WORK_DIR}/model_type "${out}")

@@ -10,7 +10,9 @@
 
 #include "examples/run_clm/clm_data.h"
 #include "examples/run_clm/clm_metrics.h"
+#include "examples/run_clm/clm_model_config.h"
 #include "hearth/autograd/grad_mode.h"
+#include "hearth/core/errors.h"
 #include "hearth/nn/lora.h"
 #include "hearth/nn/models/causal_lm.h"
 #include "hearth/ops/factory.h"
@@ -54,6 +56,35 @@ TEST(RunClm, PromptCompletionBatchesArePaddedToTheBlockSize) {
   EXPECT_EQ(b.at(data::field::kInputIds).to_vector<int64_t>(), (std::vector<int64_t>{1, 2, 3, 47, 47, 47}));
   EXPECT_EQ(b.at(data::field::kAttentionMask).to_vector<int64_t>(), (std::vector<int64_t>{1, 1, 1, 0, 0, 0}));
   EXPECT_EQ(b.at(data::field::kLabels).to_vector<int64_t>(), (std::vector<int64_t>{-100, 2, 3, -100, -100, -100}));
+}
+
+// --model_type with --config_overrides: transformers' defaults, fields set
+// as their defaults' types, unknown keys and bad values named.
+TEST(RunClm, ModelTypeDefaultsTakeConfigOverridesAsTransformers) {
+  const nlohmann::json c = nlohmann::json::parse(
+      run_clm::config_of_model_type("gpt2", "n_embd=24,n_layer=2,n_head=4,resid_pdrop=0.25,activation_function=relu"));
+  EXPECT_EQ(c.at("n_embd"), 24);
+  EXPECT_EQ(c.at("n_layer"), 2);
+  EXPECT_EQ(c.at("n_positions"), 1024);  // a default kept
+  EXPECT_EQ(c.at("resid_pdrop"), 0.25);
+  EXPECT_EQ(c.at("activation_function"), "relu");
+  auto error = [](const std::string& type, const std::string& overrides) {
+    try {
+      run_clm::config_of_model_type(type, overrides);
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error("gpt2", "n_embdd=3").find("key n_embdd is not a field of the gpt2 config"), std::string::npos);
+  EXPECT_NE(error("gpt2", "n_layer=two").find("n_layer=two: expected an integer"), std::string::npos);
+  EXPECT_NE(error("gpt2", "n_inner=64").find("only integer, number, boolean and string fields"), std::string::npos);
+  EXPECT_NE(error("bert", "").find("--model_type bert: expected one of gpt2, llama"), std::string::npos);
+  auto model = run_clm::model_of_type("llama",
+                                      "hidden_size=16,intermediate_size=32,num_hidden_layers=1,"
+                                      "num_attention_heads=2,num_key_value_heads=1,vocab_size=40");
+  EXPECT_EQ(model->model_type(), "llama");
+  EXPECT_EQ(model->vocab_size(), 40);
 }
 
 // datasets' text loader under run_clm.py's keep_linebreaks=True: each line
