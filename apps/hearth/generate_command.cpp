@@ -92,6 +92,7 @@ int run_generate(const GenerateFlags& f) {
   } catch (const ValueError& e) {
     throw UsageError(e.what());
   }
+  const std::vector<int64_t> prompt_ids = f.prompt_ids.empty() ? std::vector<int64_t>{} : parse_ids(f.prompt_ids);
   options.eos_token_ids = nn::models::read_eos_token_ids(f.model_dir);
   train::DeviceChoice choice;
   try {
@@ -112,7 +113,7 @@ int run_generate(const GenerateFlags& f) {
   std::shared_ptr<nn::models::CausalLM> model = nn::models::load_causal_lm(f.model_dir);
   if (!f.adapter_dir.empty()) nn::load_lora_adapter(f.adapter_dir, *model);
   model->to(choice.device);
-  const std::vector<int64_t> prompt = f.prompt.empty() ? parse_ids(f.prompt_ids) : tokenizer->encode(f.prompt);
+  const std::vector<int64_t> prompt = f.prompt.empty() ? prompt_ids : tokenizer->encode(f.prompt);
   std::cerr << "hearth: generating with " << model->model_type() << " from " << f.model_dir << " on "
             << train::describe_device(choice.device) << (options.greedy() ? " (greedy)" : " (sampling)") << "\n";
   const std::vector<int64_t> ids = nn::models::generate(*model, prompt, options);
