@@ -65,6 +65,24 @@ TEST(GPT2Lora, Conv1DAdapterAddsScaledBAOfTheInput) {
   EXPECT_LT(testing::max_abs_diff(conv.forward(x), expected), 1e-12);
 }
 
+TEST(GPT2Lora, ABfloat16Conv1DKeepsFloat32Adapters) {
+  nn::models::GPT2Conv1D conv(6, 9);
+  conv.to(DType::bfloat16);
+  conv.add_lora(2, 1.0, 0.0);
+  EXPECT_EQ(conv.lora_A->weight.dtype(), DType::float32);
+  EXPECT_EQ(conv.lora_B->weight.dtype(), DType::float32);
+  randomize_adapters(conv);
+  NoGradGuard no_grad;
+  manual_seed(4);
+  const Tensor x = randn({3, 6}).to(DType::bfloat16);
+  const Tensor adapted = conv.forward(x);
+  EXPECT_EQ(adapted.dtype(), DType::bfloat16);
+  conv.merge_lora();
+  EXPECT_EQ(conv.weight.dtype(), DType::bfloat16);
+  // The merged weight is rounded to bfloat16 once: close, not equal.
+  EXPECT_LT(testing::max_abs_diff(conv.forward(x).to(DType::float32), adapted.to(DType::float32)), 0.1);
+}
+
 TEST(GPT2Lora, CAttnAdapterSavesLoadsAndMergesAsPeft) {
   NoGradGuard no_grad;
   auto model = gpt2_float64();
