@@ -25,9 +25,9 @@ namespace {
 struct GenerateFlags {
   std::string model_dir, adapter_dir, tokenizer_dir;
   std::string prompt, prompt_ids;
-  std::string max_new_tokens = "20";
-  std::string do_sample = "true";
-  std::string temperature = "1.0", top_k = "50", top_p = "1.0";
+  // Empty: generation_config.json's value, else GenerationOptions' default
+  // as set in run_generate.
+  std::string max_new_tokens, do_sample, temperature, top_k, top_p;
   std::string seed = "42";
   std::string device = "auto";
   bool cpu = false;
@@ -80,12 +80,15 @@ int run_generate(const GenerateFlags& f) {
     throw UsageError("--model: expected a model folder (config.json + model.safetensors), got '" + f.model_dir + "'");
   if (f.prompt.empty() == f.prompt_ids.empty())
     throw UsageError("give the prompt as --prompt TEXT or as --prompt_ids 1,2,3 (one of them)");
+  // hearth's defaults, then the folder's generation_config.json, then the flags.
   nn::models::GenerationOptions options;
-  options.max_new_tokens = parse_int("--max_new_tokens", f.max_new_tokens, 0, 1'000'000);
-  options.do_sample = parse_bool("--do_sample", f.do_sample);
-  options.temperature = parse_number("--temperature", f.temperature);
-  options.top_k = parse_int("--top_k", f.top_k, 0, std::numeric_limits<int32_t>::max());
-  options.top_p = parse_number("--top_p", f.top_p);
+  options.do_sample = true;
+  nn::models::read_generation_defaults(f.model_dir, options);
+  if (!f.max_new_tokens.empty()) options.max_new_tokens = parse_int("--max_new_tokens", f.max_new_tokens, 0, 1'000'000);
+  if (!f.do_sample.empty()) options.do_sample = parse_bool("--do_sample", f.do_sample);
+  if (!f.temperature.empty()) options.temperature = parse_number("--temperature", f.temperature);
+  if (!f.top_k.empty()) options.top_k = parse_int("--top_k", f.top_k, 0, std::numeric_limits<int32_t>::max());
+  if (!f.top_p.empty()) options.top_p = parse_number("--top_p", f.top_p);
   options.seed = static_cast<uint64_t>(parse_int("--seed", f.seed, 0, std::numeric_limits<int64_t>::max()));
   try {
     options.validate();
@@ -137,11 +140,15 @@ void add_generate_command(CLI::App& app) {
   sub->add_option("--tokenizer", f->tokenizer_dir, "folder of tokenizer.json, if not the model's");
   sub->add_option("--prompt", f->prompt, "the prompt as text (read with the folder's tokenizer.json)");
   sub->add_option("--prompt_ids", f->prompt_ids, "the prompt as comma-separated token ids, e.g. 1,2,3");
+  // The defaults below apply where the folder's generation_config.json gives none.
   sub->add_option("--max_new_tokens", f->max_new_tokens, "tokens to generate at most (default 20)");
   sub->add_option("--do_sample", f->do_sample, "true: sample; false: greedy (default true)");
   sub->add_option("--temperature", f->temperature, "divides the logits before sampling; 0: greedy (default 1.0)");
   sub->add_option("--top_k", f->top_k, "sample among the k most likely tokens; 0: all (default 50)");
   sub->add_option("--top_p", f->top_p, "sample among the most likely tokens whose probabilities reach p (default 1.0)");
+  sub->footer(
+      "Defaults: the model folder's generation_config.json where it sets do_sample, temperature, top_k, "
+      "top_p or max_new_tokens, as transformers' generate(); the values above elsewhere.");
   sub->add_option("--seed", f->seed, "seed of the sampling (default 42)");
   sub->add_option("--device", f->device,
                   "auto, cpu or a device kind such as cuda, with :N for the N-th (default auto)");

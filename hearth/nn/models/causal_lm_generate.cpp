@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
@@ -37,15 +38,22 @@ double uniform_draw(Generator& gen) {
   return uints_to_unit_double(bits[0], bits[1]);
 }
 
-// eos_token_id of one JSON file; nullopt when the file or the field is absent.
-std::optional<std::vector<int64_t>> eos_ids_in(const std::filesystem::path& path) {
+// A JSON object file; nullopt when there is no such file.
+std::optional<nlohmann::json> read_object(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path)) return std::nullopt;
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[generate] cannot read ", path.string());
-  const nlohmann::json j = nlohmann::json::parse(io::read_json_text(in, "[generate] " + path.string()), nullptr, false);
+  nlohmann::json j = nlohmann::json::parse(io::read_json_text(in, "[generate] " + path.string()), nullptr, false);
   HEARTH_CHECK(!j.is_discarded() && j.is_object(), ValueError, "[generate] ", path.string(),
                ": expected a JSON object");
-  if (!j.contains("eos_token_id")) return std::nullopt;
+  return j;
+}
+
+// eos_token_id of one JSON file; nullopt when the file or the field is absent.
+std::optional<std::vector<int64_t>> eos_ids_in(const std::filesystem::path& path) {
+  const std::optional<nlohmann::json> file = read_object(path);
+  if (!file || !file->contains("eos_token_id")) return std::nullopt;
+  const nlohmann::json& j = *file;
   const nlohmann::json& v = j.at("eos_token_id");
   std::vector<int64_t> ids;
   if (v.is_null()) return ids;
@@ -69,6 +77,35 @@ std::vector<int64_t> read_eos_token_ids(const std::string& model_dir) {
   if (auto ids = eos_ids_in(dir / "generation_config.json")) return *ids;
   if (auto ids = eos_ids_in(dir / "config.json")) return *ids;
   return {};
+}
+
+void read_generation_defaults(const std::string& model_dir, GenerationOptions& options) {
+  const std::filesystem::path path = std::filesystem::path(model_dir) / "generation_config.json";
+  const std::optional<nlohmann::json> file = read_object(path);
+  if (!file) return;
+  auto present = [&](const char* name) { return file->contains(name) && !file->at(name).is_null(); };
+  auto bad = [&](const char* name, const char* expected) {
+    HEARTH_THROW(ValueError, "[generate] ", path.string(), ": field '", name, "': expected ", expected, ", got ",
+                 io::excerpt(file->at(name).dump()));
+  };
+  if (present("do_sample")) {
+    if (!file->at("do_sample").is_boolean()) bad("do_sample", "true or false");
+    options.do_sample = file->at("do_sample").get<bool>();
+  }
+  for (auto [name, slot] : {std::pair<const char*, double*>{"temperature", &options.temperature},
+                            std::pair<const char*, double*>{"top_p", &options.top_p}}) {
+    if (!present(name)) continue;
+    if (!file->at(name).is_number()) bad(name, "a number");
+    *slot = file->at(name).get<double>();
+  }
+  if (present("top_k")) {
+    if (!io::json_integer_fits<int64_t>(file->at("top_k"))) bad("top_k", "an integer");
+    options.top_k = file->at("top_k").get<int64_t>();
+  }
+  if (present("max_new_tokens")) {
+    if (!io::json_integer_fits<int64_t>(file->at("max_new_tokens"))) bad("max_new_tokens", "an integer");
+    options.max_new_tokens = file->at("max_new_tokens").get<int64_t>();
+  }
 }
 
 void GenerationOptions::validate() const {

@@ -53,6 +53,12 @@ std::vector<int64_t> generate(CausalLM& model, const std::vector<int64_t>& promp
 // anything else.
 std::vector<int64_t> read_eos_token_ids(const std::string& model_dir);
 
+// Sets the fields a model folder's generation_config.json gives (do_sample,
+// temperature, top_k, top_p, max_new_tokens), as transformers' generate()
+// starts from that file; the others keep their values. ValueError names the
+// file and the field for a value of the wrong type.
+void read_generation_defaults(const std::string& model_dir, GenerationOptions& options);
+
 // The logits warpers as transformers applies them before sampling: logits /
 // temperature, then every token outside the top_k largest set to -inf, then
 // (TopPLogitsWarper) the smallest tokens whose probabilities sum to at most

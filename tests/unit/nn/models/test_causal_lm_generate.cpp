@@ -251,6 +251,30 @@ TEST(Generation, EosIdsFromGenerationConfigThenConfig) {
   }
 }
 
+TEST(Generation, DefaultsFromGenerationConfig) {
+  testing::TempDir dir;
+  GenerationOptions o;
+  o.do_sample = true;
+  nn::models::read_generation_defaults(dir.path(), o);  // no file: nothing changes
+  EXPECT_TRUE(o.do_sample);
+  EXPECT_EQ(o.top_k, 50);
+  dir.write("generation_config.json",
+            R"({"do_sample": false, "temperature": 0.6, "top_k": null, "top_p": 0.9, "max_new_tokens": 7})");
+  nn::models::read_generation_defaults(dir.path(), o);
+  EXPECT_FALSE(o.do_sample);
+  EXPECT_EQ(o.temperature, 0.6);
+  EXPECT_EQ(o.top_k, 50);  // null: unset
+  EXPECT_EQ(o.top_p, 0.9);
+  EXPECT_EQ(o.max_new_tokens, 7);
+  dir.write("generation_config.json", R"({"do_sample": "yes"})");
+  try {
+    nn::models::read_generation_defaults(dir.path(), o);
+    FAIL() << "expected a ValueError";
+  } catch (const ValueError& e) {
+    EXPECT_NE(std::string(e.what()).find("field 'do_sample': expected true or false"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Generation, RefusesBadOptions) {
   auto model = float64_model("gpt2_tiny");
   GenerationOptions o;
