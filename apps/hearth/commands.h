@@ -27,6 +27,7 @@ void add_bench_command(CLI::App& app);
 void add_config_command(CLI::App& app);
 void add_plot_command(CLI::App& app);
 void add_estimate_memory_command(CLI::App& app);
+void add_generate_command(CLI::App& app);
 
 // Registers `fn` to run when `sub` is selected; it returns the exit code.
 void on_run(CLI::App* sub, std::function<int()> fn);

@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   hearth::cli::add_config_command(app);
   hearth::cli::add_plot_command(app);
   hearth::cli::add_estimate_memory_command(app);
+  hearth::cli::add_generate_command(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

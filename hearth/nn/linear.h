@@ -1,11 +1,12 @@
 // Linear: y = x W^T + b (torch.nn.Linear).
 #pragma once
 
+#include "hearth/nn/lora_layer.h"
 #include "hearth/nn/module.h"
 
 namespace hearth::nn {
 
-class Linear : public Module {
+class Linear : public Module, public LoraLayer {
  public:
   // weight [out, in] ~ kaiming_uniform_(a = sqrt 5), i.e. U(-1/sqrt(in), 1/sqrt(in));
   // bias [out] ~ U(-1/sqrt(in), 1/sqrt(in)), as PyTorch.
@@ -17,14 +18,14 @@ class Linear : public Module {
   int64_t in_features, out_features;
   Tensor weight, bias;  // bias undefined when constructed without one
 
-  // A low-rank adapter (LoRA, hearth/nn/lora.h): when set, forward adds
-  // scaling * lora_B(lora_A(dropout(x))). Registered as the submodules
-  // "lora_A" [r, in] and "lora_B" [out, r], PEFT's names.
-  std::shared_ptr<Linear> lora_A, lora_B;
-  double lora_scaling = 0.0;
-  double lora_dropout = 0.0;
-  void add_lora(int64_t r, double scaling, double dropout);
-  void remove_lora();
+  // A low-rank adapter (LoRA, hearth/nn/lora_layer.h): when set, forward
+  // adds scaling * lora_B(lora_A(dropout(x))).
+  void add_lora(int64_t r, double scaling, double dropout) override;
+  void remove_lora() override;
+  bool lora_fan_in_fan_out() const override { return false; }
+
+ protected:
+  Tensor& lora_base_weight() override { return weight; }
 };
 
 }  // namespace hearth::nn

@@ -93,10 +93,10 @@ std::vector<std::string> adapt(Module& model, const LoraConfig& config, const Ta
                "[lora] lora_alpha: expected a positive number, got ", config.alpha);
   HEARTH_CHECK(config.dropout >= 0 && config.dropout < 1, ValueError,
                "[lora] lora_dropout: expected a number in [0, 1), got ", config.dropout);
-  std::vector<std::pair<std::string, std::shared_ptr<Linear>>> chosen;
+  std::vector<std::pair<std::string, std::shared_ptr<LoraLayer>>> chosen;
   std::set<std::string> linear_names;
   for (auto& [name, m] : model.named_modules()) {
-    auto lin = std::dynamic_pointer_cast<Linear>(m);
+    auto lin = std::dynamic_pointer_cast<LoraLayer>(m);
     if (!lin || name.empty() || is_adapter(name)) continue;
     linear_names.insert(last_component(name));
     if (rule.matches(name)) chosen.emplace_back(name, lin);
@@ -106,13 +106,14 @@ std::vector<std::string> adapt(Module& model, const LoraConfig& config, const Ta
     for (const std::string& n : linear_names) known += (known.empty() ? "" : ", ") + n;
     std::string wanted;
     for (const std::string& n : config.target_modules) wanted += (wanted.empty() ? "" : ", ") + n;
-    HEARTH_THROW(ValueError, "[lora] target_modules (", wanted, ") match no Linear layer of this ", model.type_name(),
-                 "; its Linear layers are named ", known.empty() ? std::string("(none)") : known);
+    HEARTH_THROW(ValueError, "[lora] target_modules (", wanted, ") match no Linear (or Conv1D) layer of this ",
+                 model.type_name(), "; its Linear and Conv1D layers are named ",
+                 known.empty() ? std::string("(none)") : known);
   }
   model.requires_grad_(false);
   std::vector<std::string> names;
   for (auto& [name, lin] : chosen) {
-    HEARTH_CHECK(!lin->lora_A, ValueError, "[lora] ", name, " already has an adapter");
+    HEARTH_CHECK(!lin->has_lora(), ValueError, "[lora] ", name, " already has an adapter");
     lin->add_lora(config.r, config.scaling(), config.dropout);
     names.push_back(name);
   }
@@ -204,7 +205,7 @@ LoraConfig read_config(const std::string& path, bool* targets_are_pattern) {
   return c;
 }
 
-json config_json(const LoraConfig& c) {
+json config_json(const LoraConfig& c, bool fan_in_fan_out) {
   // Every field PEFT's LoraConfig writes that a loader may look for, with the
   // values that describe what hearth trained.
   json j;
@@ -212,7 +213,7 @@ json config_json(const LoraConfig& c) {
   j["auto_mapping"] = nullptr;
   j["base_model_name_or_path"] = c.base_model_name_or_path.empty() ? json(nullptr) : json(c.base_model_name_or_path);
   j["bias"] = "none";
-  j["fan_in_fan_out"] = false;
+  j["fan_in_fan_out"] = fan_in_fan_out;
   j["inference_mode"] = true;
   j["init_lora_weights"] = true;
   j["layers_pattern"] = nullptr;
@@ -245,8 +246,8 @@ std::vector<std::string> apply_lora(Module& model, const LoraConfig& config) {
 StateDict lora_state_dict(const Module& model) {
   StateDict out;
   for (auto& [name, m] : const_cast<Module&>(model).named_modules()) {
-    auto lin = std::dynamic_pointer_cast<Linear>(m);
-    if (!lin || !lin->lora_A) continue;
+    auto lin = std::dynamic_pointer_cast<LoraLayer>(m);
+    if (!lin || !lin->has_lora()) continue;
     out[kPeftPrefix + name + ".lora_A.weight"] = lin->lora_A->weight.detach();
     out[kPeftPrefix + name + ".lora_B.weight"] = lin->lora_B->weight.detach();
   }
@@ -258,7 +259,14 @@ void save_lora_adapter(const std::string& dir, const Module& model, const LoraCo
   HEARTH_CHECK(!tensors.empty(), ValueError, "[lora] save_lora_adapter: the model has no adapter (apply_lora first)");
   fs::create_directories(dir);
   io::save_safetensors((fs::path(dir) / kAdapterWeightsFile).string(), tensors, {{"format", "pt"}});
-  io::write_file_atomic((fs::path(dir) / kAdapterConfigFile).string(), config_json(config).dump(2) + "\n");
+  // PEFT records fan_in_fan_out for adapters of [in, out] weights (GPT-2's Conv1D).
+  bool fan_in_fan_out = false;
+  for (auto& [name, m] : const_cast<Module&>(model).named_modules()) {
+    auto layer = std::dynamic_pointer_cast<LoraLayer>(m);
+    if (layer && layer->has_lora() && layer->lora_fan_in_fan_out()) fan_in_fan_out = true;
+  }
+  io::write_file_atomic((fs::path(dir) / kAdapterConfigFile).string(),
+                        config_json(config, fan_in_fan_out).dump(2) + "\n");
 }
 
 LoraConfig load_lora_adapter(const std::string& dir, Module& model) {
@@ -294,13 +302,8 @@ LoraConfig load_lora_adapter(const std::string& dir, Module& model) {
 void merge_lora(Module& model) {
   NoGradGuard no_grad;
   for (auto& [name, m] : model.named_modules()) {
-    auto lin = std::dynamic_pointer_cast<Linear>(m);
-    if (!lin || !lin->lora_A) continue;
-    // In the adapter's precision (float32 beside a half base), rounded once.
-    const Tensor delta = matmul(lin->lora_B->weight, lin->lora_A->weight) * lin->lora_scaling;
-    const Tensor merged = lin->weight.to(delta.dtype()) + delta;
-    lin->weight.copy_(merged.to(lin->weight.dtype()));
-    lin->remove_lora();
+    auto layer = std::dynamic_pointer_cast<LoraLayer>(m);
+    if (layer && layer->has_lora()) layer->merge_lora();
   }
 }
 

@@ -1,4 +1,5 @@
-// Low-rank adapters (LoRA) as PEFT makes them: chosen Linear layers gain
+// Low-rank adapters (LoRA) as PEFT makes them: chosen Linear layers (and
+// GPT-2's Conv1D, hearth/nn/lora_layer.h) gain
 //   y = x W^T + b + (alpha / r) * B(A(dropout(x)))
 // with A [r, in] drawn as a Linear's weight is and B [out, r] zero, so that an
 // adapted model starts equal to its base; every other parameter is frozen.

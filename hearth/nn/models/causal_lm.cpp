@@ -64,6 +64,34 @@ Tensor causal_attention_mask(const Tensor& attention_mask, int64_t batch, int64_
   return where(blocked, full({1}, lowest_finite(dtype), dtype, device), 0);
 }
 
+std::pair<Tensor, Tensor> KVCache::append(size_t layer, const Tensor& key, const Tensor& value) {
+  if (layers.size() <= layer) layers.resize(layer + 1);
+  Layer& l = layers[layer];
+  if (l.key.defined()) {
+    HEARTH_CHECK(l.key.dim() == 4 && key.dim() == 4 && l.key.size(0) == key.size(0) && l.key.size(1) == key.size(1) &&
+                     l.key.size(3) == key.size(3),
+                 ShapeError, "[KVCache] layer ", layer, ": cached keys ", describe(l.key), " cannot take new keys ",
+                 describe(key), " (batch, heads and head size must match)");
+    l.key = cat({l.key, key}, 2);
+    l.value = cat({l.value, value}, 2);
+  } else {
+    l.key = key;
+    l.value = value;
+  }
+  return {l.key, l.value};
+}
+
+Tensor cached_causal_attention_mask(int64_t past_length, int64_t seq_len, DType dtype, Device device, const char* tag) {
+  HEARTH_CHECK(is_floating(dtype), TypeError, "[", tag, "] the additive attention mask needs a floating dtype, got ",
+               dtype_name(dtype));
+  const int64_t total = past_length + seq_len;
+  // Query l sits at position past_length + l; key s is blocked when it comes later.
+  const Tensor query_positions = arange(past_length, total, 1, DType::int64, device);
+  const Tensor key_positions = arange(total, device);
+  const Tensor blocked = unsqueeze(unsqueeze(gt(unsqueeze(key_positions, 0), unsqueeze(query_positions, 1)), 0), 0);
+  return where(blocked, full({1}, lowest_finite(dtype), dtype, device), 0);
+}
+
 Tensor causal_lm_loss(const Tensor& logits, const Tensor& labels, const char* tag) {
   HEARTH_CHECK(logits.defined() && logits.dim() == 3, ShapeError, "[", tag,
                "] expected logits [batch, seq_len, vocab], got ", describe(logits));

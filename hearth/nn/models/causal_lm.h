@@ -18,11 +18,30 @@
 
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hearth/nn/module.h"
 
 namespace hearth::nn::models {
+
+// The keys and values of the positions a model has already read, one pair per
+// layer, for incremental decoding (transformers' DynamicCache): a forward
+// with a cache reads only the new tokens, attends them over the cached ones
+// and appends their keys and values.
+struct KVCache {
+  struct Layer {
+    Tensor key, value;  // [B, kv_heads, T, head_size]; undefined before the first step
+  };
+  std::vector<Layer> layers;
+
+  // T: the positions cached so far (0 for a new cache).
+  int64_t length() const { return layers.empty() || !layers[0].key.defined() ? 0 : layers[0].key.size(2); }
+  // Appends a layer's new keys and values [B, kv_heads, S, head_size] and
+  // returns all of them, [B, kv_heads, T + S, head_size].
+  std::pair<Tensor, Tensor> append(size_t layer, const Tensor& key, const Tensor& value);
+  void clear() { layers.clear(); }
+};
 
 struct CausalLMOutput {
   Tensor loss;    // 0-d; undefined when no labels were given
@@ -35,6 +54,12 @@ class CausalLM : public Module {
   // input_ids alone: logits for every position, no padding.
   Tensor forward(const Tensor& input_ids) override { return forward(input_ids, Tensor(), Tensor()).logits; }
   virtual CausalLMOutput forward(const Tensor& input_ids, const Tensor& attention_mask, const Tensor& labels) = 0;
+  // Incremental forward for decoding: input_ids [B, S] are the tokens at
+  // positions T .. T + S - 1 after the cache's T; returns their logits
+  // [B, S, V], equal to the last S positions of a full forward over all
+  // T + S tokens, and extends the cache. No padding: every cached token is
+  // attended.
+  virtual Tensor forward_cached(const Tensor& input_ids, KVCache& cache) = 0;
 
   // config.json and model.safetensors with Hugging Face's names and shapes
   // (a tied output layer is not written: transformers ties it on load).
@@ -67,6 +92,10 @@ std::shared_ptr<CausalLM> causal_lm_from_config(const std::string& config_path_o
 // attention_mask: undefined, or [B, S] of 1 (token) and 0 (padding).
 Tensor causal_attention_mask(const Tensor& attention_mask, int64_t batch, int64_t seq_len, DType dtype, Device device,
                              const char* tag);
+
+// The additive mask of `seq_len` new queries at positions past_length ..
+// past_length + seq_len - 1 over every key up to theirs: [1, 1, S, T + S].
+Tensor cached_causal_attention_mask(int64_t past_length, int64_t seq_len, DType dtype, Device device, const char* tag);
 
 // transformers' causal-LM loss (see above) of logits [B, S, V] and labels
 // [B, S]; half-precision logits are widened to float32 first, as transformers

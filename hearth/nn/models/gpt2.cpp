@@ -1,6 +1,7 @@
 #include "hearth/nn/models/gpt2.h"
 
 #include <cmath>
+#include <tuple>
 
 #include "hearth/autograd/checkpoint.h"
 #include "hearth/autograd/grad_mode.h"
@@ -57,7 +58,19 @@ Tensor GPT2Conv1D::forward(const Tensor& x) {
   HEARTH_CHECK(x.defined() && x.dim() >= 1 && x.size(-1) == in_features, ShapeError,
                "[Conv1D] expected an input whose last dim is ", in_features, ", got ", describe(x));
   // A transposed view: linear's product reads it without a copy.
-  return linear(x, transpose(weight, 0, 1), bias);
+  return add_lora_output(x, linear(x, transpose(weight, 0, 1), bias), is_training());
+}
+
+void GPT2Conv1D::add_lora(int64_t r, double scaling, double dropout) {
+  attach_lora(*this, weight, in_features, out_features, r, scaling, dropout);
+}
+
+void GPT2Conv1D::remove_lora() {
+  if (!lora_A) return;
+  remove_child("lora_A");
+  remove_child("lora_B");
+  lora_A.reset();
+  lora_B.reset();
 }
 
 std::string GPT2Conv1D::extra_repr() const {
@@ -67,7 +80,7 @@ std::string GPT2Conv1D::extra_repr() const {
 // ---- attention, MLP, block ----
 
 GPT2Attention::GPT2Attention(const GPT2Config& c, int64_t layer_idx)
-    : Module("GPT2Attention"), num_heads(c.n_head), head_size(c.head_size()) {
+    : Module("GPT2Attention"), num_heads(c.n_head), head_size(c.head_size()), layer_idx(layer_idx) {
   scale = c.scale_attn_weights ? 1.0 / std::sqrt(static_cast<double>(head_size)) : 1.0;
   if (c.scale_attn_by_inverse_layer_idx) scale /= static_cast<double>(layer_idx + 1);
   c_attn = register_module("c_attn", std::make_shared<GPT2Conv1D>(c.n_embd, 3 * c.n_embd));
@@ -76,7 +89,7 @@ GPT2Attention::GPT2Attention(const GPT2Config& c, int64_t layer_idx)
   resid_dropout = register_module("resid_dropout", std::make_shared<Dropout>(c.resid_pdrop));
 }
 
-Tensor GPT2Attention::forward(const Tensor& hidden, const Tensor& additive_mask) {
+Tensor GPT2Attention::forward(const Tensor& hidden, const Tensor& additive_mask, KVCache* cache) {
   const int64_t embd = num_heads * head_size;
   HEARTH_CHECK(hidden.defined() && hidden.dim() == 3 && hidden.size(2) == embd, ShapeError,
                "[GPT2Attention] expected hidden states [batch, seq_len, ", embd, "], got ", describe(hidden));
@@ -86,8 +99,10 @@ Tensor GPT2Attention::forward(const Tensor& hidden, const Tensor& additive_mask)
   auto head_view = [&](int64_t part) {
     return permute(view(narrow(qkv, 2, part * embd, embd), {batch, seq_len, num_heads, head_size}), {0, 2, 1, 3});
   };
-  Tensor context = scaled_dot_product_attention(head_view(0), head_view(1), head_view(2), additive_mask,
-                                                attn_dropout->p, is_training(), scale);
+  Tensor key = head_view(1), value = head_view(2);
+  if (cache) std::tie(key, value) = cache->append(static_cast<size_t>(layer_idx), key, value);
+  Tensor context =
+      scaled_dot_product_attention(head_view(0), key, value, additive_mask, attn_dropout->p, is_training(), scale);
   context = reshape(permute(context, {0, 2, 1, 3}), {batch, seq_len, embd});
   return resid_dropout->forward(c_proj->forward(context));
 }
@@ -109,8 +124,8 @@ GPT2Block::GPT2Block(const GPT2Config& c, int64_t layer_idx) : Module("GPT2Block
   mlp = register_module("mlp", std::make_shared<GPT2MLP>(c));
 }
 
-Tensor GPT2Block::forward(const Tensor& hidden, const Tensor& additive_mask) {
-  Tensor x = add(hidden, attn->forward(ln_1->forward(hidden), additive_mask));
+Tensor GPT2Block::forward(const Tensor& hidden, const Tensor& additive_mask, KVCache* cache) {
+  Tensor x = add(hidden, attn->forward(ln_1->forward(hidden), additive_mask, cache));
   return add(x, mlp->forward(ln_2->forward(x)));
 }
 
@@ -125,17 +140,23 @@ GPT2Model::GPT2Model(const GPT2Config& c) : Module("GPT2Model") {
   ln_f = register_module("ln_f", std::make_shared<nn::LayerNorm>(c.n_embd, c.layer_norm_epsilon));
 }
 
-Tensor GPT2Model::forward(const Tensor& input_ids, const Tensor& attention_mask) {
-  check_causal_lm_inputs(input_ids, attention_mask, Tensor(), wpe->num_embeddings, "n_positions", "GPT2Model");
+Tensor GPT2Model::forward(const Tensor& input_ids, const Tensor& attention_mask, KVCache* cache) {
+  const int64_t past = cache ? cache->length() : 0;
+  check_causal_lm_inputs(input_ids, attention_mask, Tensor(), wpe->num_embeddings - past,
+                         past > 0 ? "n_positions less the cached positions" : "n_positions", "GPT2Model");
+  HEARTH_CHECK(!cache || !attention_mask.defined(), ValueError,
+               "[GPT2Model] a forward with a key/value cache takes no attention_mask (every token is attended)");
   const int64_t batch = input_ids.size(0), seq_len = input_ids.size(1);
-  const Tensor positions = arange(seq_len, input_ids.device());
+  // Learned positions: the new tokens continue after the cached ones.
+  const Tensor positions = arange(past, past + seq_len, 1, DType::int64, input_ids.device());
   Tensor x = drop->forward(add(wte->forward(input_ids), wpe->forward(positions)));
-  const Tensor mask = causal_attention_mask(attention_mask, batch, seq_len, x.dtype(), x.device(), "GPT2Model");
-  const bool checkpointed = gradient_checkpointing && is_training() && grad_enabled();
+  const Tensor mask = cache ? cached_causal_attention_mask(past, seq_len, x.dtype(), x.device(), "GPT2Model")
+                            : causal_attention_mask(attention_mask, batch, seq_len, x.dtype(), x.device(), "GPT2Model");
+  const bool checkpointed = gradient_checkpointing && is_training() && grad_enabled() && !cache;
   for (const auto& module : *h) {
     auto block = std::static_pointer_cast<GPT2Block>(module);
     if (!checkpointed) {
-      x = block->forward(x, mask);
+      x = block->forward(x, mask, cache);
       continue;
     }
     x = autograd::checkpoint(
@@ -166,6 +187,10 @@ CausalLMOutput GPT2LMHeadModel::forward(const Tensor& input_ids, const Tensor& a
   out.logits = linear(transformer->forward(input_ids, attention_mask), output_weight());
   if (labels.defined()) out.loss = causal_lm_loss(out.logits, labels, kTag);
   return out;
+}
+
+Tensor GPT2LMHeadModel::forward_cached(const Tensor& input_ids, KVCache& cache) {
+  return linear(transformer->forward(input_ids, Tensor(), &cache), output_weight());
 }
 
 void init_gpt2_weights(Module& root, const GPT2Config& config) {

@@ -22,20 +22,30 @@
 #include "hearth/nn/embedding.h"
 #include "hearth/nn/layer_norm.h"
 #include "hearth/nn/linear.h"
+#include "hearth/nn/lora_layer.h"
 #include "hearth/nn/models/causal_lm.h"
 #include "hearth/nn/models/gpt2_config.h"
 
 namespace hearth::nn::models {
 
-// y = x @ weight + bias with weight [in_features, out_features].
-class GPT2Conv1D : public Module {
+// y = x @ weight + bias with weight [in_features, out_features]. Takes a
+// LoRA adapter as PEFT adapts Conv1D (fan_in_fan_out): lora_A [r, in] and
+// lora_B [out, r] as for a Linear, merged as (B A)^T into the weight.
+class GPT2Conv1D : public Module, public LoraLayer {
  public:
   GPT2Conv1D(int64_t in_features, int64_t out_features);
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override;
 
+  void add_lora(int64_t r, double scaling, double dropout) override;
+  void remove_lora() override;
+  bool lora_fan_in_fan_out() const override { return true; }
+
   int64_t in_features, out_features;
   Tensor weight, bias;
+
+ protected:
+  Tensor& lora_base_weight() override { return weight; }
 };
 
 // Causal multi-head self-attention through scaled_dot_product_attention.
@@ -43,10 +53,12 @@ class GPT2Attention : public Module {
  public:
   using Module::forward;
   GPT2Attention(const GPT2Config& config, int64_t layer_idx);
-  // hidden [B, S, E]; additive_mask [B or 1, 1, S, S] (causal_attention_mask).
-  Tensor forward(const Tensor& hidden, const Tensor& additive_mask);
+  // hidden [B, S, E]; additive_mask [B or 1, 1, S, S] (causal_attention_mask),
+  // or [1, 1, S, T + S] with a cache of T positions, whose layer_idx slot
+  // gains this step's keys and values.
+  Tensor forward(const Tensor& hidden, const Tensor& additive_mask, KVCache* cache = nullptr);
 
-  int64_t num_heads, head_size;
+  int64_t num_heads, head_size, layer_idx;
   double scale;
   std::shared_ptr<GPT2Conv1D> c_attn, c_proj;
   std::shared_ptr<Dropout> attn_dropout, resid_dropout;
@@ -67,7 +79,7 @@ class GPT2Block : public Module {
  public:
   using Module::forward;
   GPT2Block(const GPT2Config& config, int64_t layer_idx);
-  Tensor forward(const Tensor& hidden, const Tensor& additive_mask);
+  Tensor forward(const Tensor& hidden, const Tensor& additive_mask, KVCache* cache = nullptr);
 
   std::shared_ptr<nn::LayerNorm> ln_1, ln_2;
   std::shared_ptr<GPT2Attention> attn;
@@ -79,7 +91,9 @@ class GPT2Model : public Module {
   using Module::forward;
   explicit GPT2Model(const GPT2Config& config);
   // input_ids [B, S]; attention_mask [B, S] or undefined -> hidden states [B, S, E] after ln_f.
-  Tensor forward(const Tensor& input_ids, const Tensor& attention_mask);
+  // With a cache (and no attention_mask) the ids are the positions after
+  // the cached ones (CausalLM::forward_cached).
+  Tensor forward(const Tensor& input_ids, const Tensor& attention_mask, KVCache* cache = nullptr);
 
   std::shared_ptr<Embedding> wte, wpe;
   std::shared_ptr<Dropout> drop;
@@ -102,6 +116,7 @@ class GPT2LMHeadModel : public CausalLM {
   explicit GPT2LMHeadModel(GPT2Config config);
 
   CausalLMOutput forward(const Tensor& input_ids, const Tensor& attention_mask, const Tensor& labels) override;
+  Tensor forward_cached(const Tensor& input_ids, KVCache& cache) override;
 
   // Loads a model folder: names with or without "transformer.", the
   // attention's mask buffers (attn.bias, attn.masked_bias) ignored, every

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <tuple>
 
 #include "hearth/autograd/checkpoint.h"
 #include "hearth/autograd/grad_mode.h"
@@ -70,11 +71,12 @@ std::string LlamaRMSNorm::extra_repr() const {
 
 // ---- attention, MLP, layer ----
 
-LlamaAttention::LlamaAttention(const LlamaConfig& c)
+LlamaAttention::LlamaAttention(const LlamaConfig& c, int64_t layer_idx)
     : Module("LlamaAttention"),
       num_heads(c.num_attention_heads),
       num_kv_heads(c.kv_heads()),
       head_size(c.head_size()),
+      layer_idx(layer_idx),
       dropout_p(c.attention_dropout) {
   q_proj = register_module("q_proj", std::make_shared<Linear>(c.hidden_size, num_heads * head_size, c.qkv_bias()));
   k_proj = register_module("k_proj", std::make_shared<Linear>(c.hidden_size, num_kv_heads * head_size, c.qkv_bias()));
@@ -82,8 +84,8 @@ LlamaAttention::LlamaAttention(const LlamaConfig& c)
   o_proj = register_module("o_proj", std::make_shared<Linear>(num_heads * head_size, c.hidden_size, c.o_bias()));
 }
 
-Tensor LlamaAttention::forward(const Tensor& hidden, const Tensor& additive_mask, const Tensor& cos,
-                               const Tensor& sin) {
+Tensor LlamaAttention::forward(const Tensor& hidden, const Tensor& additive_mask, const Tensor& cos, const Tensor& sin,
+                               KVCache* cache) {
   HEARTH_CHECK(hidden.defined() && hidden.dim() == 3 && hidden.size(2) == q_proj->in_features, ShapeError,
                "[LlamaAttention] expected hidden states [batch, seq_len, ", q_proj->in_features, "], got ",
                describe(hidden));
@@ -93,8 +95,10 @@ Tensor LlamaAttention::forward(const Tensor& hidden, const Tensor& additive_mask
     return permute(view(x, {batch, seq_len, heads, head_size}), {0, 2, 1, 3});
   };
   const Tensor q = apply_rotary(split_heads(q_proj->forward(hidden), num_heads), cos, sin);
-  const Tensor k = apply_rotary(split_heads(k_proj->forward(hidden), num_kv_heads), cos, sin);
-  const Tensor v = split_heads(v_proj->forward(hidden), num_kv_heads);
+  Tensor k = apply_rotary(split_heads(k_proj->forward(hidden), num_kv_heads), cos, sin);
+  Tensor v = split_heads(v_proj->forward(hidden), num_kv_heads);
+  // Cached keys are stored rotated: their positions never change.
+  if (cache) std::tie(k, v) = cache->append(static_cast<size_t>(layer_idx), k, v);
   const int64_t groups = num_heads / num_kv_heads;
   Tensor context = scaled_dot_product_attention(q, repeat_kv(k, groups), repeat_kv(v, groups), additive_mask, dropout_p,
                                                 is_training(), 1.0 / std::sqrt(static_cast<double>(head_size)));
@@ -112,8 +116,8 @@ Tensor LlamaMLP::forward(const Tensor& x) {
   return down_proj->forward(mul(silu(gate_proj->forward(x)), up_proj->forward(x)));
 }
 
-LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c) : Module("LlamaDecoderLayer") {
-  self_attn = register_module("self_attn", std::make_shared<LlamaAttention>(c));
+LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c, int64_t layer_idx) : Module("LlamaDecoderLayer") {
+  self_attn = register_module("self_attn", std::make_shared<LlamaAttention>(c, layer_idx));
   mlp = register_module("mlp", std::make_shared<LlamaMLP>(c));
   input_layernorm = register_module("input_layernorm", std::make_shared<LlamaRMSNorm>(c.hidden_size, c.rms_norm_eps));
   post_attention_layernorm =
@@ -121,8 +125,8 @@ LlamaDecoderLayer::LlamaDecoderLayer(const LlamaConfig& c) : Module("LlamaDecode
 }
 
 Tensor LlamaDecoderLayer::forward(const Tensor& hidden, const Tensor& additive_mask, const Tensor& cos,
-                                  const Tensor& sin) {
-  Tensor x = add(hidden, self_attn->forward(input_layernorm->forward(hidden), additive_mask, cos, sin));
+                                  const Tensor& sin, KVCache* cache) {
+  Tensor x = add(hidden, self_attn->forward(input_layernorm->forward(hidden), additive_mask, cos, sin, cache));
   return add(x, mlp->forward(post_attention_layernorm->forward(x)));
 }
 
@@ -132,26 +136,33 @@ LlamaModel::LlamaModel(const LlamaConfig& c) : Module("LlamaModel"), inv_freq(ll
   embed_tokens =
       register_module("embed_tokens", std::make_shared<Embedding>(c.vocab_size, c.hidden_size, c.pad_token_id));
   layers = register_module("layers", std::make_shared<ModuleList>());
-  for (int64_t i = 0; i < c.num_hidden_layers; ++i) layers->push_back(std::make_shared<LlamaDecoderLayer>(c));
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) layers->push_back(std::make_shared<LlamaDecoderLayer>(c, i));
   norm = register_module("norm", std::make_shared<LlamaRMSNorm>(c.hidden_size, c.rms_norm_eps));
 }
 
-Tensor LlamaModel::forward(const Tensor& input_ids, const Tensor& attention_mask) {
+Tensor LlamaModel::forward(const Tensor& input_ids, const Tensor& attention_mask, KVCache* cache) {
   check_causal_lm_inputs(input_ids, attention_mask, Tensor(), std::numeric_limits<int64_t>::max(),
                          "max_position_embeddings", "LlamaModel");
+  HEARTH_CHECK(!cache || !attention_mask.defined(), ValueError,
+               "[LlamaModel] a forward with a key/value cache takes no attention_mask (every token is attended)");
   const int64_t batch = input_ids.size(0), seq_len = input_ids.size(1);
+  const int64_t past = cache ? cache->length() : 0, end = past + seq_len;
   Tensor x = embed_tokens->forward(input_ids);
-  const Tensor mask = causal_attention_mask(attention_mask, batch, seq_len, x.dtype(), x.device(), "LlamaModel");
-  if (rotary_.seq_len != seq_len || rotary_.dtype != x.dtype() || !(rotary_.device == x.device())) {
-    auto [cos, sin] = rotary_cos_sin(inv_freq, seq_len, x.dtype(), x.device());
-    rotary_ = {seq_len, x.dtype(), x.device(), cos, sin};
+  const Tensor mask = cache
+                          ? cached_causal_attention_mask(past, seq_len, x.dtype(), x.device(), "LlamaModel")
+                          : causal_attention_mask(attention_mask, batch, seq_len, x.dtype(), x.device(), "LlamaModel");
+  if (rotary_.seq_len < end || rotary_.dtype != x.dtype() || !(rotary_.device == x.device())) {
+    auto [cos, sin] = rotary_cos_sin(inv_freq, end, x.dtype(), x.device());
+    rotary_ = {end, x.dtype(), x.device(), cos, sin};
   }
-  const Tensor cos = rotary_.cos, sin = rotary_.sin;
-  const bool checkpointed = gradient_checkpointing && is_training() && grad_enabled();
+  // The rows of positions past .. end - 1.
+  const Tensor cos = rotary_.seq_len == seq_len ? rotary_.cos : narrow(rotary_.cos, 0, past, seq_len);
+  const Tensor sin = rotary_.seq_len == seq_len ? rotary_.sin : narrow(rotary_.sin, 0, past, seq_len);
+  const bool checkpointed = gradient_checkpointing && is_training() && grad_enabled() && !cache;
   for (const auto& module : *layers) {
     auto layer = std::static_pointer_cast<LlamaDecoderLayer>(module);
     if (!checkpointed) {
-      x = layer->forward(x, mask, cos, sin);
+      x = layer->forward(x, mask, cos, sin, cache);
       continue;
     }
     x = autograd::checkpoint(
@@ -189,6 +200,18 @@ CausalLMOutput LlamaForCausalLM::forward(const Tensor& input_ids, const Tensor& 
   out.logits = linear(model->forward(input_ids, attention_mask), output_weight());
   if (labels.defined()) out.loss = causal_lm_loss(out.logits, labels, tag.c_str());
   return out;
+}
+
+Tensor LlamaForCausalLM::forward_cached(const Tensor& input_ids, KVCache& cache) {
+  const std::string tag = type_name();
+  const int64_t past = cache.length();
+  const bool windowed = config.max_sequence_length() < config.max_position_embeddings;
+  check_causal_lm_inputs(input_ids, Tensor(), Tensor(), config.max_sequence_length() - past,
+                         windowed ? "sliding_window less the cached positions (longer sequences would need "
+                                    "sliding-window attention)"
+                                  : "max_position_embeddings less the cached positions",
+                         tag.c_str());
+  return linear(model->forward(input_ids, Tensor(), &cache), output_weight());
 }
 
 void init_llama_weights(Module& root, double initializer_range) {

@@ -41,11 +41,15 @@ class LlamaRMSNorm : public Module {
 class LlamaAttention : public Module {
  public:
   using Module::forward;
-  explicit LlamaAttention(const LlamaConfig& config);
-  // hidden [B, S, E]; additive_mask [B or 1, 1, S, S]; cos, sin [S, head_size].
-  Tensor forward(const Tensor& hidden, const Tensor& additive_mask, const Tensor& cos, const Tensor& sin);
+  explicit LlamaAttention(const LlamaConfig& config, int64_t layer_idx = 0);
+  // hidden [B, S, E]; additive_mask [B or 1, 1, S, S]; cos, sin [S, head_size]
+  // (the rows of the tokens' positions). With a cache of T positions the mask
+  // is [1, 1, S, T + S] and the cache's layer_idx slot gains this step's
+  // rotated keys and values.
+  Tensor forward(const Tensor& hidden, const Tensor& additive_mask, const Tensor& cos, const Tensor& sin,
+                 KVCache* cache = nullptr);
 
-  int64_t num_heads, num_kv_heads, head_size;
+  int64_t num_heads, num_kv_heads, head_size, layer_idx;
   double dropout_p;
   std::shared_ptr<Linear> q_proj, k_proj, v_proj, o_proj;
 };
@@ -62,8 +66,9 @@ class LlamaMLP : public Module {
 class LlamaDecoderLayer : public Module {
  public:
   using Module::forward;
-  explicit LlamaDecoderLayer(const LlamaConfig& config);
-  Tensor forward(const Tensor& hidden, const Tensor& additive_mask, const Tensor& cos, const Tensor& sin);
+  explicit LlamaDecoderLayer(const LlamaConfig& config, int64_t layer_idx = 0);
+  Tensor forward(const Tensor& hidden, const Tensor& additive_mask, const Tensor& cos, const Tensor& sin,
+                 KVCache* cache = nullptr);
 
   std::shared_ptr<LlamaRMSNorm> input_layernorm, post_attention_layernorm;
   std::shared_ptr<LlamaAttention> self_attn;
@@ -75,7 +80,9 @@ class LlamaModel : public Module {
   using Module::forward;
   explicit LlamaModel(const LlamaConfig& config);
   // input_ids [B, S]; attention_mask [B, S] or undefined -> hidden states [B, S, E] after norm.
-  Tensor forward(const Tensor& input_ids, const Tensor& attention_mask);
+  // With a cache (and no attention_mask) the ids are the positions after
+  // the cached ones (CausalLM::forward_cached).
+  Tensor forward(const Tensor& input_ids, const Tensor& attention_mask, KVCache* cache = nullptr);
 
   std::shared_ptr<Embedding> embed_tokens;
   std::shared_ptr<ModuleList> layers;  // of LlamaDecoderLayer
@@ -90,7 +97,8 @@ class LlamaModel : public Module {
   }
 
  private:
-  // The last rotary tables, kept while length, dtype and device repeat.
+  // The rotary tables of the longest sequence seen, kept while dtype and
+  // device repeat (a position's row does not depend on the table's length).
   struct RotaryCache {
     int64_t seq_len = -1;
     DType dtype = DType::float32;
@@ -107,6 +115,7 @@ class LlamaForCausalLM : public CausalLM {
   explicit LlamaForCausalLM(LlamaConfig config);
 
   CausalLMOutput forward(const Tensor& input_ids, const Tensor& attention_mask, const Tensor& labels) override;
+  Tensor forward_cached(const Tensor& input_ids, KVCache& cache) override;
 
   // Loads a model folder: names with or without "model.", lm_head.weight
   // required unless tied (then ignored when present), stale rotary buffers

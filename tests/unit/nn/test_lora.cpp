@@ -209,8 +209,8 @@ TEST(Lora, TargetsThatMatchNothingNameTheLayersThereAre) {
   Toy m;
   const std::string e = error_of([&] { apply_lora(m, config({"c_attn"})); });
   EXPECT_TRUE(contains(e,
-                       "[lora] target_modules (c_attn) match no Linear layer of this Toy; its Linear layers are "
-                       "named k_proj, lm_head, q_proj, v_proj"))
+                       "[lora] target_modules (c_attn) match no Linear (or Conv1D) layer of this Toy; its Linear "
+                       "and Conv1D layers are named k_proj, lm_head, q_proj, v_proj"))
       << e;
   apply_lora(m, config());
   EXPECT_TRUE(contains(error_of([&] { apply_lora(m, config()); }), "self_attn.q_proj already has an adapter"));
