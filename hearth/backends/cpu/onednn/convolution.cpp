@@ -70,10 +70,11 @@ Layouts choose_layouts(const Tensor& image, const Tensor& weight) {
 
 // oneDNN's backward-weights on nChw16c loses float32's accuracy as the
 // positions it sums grow: its error grows with the square root of N * OH * OW
-// (15 times the reference's at 2 images of 224 x 224, section 48), which no
-// primitive setting changes. The reference (im2col + GEMM, whose blocked
-// products sum short runs) stays accurate at every size and took this pass
-// 1.1-1.5x as long, so it computes it, unless blocked layouts are forced.
+// (15 times the reference's at 2 images of 224 x 224, section 48), and no
+// other layout or implementation of it kept up with the reference at its
+// speed. The reference kernel (im2col + GEMM, whose blocked products sum short
+// runs; its GEMM is oneDNN's) stays accurate at every size and took about as
+// long (0.9-1.2x), so it computes this pass, unless blocked layouts are forced.
 bool inaccurate(Pass pass, const Layouts& layouts) {
   return pass == Pass::backward_weight && layouts.images == Images::channel_blocks && forced_layout() != "blocked";
 }
