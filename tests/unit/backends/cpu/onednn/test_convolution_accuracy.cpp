@@ -4,10 +4,10 @@
 // reference kernels (im2col + OpenBLAS), which sum in short runs. oneDNN's
 // implementations differ here (bench/NOTES.md, section 48): the brgemm
 // forward's error grew with C * kH * kW (6x the reference's at 512 channels),
-// the blocked backward-weights' with N * OH * OW (8x at 2 images of 112 x 112,
-// 15x at 224 x 224), so the shapes below are large enough in those to tell.
-// Every call goes to oneDNN where it would at full size (HEARTH_ONEDNN_ALWAYS),
-// on the layouts it gets by default.
+// the blocked backward-weights' with N * OH * OW (10x at 2 images of 112 x
+// 112, 15x at 224 x 224), so the shapes below are large enough in those to
+// tell. Every call goes to oneDNN where it would at full size
+// (HEARTH_ONEDNN_ALWAYS), on the layouts it gets by default.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
