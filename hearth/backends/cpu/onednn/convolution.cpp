@@ -40,11 +40,15 @@ using Dims = memory::dims;
 // reorders of large activations cost more than the product), and so are
 // convolutions of few input channels (a 1- or 3-channel stem), which blocked
 // layouts pad to 16 channels.
-// Blocked activations are nChw16c by name because the layout decides the
-// implementation, and with it the accuracy (section 48): left to oneDNN
+// Blocked float32 activations are nChw16c by name because the layout decides
+// the implementation, and with it the accuracy (section 48): left to oneDNN
 // (`any`), the forward took NHWC and its brgemm kernel, whose float32 error
 // grows with C * kH * kW (6 times the reference's at 512 channels), where the
 // direct kernel on nChw16c stays within the reference's at the same speed.
+// bfloat16 leaves the choice to oneDNN: its AMX kernels want their own layouts
+// (4.5-5.3x the reference's speed; on nChw16c it fell back to AVX-512 ones,
+// 1.1-1.3x), and bfloat16's rounding of the result is far above any of its
+// kernels' float32 sums.
 // HEARTH_ONEDNN_LAYOUT=plain|blocked overrides the choice, for measuring.
 enum class Images { own, channel_blocks };
 
@@ -75,8 +79,9 @@ Layouts choose_layouts(const Tensor& image, const Tensor& weight) {
 // speed. The reference kernel (im2col + GEMM, whose blocked products sum short
 // runs; its GEMM is oneDNN's) stays accurate at every size and took about as
 // long (0.9-1.2x), so it computes this pass, unless blocked layouts are forced.
-bool inaccurate(Pass pass, const Layouts& layouts) {
-  return pass == Pass::backward_weight && layouts.images == Images::channel_blocks && forced_layout() != "blocked";
+bool inaccurate(Pass pass, const Layouts& layouts, DType dtype) {
+  return pass == Pass::backward_weight && dtype == DType::float32 && layouts.images == Images::channel_blocks &&
+         forced_layout() != "blocked";
 }
 
 // oneDNN's reference implementations ("ref:any") are naive loops, far slower
@@ -101,9 +106,12 @@ memory::desc any_like(const memory::desc& d, bool choose) {
   return choose ? memory::desc(d.dims(), d.data_type(), memory::format_tag::any) : d;
 }
 
-// Activations as the primitive computes on them.
+// Activations as the primitive computes on them: blocked ones nChw16c in
+// float32, oneDNN's choice in bfloat16 (see above).
 memory::desc image_as(const memory::desc& d, Images images) {
-  return images == Images::channel_blocks ? memory::desc(d.dims(), d.data_type(), memory::format_tag::nChw16c) : d;
+  if (images == Images::own) return d;
+  const bool float32 = d.data_type() == memory::data_type::f32;
+  return memory::desc(d.dims(), d.data_type(), float32 ? memory::format_tag::nChw16c : memory::format_tag::any);
 }
 
 struct Geometry {
@@ -272,7 +280,7 @@ bool conv2d_backward_weight(OpCall& call) {
   const Tensor& gw = call.out(0);
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
     const Layouts choose = choose_layouts(x, gw);
-    if (inaccurate(Pass::backward_weight, choose)) return nullptr;
+    if (inaccurate(Pass::backward_weight, choose, gw.dtype())) return nullptr;
     const memory::desc gyd = image_desc(gy), xd = image_desc(x), gwd = weight_desc(gw, a.groups);
     const Geometry g = geometry(a);
     const memory::desc x_any = image_as(xd, choose.images), w_any = any_like(gwd, choose.weights),
