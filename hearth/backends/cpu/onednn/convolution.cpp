@@ -5,8 +5,8 @@
 // their strides (no NCHW detour). The primitives may compute on blocked
 // layouts (staged_primitive.h reorders to and from them); the weight of a
 // grouped convolution is the 5-D [G, O/G, C/G, kH, kW] view of the same memory.
-// Where blocked layouts would lose float32's accuracy (the backward-weights of
-// NCHW convolutions), the reference computes the pass instead.
+// Where blocked layouts would lose float32's accuracy (the float32
+// backward-weights of NCHW convolutions), the reference computes the pass.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <atomic>
