@@ -2,9 +2,11 @@
 // the ReLU in a pass of its own: relu_in_place), backward-data and
 // backward-weights through oneDNN's convolution primitives. The tensors come
 // as the schema gives them: dense NCHW or dense NHWC, read in place through
-// their strides (no NCHW detour). The primitives may pick blocked layouts
-// (staged_primitive.h reorders to and from them); the weight of a grouped
-// convolution is the 5-D [G, O/G, C/G, kH, kW] view of the same memory.
+// their strides (no NCHW detour). The primitives may compute on blocked
+// layouts (staged_primitive.h reorders to and from them); the weight of a
+// grouped convolution is the 5-D [G, O/G, C/G, kH, kW] view of the same memory.
+// Where blocked layouts would lose float32's accuracy (the float32
+// backward-weights of NCHW convolutions), the reference computes the pass.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <atomic>
@@ -26,8 +28,10 @@ namespace {
 using dnnl::memory;
 using Dims = memory::dims;
 
-// Which operands' layouts the primitive chooses (format `any`: blocked, with
-// reorders around it) rather than computing on the tensors' own memory.
+// How a primitive sees the operands. Activations (`images`): as the tensors
+// are, or reordered to channel blocks of 16 (nChw16c, named rather than left
+// to oneDNN: see below); weights: as they are, or in a layout the primitive
+// chooses (blocked, reordered once: reordered_weights.h).
 // Measured on AVX-512 (bench/NOTES.md, section 27): NHWC activations have
 // direct kernels of their own, but only with blocked weights (plain NHWC
 // weights have nothing but oneDNN's naive reference implementation); for
@@ -36,21 +40,48 @@ using Dims = memory::dims;
 // reorders of large activations cost more than the product), and so are
 // convolutions of few input channels (a 1- or 3-channel stem), which blocked
 // layouts pad to 16 channels.
+// Blocked float32 activations are nChw16c by name because the layout decides
+// the implementation, and with it the accuracy (section 48): left to oneDNN
+// (`any`), the forward took NHWC and its brgemm kernel, whose float32 error
+// grows with C * kH * kW (6 times the reference's at 512 channels), where the
+// direct kernel on nChw16c stays within the reference's at the same speed.
+// bfloat16 leaves the choice to oneDNN: its AMX kernels want their own layouts
+// (4.5-5.3x the reference's speed; on nChw16c it fell back to AVX-512 ones,
+// 1.1-1.3x), and bfloat16's rounding of the result is far above any of its
+// kernels' float32 sums.
 // HEARTH_ONEDNN_LAYOUT=plain|blocked overrides the choice, for measuring.
+enum class Images { own, channel_blocks };
+
 struct Layouts {
-  bool images = false;
+  Images images = Images::own;
   bool weights = false;
 };
 
-Layouts choose_layouts(Pass pass, const Tensor& image, const Tensor& weight) {
+const std::string& forced_layout() {
   static const std::string forced = switches::onednn_layout().get();  // auto, plain or blocked
-  if (forced == "plain") return {false, false};
-  if (forced == "blocked") return {true, true};
-  if (!image.is_contiguous()) return {false, true};  // NHWC
+  return forced;
+}
+
+Layouts choose_layouts(const Tensor& image, const Tensor& weight) {
+  if (forced_layout() == "plain") return {Images::own, false};
+  if (forced_layout() == "blocked") return {Images::channel_blocks, true};
+  if (!image.is_contiguous()) return {Images::own, true};  // NHWC
   const bool pointwise = weight.shape()[2] == 1 && weight.shape()[3] == 1;
   const bool few_input_channels = weight.shape()[1] < 16;
-  if (pointwise || few_input_channels) return {false, false};
-  return {true, true};
+  if (pointwise || few_input_channels) return {Images::own, false};
+  return {Images::channel_blocks, true};
+}
+
+// oneDNN's backward-weights on nChw16c loses float32's accuracy as the
+// positions it sums grow: its error grows with the square root of N * OH * OW
+// (15 times the reference's at 2 images of 224 x 224, section 48), and no
+// other layout or implementation of it kept up with the reference at its
+// speed. The reference kernel (im2col + GEMM, whose blocked products sum short
+// runs; its GEMM is oneDNN's) stays accurate at every size and took about as
+// long (0.9-1.2x), so it computes this pass, unless blocked layouts are forced.
+bool inaccurate(Pass pass, const Layouts& layouts, DType dtype) {
+  return pass == Pass::backward_weight && dtype == DType::float32 && layouts.images == Images::channel_blocks &&
+         forced_layout() != "blocked";
 }
 
 // oneDNN's reference implementations ("ref:any") are naive loops, far slower
@@ -73,6 +104,14 @@ memory::desc weight_desc(const Tensor& w, int64_t groups) {
 
 memory::desc any_like(const memory::desc& d, bool choose) {
   return choose ? memory::desc(d.dims(), d.data_type(), memory::format_tag::any) : d;
+}
+
+// Activations as the primitive computes on them: blocked ones nChw16c in
+// float32, oneDNN's choice in bfloat16 (see above).
+memory::desc image_as(const memory::desc& d, Images images) {
+  if (images == Images::own) return d;
+  const bool float32 = d.data_type() == memory::data_type::f32;
+  return memory::desc(d.dims(), d.data_type(), float32 ? memory::format_tag::nChw16c : memory::format_tag::any);
 }
 
 struct Geometry {
@@ -184,16 +223,16 @@ bool conv2d_forward(OpCall& call) {
     std::memcpy(y.data_ptr(), residual.data_ptr(), y.nbytes());
   }
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const Layouts choose = choose_layouts(Pass::forward, x, w);
+    const Layouts choose = choose_layouts(x, w);
     const memory::desc xd = image_desc(x), wd = weight_desc(w, a.groups), yd = image_desc(y);
     const memory::desc bd = bias.defined() ? image_desc(bias) : memory::desc();
     dnnl::post_ops ops;
     if (residual.defined()) ops.append_sum(1.f);
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
-    auto pd = forward_desc(dnnl::prop_kind::forward_inference, any_like(xd, choose.images),
-                           any_like(wd, choose.weights), bias.defined() ? &bd : nullptr, any_like(yd, choose.images),
-                           geometry(a), attr);
+    auto pd =
+        forward_desc(dnnl::prop_kind::forward_inference, image_as(xd, choose.images), any_like(wd, choose.weights),
+                     bias.defined() ? &bd : nullptr, image_as(yd, choose.images), geometry(a), attr);
     if (naive(pd)) return nullptr;
     std::vector<StagedArg> args{StagedPrimitive::stage(DNNL_ARG_SRC, 0, true, false, xd, pd.src_desc()),
                                 StagedPrimitive::stage_weights(1, wd, pd.weights_desc()),
@@ -214,11 +253,11 @@ bool conv2d_backward_input(OpCall& call) {
   const Tensor& w = call.in(1);
   const Tensor& gx = call.out(0);
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const Layouts choose = choose_layouts(Pass::backward_input, gy, w);
+    const Layouts choose = choose_layouts(gy, w);
     const memory::desc gyd = image_desc(gy), wd = weight_desc(w, a.groups), gxd = image_desc(gx);
     const Geometry g = geometry(a);
-    const memory::desc x_any = any_like(gxd, choose.images), w_any = any_like(wd, choose.weights),
-                       y_any = any_like(gyd, choose.images);
+    const memory::desc x_any = image_as(gxd, choose.images), w_any = any_like(wd, choose.weights),
+                       y_any = image_as(gyd, choose.images);
     auto hint = forward_desc(dnnl::prop_kind::forward_training, x_any, w_any, nullptr, y_any, g, dnnl::primitive_attr());
     dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, x_any, w_any, y_any, g.strides,
                                             g.dilates, g.padding, g.padding);
@@ -240,11 +279,12 @@ bool conv2d_backward_weight(OpCall& call) {
   const Tensor& x = call.in(1);
   const Tensor& gw = call.out(0);
   auto build = [&]() -> std::shared_ptr<const StagedPrimitive> {
-    const Layouts choose = choose_layouts(Pass::backward_weight, x, gw);
+    const Layouts choose = choose_layouts(x, gw);
+    if (inaccurate(Pass::backward_weight, choose, gw.dtype())) return nullptr;
     const memory::desc gyd = image_desc(gy), xd = image_desc(x), gwd = weight_desc(gw, a.groups);
     const Geometry g = geometry(a);
-    const memory::desc x_any = any_like(xd, choose.images), w_any = any_like(gwd, choose.weights),
-                       y_any = any_like(gyd, choose.images);
+    const memory::desc x_any = image_as(xd, choose.images), w_any = any_like(gwd, choose.weights),
+                       y_any = image_as(gyd, choose.images);
     auto hint = forward_desc(dnnl::prop_kind::forward_training, x_any, w_any, nullptr, y_any, g, dnnl::primitive_attr());
     dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, x_any, w_any, y_any, g.strides,
                                                g.dilates, g.padding, g.padding);
