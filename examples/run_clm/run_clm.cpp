@@ -126,7 +126,8 @@ int run(const ClmArguments& given, const hearth::cli::TrainingArgumentFlags& fla
   try {
     check_clm_arguments(a);
     if (args.resume_from_checkpoint && a.do_train)
-      (void)hearth::train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir);
+      (void)hearth::train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir,
+                                              a.lora_r > 0 ? "adapter_model.safetensors" : hearth::train::kModelFile);
     hearth::train::select_device(args.device, args.use_cpu);
   } catch (const hearth::Error& e) {
     throw UsageError(e.what());
@@ -182,11 +183,22 @@ int run(const ClmArguments& given, const hearth::cli::TrainingArgumentFlags& fla
   opts.collate = data.collate;
   // Each checkpoint holds config.json and the tokenizer beside the Trainer's
   // files, and with LoRA the adapter in PEFT's files.
-  opts.checkpoint_extra_files = [model, tokenizer_dir, lora, lora_config](const std::string& dir) {
+  opts.checkpoint_extra_files = [model, tokenizer_dir](const std::string& dir) {
     save_model_config(*model, (fs::path(dir) / "config.json").string());
-    if (lora) hearth::nn::save_lora_adapter(dir, *model, lora_config);
     copy_tokenizer_files(tokenizer_dir, dir);
   };
+  // With LoRA a checkpoint holds the adapter alone (PEFT's files), not the
+  // frozen base, as Hugging Face's Trainer saves a PEFT model; resuming and
+  // loading the best model read the adapter back into the adapted model.
+  if (lora) {
+    opts.model_files.main_file = "adapter_model.safetensors";
+    opts.model_files.save = [lora_config](const hearth::nn::Module& m, const std::string& dir) {
+      hearth::nn::save_lora_adapter(dir, m, lora_config);
+    };
+    opts.model_files.load = [](const std::string& dir, hearth::nn::Module& m) {
+      hearth::nn::load_lora_weights(dir, m);
+    };
+  }
   hearth::train::Trainer trainer(model, args, data.train, data.eval, {}, opts);
 
   if (a.do_train) {

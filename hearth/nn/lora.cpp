@@ -269,6 +269,30 @@ void save_lora_adapter(const std::string& dir, const Module& model, const LoraCo
                         config_json(config, fan_in_fan_out).dump(2) + "\n");
 }
 
+namespace {
+
+// Copies the adapter tensors of `weights_path` into the adapters `model`
+// already has: the file must hold exactly those, each with its shape.
+void copy_adapter_weights(const std::string& weights_path, const std::string& described_by, Module& model) {
+  HEARTH_CHECK(fs::exists(weights_path), IoError, "[lora] ", fs::path(weights_path).parent_path().string(), ": no ",
+               kAdapterWeightsFile, " (hearth reads adapters saved as safetensors)");
+  std::map<std::string, Tensor> saved = io::load_safetensors(weights_path);
+  NoGradGuard no_grad;
+  const StateDict live = lora_state_dict(model);
+  for (const auto& [key, t] : saved)
+    HEARTH_CHECK(live.count(key) > 0, ValueError, "[lora] ", weights_path, ": tensor '", io::excerpt(key),
+                 "' is not an adapter of a layer ", described_by, " in this ", model.type_name());
+  for (const auto& [key, dst] : live) {
+    auto it = saved.find(key);
+    HEARTH_CHECK(it != saved.end(), ValueError, "[lora] ", weights_path, ": tensor '", key, "' is missing");
+    HEARTH_CHECK(it->second.shape() == dst.shape(), ShapeError, "[lora] ", weights_path, ": tensor '", key,
+                 "' has shape ", it->second.shape_string(), ", expected ", dst.shape_string());
+    dst.copy_(it->second.to(dst.device(), dst.dtype()));
+  }
+}
+
+}  // namespace
+
 LoraConfig load_lora_adapter(const std::string& dir, Module& model) {
   const std::string config_path = (fs::path(dir) / kAdapterConfigFile).string();
   bool as_pattern = false;
@@ -276,27 +300,14 @@ LoraConfig load_lora_adapter(const std::string& dir, Module& model) {
   const std::string weights_path = (fs::path(dir) / kAdapterWeightsFile).string();
   HEARTH_CHECK(fs::exists(weights_path), IoError, "[lora] ", dir, ": no ", kAdapterWeightsFile,
                " (hearth reads adapters saved as safetensors)");
-  std::map<std::string, Tensor> saved = io::load_safetensors(weights_path);
-  const std::vector<std::string> adapted = adapt(model, config, rule_of(config.target_modules, as_pattern));
-  std::set<std::string> expected;
-  for (const std::string& name : adapted) {
-    expected.insert(kPeftPrefix + name + ".lora_A.weight");
-    expected.insert(kPeftPrefix + name + ".lora_B.weight");
-  }
-  for (const auto& [key, t] : saved)
-    HEARTH_CHECK(expected.count(key) > 0, ValueError, "[lora] ", weights_path, ": tensor '", io::excerpt(key),
-                 "' is not an adapter of a layer ", config_path, " targets in this ", model.type_name());
-  NoGradGuard no_grad;
-  const StateDict live = lora_state_dict(model);
-  for (const std::string& key : expected) {
-    auto it = saved.find(key);
-    HEARTH_CHECK(it != saved.end(), ValueError, "[lora] ", weights_path, ": tensor '", key, "' is missing");
-    const Tensor& dst = live.at(key);
-    HEARTH_CHECK(it->second.shape() == dst.shape(), ShapeError, "[lora] ", weights_path, ": tensor '", key,
-                 "' has shape ", it->second.shape_string(), ", expected ", dst.shape_string(), " (r = ", config.r, ")");
-    dst.copy_(it->second.to(dst.device(), dst.dtype()));
-  }
+  adapt(model, config, rule_of(config.target_modules, as_pattern));
+  copy_adapter_weights(weights_path, config_path + " targets", model);
   return config;
+}
+
+void load_lora_weights(const std::string& dir, Module& model) {
+  HEARTH_CHECK(!lora_state_dict(model).empty(), ValueError, "[lora] load_lora_weights: the model has no adapter");
+  copy_adapter_weights((fs::path(dir) / kAdapterWeightsFile).string(), "that has one", model);
 }
 
 void merge_lora(Module& model) {

@@ -51,6 +51,11 @@ void save_lora_adapter(const std::string& dir, const Module& model, const LoraCo
 // targets, with its shape. Returns the config read.
 LoraConfig load_lora_adapter(const std::string& dir, Module& model);
 
+// Loads `dir`/adapter_model.safetensors into the adapters `model` already has
+// (a checkpoint of a LoRA run being resumed): the file must hold exactly
+// those tensors, each with its shape.
+void load_lora_weights(const std::string& dir, Module& model);
+
 // Folds every adapter into its layer's weight (W += scaling * B A) and
 // removes it: the model computes what it computed with the adapter, as
 // PEFT's merge_and_unload. Parameters keep their requires_grad flags.

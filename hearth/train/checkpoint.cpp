@@ -23,7 +23,7 @@ using json = nlohmann::json;
 // trainer_state.json and the grad scaler's state: a log of metrics, never near this.
 constexpr size_t kMaxStateJsonBytes = size_t{64} << 20;
 
-std::string join(const std::string& dir, const char* file) { return (fs::path(dir) / file).string(); }
+std::string join(const std::string& dir, const std::string& file) { return (fs::path(dir) / file).string(); }
 
 // The step of a directory named exactly "checkpoint-<digits>".
 std::optional<int64_t> checkpoint_step(const std::string& name) {
@@ -73,7 +73,11 @@ void save_checkpoint(const std::string& dir, const CheckpointContents& c) {
   if (!parent.empty()) fs::create_directories(parent, ec);
   HEARTH_CHECK(!ec, IoError, "[checkpoint] ", parent.string(), ": cannot create the output directory: ", ec.message());
   io::write_directory_atomic(dir, [&](const std::string& tmp) {
-    io::save_safetensors(join(tmp, kModelFile), c.model->state_dict(), {{"format", "pt"}});
+    if (c.model_files.is_set()) {
+      c.model_files.save(*c.model, tmp);
+    } else {
+      io::save_safetensors(join(tmp, kModelFile), c.model->state_dict(), {{"format", "pt"}});
+    }
     if (c.optimizer != nullptr) {
       optim::OptimizerStateDict opt = c.optimizer->state_dict();
       std::map<std::string, std::string> meta = {{"format", "pt"}, {"optimizer", opt.meta.dump()}};
@@ -146,6 +150,13 @@ void load_model_weights(const std::string& dir, nn::Module& model) {
   } catch (const Error& e) {
     HEARTH_THROW(InputError, "[checkpoint] ", path, ": ", e.what());
   }
+}
+
+void load_model_weights(const std::string& dir, nn::Module& model, const ModelFiles& files) {
+  if (!files.is_set()) return load_model_weights(dir, model);
+  const std::string path = join(dir, files.main_file);
+  HEARTH_CHECK(fs::exists(path), IoError, "[checkpoint] ", dir, ": no ", files.main_file, " in this directory");
+  files.load(dir, model);
 }
 
 void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, optim::LRScheduler* scheduler) {
@@ -244,7 +255,7 @@ std::optional<std::string> latest_checkpoint(const std::string& output_dir) {
   return all.back().second;
 }
 
-std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir) {
+std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir, const std::string& model_file) {
   // "true": Hugging Face's resume_from_checkpoint=True, the newest checkpoint.
   if (spec == "latest" || spec == "true" || spec == "True") {
     auto latest = latest_checkpoint(output_dir);
@@ -254,7 +265,7 @@ std::string resolve_checkpoint(const std::string& spec, const std::string& outpu
   }
   HEARTH_CHECK(fs::is_directory(spec), ValueError, "[trainer] resume_from_checkpoint: '", spec,
                "' is not a directory; expected a checkpoint-<step> directory or \"latest\"");
-  for (const char* f : {kModelFile, kOptimizerFile, kTrainerStateFile}) {
+  for (const std::string& f : {model_file, std::string(kOptimizerFile), std::string(kTrainerStateFile)}) {
     HEARTH_CHECK(fs::exists(join(spec, f)), ValueError, "[trainer] resume_from_checkpoint: '", spec,
                  "' is not a complete checkpoint: ", f, " is missing");
   }

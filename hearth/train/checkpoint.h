@@ -42,8 +42,21 @@ inline constexpr const char* kDeletingSuffix = ".deleting";
 // "checkpoint-<step>".
 std::string checkpoint_name(int64_t step);
 
+// How a model goes into a checkpoint and comes back. Unset (the default), the
+// whole state dict as model.safetensors. A run that trains adapters alone
+// saves those (PEFT's adapter_config.json and adapter_model.safetensors), as
+// Hugging Face's Trainer does for a PEFT model: the frozen base is not
+// written with every checkpoint.
+struct ModelFiles {
+  std::string main_file;  // the file a complete checkpoint holds ("adapter_model.safetensors")
+  std::function<void(const nn::Module& model, const std::string& dir)> save;
+  std::function<void(const std::string& dir, nn::Module& model)> load;
+  bool is_set() const { return static_cast<bool>(save); }
+};
+
 struct CheckpointContents {
   const nn::Module* model = nullptr;            // required
+  ModelFiles model_files;                       // unset: model.safetensors
   const optim::Optimizer* optimizer = nullptr;  // optional, with its scheduler
   const optim::LRScheduler* scheduler = nullptr;
   const optim::GradScaler* grad_scaler = nullptr;  // optional
@@ -59,6 +72,8 @@ void save_checkpoint(const std::string& dir, const CheckpointContents& contents)
 // Loads model.safetensors into `model` (strict: every key must match).
 // IoError naming the file when it is missing or unreadable.
 void load_model_weights(const std::string& dir, nn::Module& model);
+// The same through `files` when it is set.
+void load_model_weights(const std::string& dir, nn::Module& model, const ModelFiles& files);
 // Restores the optimizer and, when given, the scheduler from optimizer.safetensors.
 void load_optimizer_state(const std::string& dir, optim::Optimizer& optimizer, optim::LRScheduler* scheduler);
 // Whether the checkpoint holds a loss scaler's state, and restoring it
@@ -86,7 +101,10 @@ std::optional<std::string> latest_checkpoint(const std::string& output_dir);
 // What resume_from_checkpoint names: "latest" (the newest in output_dir) or a
 // directory, which must hold a complete checkpoint. ValueError saying what is
 // there otherwise.
-std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir);
+// `model_file`: the file that holds the model in a complete checkpoint
+// (ModelFiles::main_file when the run saves its model otherwise).
+std::string resolve_checkpoint(const std::string& spec, const std::string& output_dir,
+                               const std::string& model_file = kModelFile);
 
 // Deletes the oldest checkpoints so that at most `limit` remain, never
 // deleting `keep` (the best model's checkpoint; may be empty), which counts as

@@ -297,7 +297,8 @@ TrainOutput Trainer::train() {
           (dir.ends_with(kDeletingSuffix) ? " (an old checkpoint whose removal did not finish)"
                                           : " (a checkpoint save that did not finish)"));
   if (args_.resume_from_checkpoint.has_value()) {
-    resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir));
+    resume(resolve_checkpoint(*args_.resume_from_checkpoint, args_.output_dir,
+                              options_.model_files.is_set() ? options_.model_files.main_file : kModelFile));
   } else {
     prepare_output_dir();
   }
@@ -544,7 +545,7 @@ void Trainer::load_best_model() {
                " is not this run's: its trainer_state.json is of ",
                other_run ? "run " + saved.run_id + " (this run is " + state_.run_id + ")" : std::string("this run"),
                ", at step ", saved.global_step, "; refusing to load it as the best model");
-  load_model_weights(dir, *model_);
+  load_model_weights(dir, *model_, options_.model_files);
   std::ostringstream os;
   os << "hearth: loaded the best model (" << args_.best_metric_key() << " " << number_text(*state_.best_metric)
      << " at step " << state_.best_global_step << ") from " << dir;

@@ -82,6 +82,7 @@
 #include "hearth/optim/lr_scheduler.h"
 #include "hearth/optim/optimizer.h"
 #include "hearth/train/callbacks.h"
+#include "hearth/train/checkpoint.h"
 #include "hearth/train/device_select.h"
 #include "hearth/train/step_timeline.h"
 #include "hearth/train/trainer_state.h"
@@ -128,6 +129,10 @@ struct TrainerOptions {
   std::optional<bool> progress_bar;
   // Writes more files into each checkpoint directory (e.g. a model description).
   std::function<void(const std::string& dir)> checkpoint_extra_files;
+  // How checkpoints hold the model (hearth/train/checkpoint.h); unset: the
+  // whole state dict as model.safetensors. Resuming and loading the best
+  // model read it back the same way.
+  ModelFiles model_files;
   // Catch SIGINT/SIGTERM/SIGHUP during train() to save and stop cleanly.
   bool handle_signals = true;
   // The data-parallel group; default: joined from the launcher's environment

@@ -45,6 +45,7 @@ std::string Trainer::save_checkpoint() {
   }
   CheckpointContents contents;
   contents.model = model_.get();
+  contents.model_files = options_.model_files;
   // save_only_model: the model alone, which loads but cannot be resumed.
   contents.optimizer = args_.save_only_model ? nullptr : optimizer_.get();
   contents.scheduler = args_.save_only_model ? nullptr : scheduler_.get();

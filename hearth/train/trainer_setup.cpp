@@ -171,7 +171,7 @@ void Trainer::resume(const std::string& dir) {
   // The checkpoint resumed from is complete: a second stop signal while it
   // loads says to resume from it again, not that nothing was saved.
   StopSignalGuard::set_last_checkpoint(dir);
-  load_model_weights(dir, *model_);
+  load_model_weights(dir, *model_, options_.model_files);
   load_optimizer_state(dir, *optimizer_, scheduler_.get());
   // A checkpoint of an fp32 or bf16 run has no scaler: the scale starts afresh.
   if (scaler_ && has_grad_scaler_state(dir)) load_grad_scaler_state(dir, *scaler_);

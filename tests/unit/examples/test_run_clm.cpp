@@ -13,6 +13,7 @@
 #include "examples/run_clm/clm_model_config.h"
 #include "hearth/autograd/grad_mode.h"
 #include "hearth/core/errors.h"
+#include "hearth/io/safetensors.h"
 #include "hearth/nn/lora.h"
 #include "hearth/nn/models/causal_lm.h"
 #include "hearth/ops/factory.h"
@@ -126,6 +127,28 @@ TEST(RunClm, LoraAdapterLoadsBackAndMergedModelGivesTheAdaptedLogits) {
   for (const char* f : {"adapter_config.json", "adapter_model.safetensors", "config.json", "model.safetensors",
                         "tokenizer.json", "checkpoint-4/adapter_config.json", "checkpoint-4/adapter_model.safetensors"})
     EXPECT_TRUE(fs::exists(fs::path(out) / f)) << f << " missing:\n" << r.output;
+  // A checkpoint holds the adapter alone, not the frozen base, as Hugging
+  // Face's Trainer saves a PEFT model; and it resumes.
+  EXPECT_FALSE(fs::exists(fs::path(out) / "checkpoint-4" / "model.safetensors"));
+  EXPECT_LT(fs::file_size(fs::path(out) / "checkpoint-4" / "adapter_model.safetensors"),
+            fs::file_size(fs::path(fixture("gpt2_tiny")) / "model.safetensors"));
+  const std::string resumed_out = dir.file("lora-resumed");
+  fs::create_directories(resumed_out);
+  fs::copy(fs::path(out) / "checkpoint-4", fs::path(resumed_out) / "checkpoint-4", fs::copy_options::recursive);
+  const testing::CommandResult resumed = testing::run_command(
+      std::string("OMP_NUM_THREADS=1 XDG_CONFIG_HOME=") + dir.file("no-config") + " " + HEARTH_TEST_RUN_CLM +
+      " --model_name_or_path " + fixture("gpt2_tiny") + " --tokenizer_name " + fixture("tiny_tokenizer") +
+      " --train_file " + fixture("tiny_corpus.txt") +
+      " --do_train --lora_r 4 --lora_alpha 16 --per_device_train_batch_size 8 --learning_rate 1e-2"
+      " --max_steps 8 --save_steps 4 --seed 3 --use_cpu --disable_tqdm --report_to none --resume_from_checkpoint "
+      "latest --output_dir " +
+      resumed_out);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  // Resumed from step 4, it ends where the uninterrupted run ended.
+  EXPECT_LT(testing::max_abs_diff(
+                io::load_safetensors(resumed_out + "/checkpoint-8/adapter_model.safetensors").begin()->second,
+                io::load_safetensors(out + "/checkpoint-8/adapter_model.safetensors").begin()->second),
+            1e-6);
 
   NoGradGuard no_grad;
   const Tensor ids = tensor(std::vector<int64_t>{29, 33, 41, 12, 5, 30, 46}, {1, 7});

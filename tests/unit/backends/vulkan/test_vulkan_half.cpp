@@ -87,7 +87,9 @@ TEST(VulkanHalf, CastsRoundAsTheCpuDoes) {
     const auto* w = static_cast<const uint16_t*>(want.data_ptr());
     const auto* g = static_cast<const uint16_t*>(got.data_ptr());
     for (size_t i = 0; i < values.size(); ++i) {
-      if (!std::isnan(values[i])) EXPECT_EQ(g[i], w[i]) << dtype_name(dt) << " of " << values[i];
+      if (!std::isnan(values[i])) {
+        EXPECT_EQ(g[i], w[i]) << dtype_name(dt) << " of " << values[i];
+      }
     }
     EXPECT_TRUE(std::isnan(got.to(DType::float32).to_vector<float>().back())) << dtype_name(dt);
     // And back: every 16-bit float is a float32.
