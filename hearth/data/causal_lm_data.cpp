@@ -8,6 +8,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/csv_reader.h"
+#include "hearth/data/json_rows.h"
 #include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/ops/factory.h"
@@ -38,35 +39,8 @@ std::string cut(std::string s) {
   return s;
 }
 
-// Calls `row(object, line)` for each object of a JSON-lines file or of a file
-// holding one JSON array (its row number for `line`). JSON lines are parsed
-// one at a time, so memory follows the longest line, not the file.
 void for_each_json_object(const std::string& path, const std::function<void(const json&, int64_t)>& row) {
-  std::ifstream in = open_checked(path);
-  char c = 0;
-  while (in.get(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
-  }
-  if (in && c == '[') {
-    in.unget();
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    io::check_json_limits(text, "[clm] " + path, text.size());
-    const json all = json::parse(text, nullptr, false);
-    HEARTH_CHECK(!all.is_discarded() && all.is_array(), ValueError, "[clm] ", path, ": not valid JSON");
-    int64_t n = 0;
-    for (const json& o : all) row(o, ++n);
-    return;
-  }
-  in.clear();
-  in.seekg(0);
-  int64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    io::check_json_limits(line, "[clm] " + path + ":" + std::to_string(line_no), line.size());
-    const json o = json::parse(line, nullptr, false);
-    HEARTH_CHECK(!o.is_discarded(), ValueError, "[clm] ", path, ":", line_no, ": not a valid JSON line");
-    row(o, line_no);
-  }
+  for_each_json_row(path, "[clm]", row);
 }
 
 std::string string_field(const json& o, const std::string& name, const std::string& path, int64_t line) {
@@ -82,16 +56,6 @@ std::string string_field(const json& o, const std::string& name, const std::stri
 // run_clm's rule: the column named "text", else the first column.
 std::string text_column(const std::vector<std::string>& columns) {
   return std::find(columns.begin(), columns.end(), "text") != columns.end() ? "text" : columns.front();
-}
-
-Tensor int64_row(const TokenIds& v) { return tensor(v, {static_cast<int64_t>(v.size())}); }
-
-Tensor pad_to(const Tensor& t, int64_t length, int64_t value) {
-  const int64_t n = t.size(0);
-  if (n == length) return t;
-  std::vector<int64_t> v = t.contiguous().to_vector<int64_t>();
-  v.resize(static_cast<size_t>(length), value);
-  return int64_row(v);
 }
 
 }  // namespace
@@ -226,9 +190,10 @@ CollateFn causal_lm_collate(int64_t pad_token_id) {
     int64_t longest = 0;
     for (const Example& s : samples) longest = std::max(longest, s.at(field::kInputIds).size(0));
     for (Example& s : samples) {
-      s[field::kInputIds] = pad_to(s.at(field::kInputIds), longest, pad_token_id);
-      if (s.contains(field::kAttentionMask)) s[field::kAttentionMask] = pad_to(s.at(field::kAttentionMask), longest, 0);
-      if (s.contains(field::kLabels)) s[field::kLabels] = pad_to(s.at(field::kLabels), longest, kIgnoreLabel);
+      s[field::kInputIds] = pad_int64_row(s.at(field::kInputIds), longest, pad_token_id);
+      if (s.contains(field::kAttentionMask))
+        s[field::kAttentionMask] = pad_int64_row(s.at(field::kAttentionMask), longest, 0);
+      if (s.contains(field::kLabels)) s[field::kLabels] = pad_int64_row(s.at(field::kLabels), longest, kIgnoreLabel);
     }
     return default_collate(std::move(samples));
   };

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "hearth/core/errors.h"
+#include "hearth/ops/factory.h"
 
 namespace hearth::data {
 namespace {
@@ -90,6 +91,16 @@ Batch default_collate_into(std::vector<Example> samples, const BatchTensorFactor
     batch[name] = stack_samples_into(column, name, make_output);
   }
   return batch;
+}
+
+Tensor int64_row(const std::vector<int64_t>& values) { return tensor(values, {static_cast<int64_t>(values.size())}); }
+
+Tensor pad_int64_row(const Tensor& row, int64_t length, int64_t value) {
+  const int64_t n = row.size(0);
+  if (n == length) return row;
+  std::vector<int64_t> v = row.contiguous().to_vector<int64_t>();
+  v.resize(static_cast<size_t>(length), value);
+  return int64_row(v);
 }
 
 }  // namespace hearth::data

@@ -19,6 +19,12 @@ using BatchTensorFactory = std::function<Tensor(const Shape& shape, DType dtype)
 // contiguous CPU tensor (samples of shape [] become [B]; [1, 28, 28] becomes
 // [B, 1, 28, 28]). Every sample must have the same fields.
 Batch default_collate(std::vector<Example> samples);
+
+// A 1-D int64 tensor of `values` (a sample's token ids, its mask, its labels).
+Tensor int64_row(const std::vector<int64_t>& values);
+// `row` [n] int64, extended at its end to `length` with `value`: how the
+// padding collations (text classification, causal LM) pad each field.
+Tensor pad_int64_row(const Tensor& row, int64_t length, int64_t value);
 // The same, each field stacked into a tensor from `make_output`.
 Batch default_collate_into(std::vector<Example> samples, const BatchTensorFactory& make_output);
 

@@ -11,6 +11,7 @@
 
 #include "hearth/core/errors.h"
 #include "hearth/data/csv_reader.h"
+#include "hearth/data/json_rows.h"
 #include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 
@@ -198,40 +199,8 @@ class JsonRowReader {
 };
 
 LabeledTexts read_json_rows(const std::string& path, const GlueTask* task, bool labels_required) {
-  io::check_regular_file(path, "[glue]");
-  std::ifstream in(path, std::ios::binary);
-  HEARTH_CHECK(in.good(), IoError, "[glue] cannot read '", path, "'");
   JsonRowReader rows(path, task, labels_required);
-  // One array of objects is one JSON document, parsed whole; JSON lines are
-  // read and turned into rows one line at a time, so that memory follows the
-  // longest line rather than the file.
-  char c = 0;
-  while (in.get(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
-  }
-  if (in && c == '[') {
-    in.unget();
-    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    io::check_json_limits(text, "[glue] " + path, text.size());
-    ordered_json all = ordered_json::parse(text, nullptr, false);
-    HEARTH_CHECK(!all.is_discarded(), ValueError, "[glue] ", path, ": not valid JSON");
-    text.clear();
-    text.shrink_to_fit();
-    HEARTH_CHECK(all.is_array(), ValueError, "[glue] ", path, ": not valid JSON");
-    int64_t row = 0;
-    for (const ordered_json& o : all) rows.add(o, ++row);  // an array: the row number
-    return rows.finish();
-  }
-  in.clear();
-  in.seekg(0);
-  int64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
-    ++line_no;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    io::check_json_limits(line, "[glue] " + path + ":" + std::to_string(line_no), line.size());
-    const ordered_json o = ordered_json::parse(line, nullptr, false);
-    HEARTH_CHECK(!o.is_discarded(), ValueError, "[glue] ", path, ":", line_no, ": not a valid JSON line");
-    rows.add(o, line_no);
-  }
+  for_each_json_row(path, "[glue]", [&](const ordered_json& o, int64_t where) { rows.add(o, where); });
   return rows.finish();
 }
 

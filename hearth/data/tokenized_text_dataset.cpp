@@ -7,20 +7,6 @@
 #include "hearth/ops/factory.h"
 
 namespace hearth::data {
-namespace {
-
-Tensor int64_row(const std::vector<int64_t>& values) { return tensor(values, {static_cast<int64_t>(values.size())}); }
-
-// `t` [n] int64, extended to `length` with `value`.
-Tensor pad_row(const Tensor& t, int64_t length, int64_t value) {
-  const int64_t n = t.size(0);
-  if (n == length) return t;
-  std::vector<int64_t> v = t.contiguous().to_vector<int64_t>();
-  v.resize(static_cast<size_t>(length), value);
-  return int64_row(v);
-}
-
-}  // namespace
 
 TokenizedTextDataset::TokenizedTextDataset(const LabeledTexts& texts, const std::vector<double>& labels,
                                            bool regression, const BertTokenizer& tokenizer,
@@ -58,7 +44,7 @@ CollateFn padding_collate(int64_t pad_token_id) {
     for (Example& s : samples) {
       for (const char* name : {field::kInputIds, field::kTokenTypeIds, field::kAttentionMask}) {
         if (!s.contains(name)) continue;
-        s[name] = pad_row(s.at(name), longest, std::string_view(name) == field::kInputIds ? pad_token_id : 0);
+        s[name] = pad_int64_row(s.at(name), longest, std::string_view(name) == field::kInputIds ? pad_token_id : 0);
       }
     }
     return default_collate(std::move(samples));
