@@ -22,6 +22,7 @@
 
 #include "apps/common/json_config.h"
 #include "apps/common/lightning_flags.h"
+#include "apps/common/resolved_training_arguments.h"
 #include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "examples/run_clm/clm_arguments.h"
@@ -64,22 +65,16 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The defaults, then the user's `hearth config`, then --config's training
-// arguments, then the flags.
+// The arguments of the flags and files (apps/common/resolved_training_arguments.h);
+// anything wrong with them is a bad argument.
 TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags,
                                              const hearth::cli::LightningFlags& lightning,
                                              const hearth::cli::JsonConfigFlag& config) {
-  TrainingArguments args;
   try {
-    flags.apply_user_config(args, &std::cout);
-    args = config.apply(args);
-    flags.apply(args);
-    lightning.apply(args);
-    args.validate("command line");
+    return hearth::cli::resolved_training_arguments(flags, lightning, config);
   } catch (const hearth::Error& e) {
     throw UsageError(e.what());
   }
-  return args;
 }
 
 // config.json of the model's architecture, as save_pretrained writes it.
@@ -127,7 +122,7 @@ int run(const ClmArguments& given, const hearth::cli::TrainingArgumentFlags& fla
     check_clm_arguments(a);
     if (args.resume_from_checkpoint && a.do_train)
       (void)hearth::train::resolve_checkpoint(*args.resume_from_checkpoint, args.output_dir,
-                                              a.lora_r > 0 ? "adapter_model.safetensors" : hearth::train::kModelFile);
+                                              a.lora_r > 0 ? hearth::nn::kLoraWeightsFile : hearth::train::kModelFile);
     hearth::train::select_device(args.device, args.use_cpu);
   } catch (const hearth::Error& e) {
     throw UsageError(e.what());
@@ -175,6 +170,9 @@ int run(const ClmArguments& given, const hearth::cli::TrainingArgumentFlags& fla
     hearth::nn::models::CausalLMOutput out =
         lm.forward(b.at(hearth::data::field::kInputIds), b.at(hearth::data::field::kAttentionMask),
                    b.at(hearth::data::field::kLabels));
+    // Training reads the loss alone: the argmax over the vocabulary is
+    // evaluation's work only.
+    if (m.is_training()) return hearth::train::ForwardOutput{out.loss, hearth::Tensor()};
     return hearth::train::ForwardOutput{out.loss, hearth::argmax(out.logits.detach(), -1)};
   };
   opts.compute_metrics = [](const hearth::Tensor& predictions, const hearth::Tensor& labels) {
@@ -191,7 +189,7 @@ int run(const ClmArguments& given, const hearth::cli::TrainingArgumentFlags& fla
   // frozen base, as Hugging Face's Trainer saves a PEFT model; resuming and
   // loading the best model read the adapter back into the adapted model.
   if (lora) {
-    opts.model_files.main_file = "adapter_model.safetensors";
+    opts.model_files.main_file = hearth::nn::kLoraWeightsFile;
     opts.model_files.save = [lora_config](const hearth::nn::Module& m, const std::string& dir) {
       hearth::nn::save_lora_adapter(dir, m, lora_config);
     };

@@ -23,6 +23,7 @@
 #include "apps/common/json_config.h"
 #include "apps/common/lightning_flags.h"
 #include "apps/common/metric_names.h"
+#include "apps/common/resolved_training_arguments.h"
 #include "apps/common/run_results.h"
 #include "apps/common/training_argument_flags.h"
 #include "examples/run_glue/glue_arguments.h"
@@ -64,26 +65,16 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The defaults, then the user's `hearth config`, then --config's training
-// arguments, then the flags.
+// The arguments of the flags and files (apps/common/resolved_training_arguments.h);
+// anything wrong with them is a bad argument.
 TrainingArguments resolve_training_arguments(const hearth::cli::TrainingArgumentFlags& flags,
                                              const hearth::cli::LightningFlags& lightning,
                                              const hearth::cli::JsonConfigFlag& config) {
-  TrainingArguments args;
   try {
-    flags.apply_user_config(args, &std::cout);
-    args = config.apply(args);
-    flags.apply(args);
-    lightning.apply(args);
+    return hearth::cli::resolved_training_arguments(flags, lightning, config);
   } catch (const hearth::Error& e) {
     throw UsageError(e.what());
   }
-  try {
-    args.validate("command line");
-  } catch (const hearth::ValueError& e) {
-    throw UsageError(e.what());
-  }
-  return args;
 }
 
 // The tokenizer files of the model folder, copied beside the saved model so

@@ -9,7 +9,6 @@
 #include "hearth/core/errors.h"
 #include "hearth/data/csv_reader.h"
 #include "hearth/data/json_rows.h"
-#include "hearth/io/file_checks.h"
 #include "hearth/io/json_limits.h"
 #include "hearth/ops/factory.h"
 
@@ -26,21 +25,9 @@ std::string extension_of(const std::string& path) {
   return ext;
 }
 
-std::ifstream open_checked(const std::string& path) {
-  HEARTH_CHECK(fs::exists(path), IoError, "[clm] cannot read '", path, "': no such file");
-  io::check_regular_file(path, "[clm]");
-  std::ifstream in(path, std::ios::binary);
-  HEARTH_CHECK(in.good(), IoError, "[clm] cannot read '", path, "'");
-  return in;
-}
-
 std::string cut(std::string s) {
   truncate_utf8(s, kMaxDocumentBytes);
   return s;
-}
-
-void for_each_json_object(const std::string& path, const std::function<void(const json&, int64_t)>& row) {
-  for_each_json_row(path, "[clm]", row);
 }
 
 std::string string_field(const json& o, const std::string& name, const std::string& path, int64_t line) {
@@ -66,14 +53,14 @@ std::vector<std::string> read_lm_texts(const std::string& path) {
   if (ext == ".txt" || ext == ".text" || ext == ".raw") {
     // datasets' "text" loader: every line is a row, an empty one too, without
     // its line ending ("\n", "\r\n").
-    std::ifstream in = open_checked(path);
+    std::ifstream in = open_data_file(path, "[clm]");
     for (std::string line; std::getline(in, line);) {
       if (!line.empty() && line.back() == '\r') line.pop_back();
       texts.push_back(cut(std::move(line)));
     }
   } else if (ext == ".json" || ext == ".jsonl") {
     std::string column;
-    for_each_json_object(path, [&](const json& o, int64_t line) {
+    for_each_json_row(path, "[clm]", [&](const json& o, int64_t line) {
       if (column.empty()) {
         HEARTH_CHECK(o.is_object() && !o.empty(), ValueError, "[clm] ", path, ":", line,
                      ": expected a JSON object with a text field, got ", io::excerpt(o.dump()));
@@ -99,7 +86,7 @@ std::vector<std::string> read_lm_texts(const std::string& path) {
 
 std::vector<PromptCompletion> read_prompt_completions(const std::string& path) {
   std::vector<PromptCompletion> rows;
-  for_each_json_object(path, [&](const json& o, int64_t line) {
+  for_each_json_row(path, "[clm]", [&](const json& o, int64_t line) {
     rows.push_back({string_field(o, "prompt", path, line), string_field(o, "completion", path, line)});
   });
   HEARTH_CHECK(!rows.empty(), ValueError, "[clm] ", path, ": no rows");
@@ -111,7 +98,7 @@ bool is_prompt_completion_file(const std::string& path) {
   if (ext != ".json" && ext != ".jsonl") return false;
   bool found = false, decided = false;
   try {
-    for_each_json_object(path, [&](const json& o, int64_t) {
+    for_each_json_row(path, "[clm]", [&](const json& o, int64_t) {
       if (decided) return;
       decided = true;
       found = o.is_object() && o.contains("prompt") && o.contains("completion");

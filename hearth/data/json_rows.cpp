@@ -9,13 +9,18 @@
 
 namespace hearth::data {
 
-void for_each_json_row(const std::string& path, const std::string& component,
-                       const std::function<void(const nlohmann::ordered_json& value, int64_t where)>& row) {
-  using json = nlohmann::ordered_json;
+std::ifstream open_data_file(const std::string& path, const std::string& component) {
   HEARTH_CHECK(std::filesystem::exists(path), IoError, component, " cannot read '", path, "': no such file");
   io::check_regular_file(path, component);
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, component, " cannot read '", path, "'");
+  return in;
+}
+
+void for_each_json_row(const std::string& path, const std::string& component,
+                       const std::function<void(const nlohmann::ordered_json& value, int64_t where)>& row) {
+  using json = nlohmann::ordered_json;
+  std::ifstream in = open_data_file(path, component);
   char c = 0;
   while (in.get(c) && (c == ' ' || c == '\t' || c == '\r' || c == '\n')) {
   }

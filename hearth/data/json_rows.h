@@ -6,12 +6,18 @@
 #pragma once
 
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 namespace hearth::data {
+
+// `path` opened for reading, after the checks every data file gets: it
+// exists, and it is a regular file (a FIFO or a folder is named as such and
+// never waited on). `component` ("[glue]") starts the messages.
+std::ifstream open_data_file(const std::string& path, const std::string& component);
 
 // Calls `row(value, where)` for each value: `where` is the line number in a
 // JSON-lines file, the 1-based position in an array. `component` ("[glue]")

@@ -24,8 +24,6 @@ namespace {
 namespace fs = std::filesystem;
 using json = nlohmann::json;
 
-constexpr const char* kAdapterConfigFile = "adapter_config.json";
-constexpr const char* kAdapterWeightsFile = "adapter_model.safetensors";
 // PEFT's prefix: the PeftModel's base_model (LoraModel) holds the model as .model.
 constexpr const char* kPeftPrefix = "base_model.model.";
 // Ranks beyond this adapt nothing "low-rank"; a larger value is a corrupt file.
@@ -153,8 +151,8 @@ void refuse_unsupported(const json& j, const std::string& path) {
 }
 
 LoraConfig read_config(const std::string& path, bool* targets_are_pattern) {
-  HEARTH_CHECK(fs::exists(path), IoError, "[lora] ", path, ": no such file (an adapter folder holds ",
-               kAdapterConfigFile, " and ", kAdapterWeightsFile, ")");
+  HEARTH_CHECK(fs::exists(path), IoError, "[lora] ", path, ": no such file (an adapter folder holds ", kLoraConfigFile,
+               " and ", kLoraWeightsFile, ")");
   io::check_regular_file(path, "[lora]");
   std::ifstream in(path, std::ios::binary);
   HEARTH_CHECK(in.good(), IoError, "[lora] cannot read ", path);
@@ -258,15 +256,14 @@ void save_lora_adapter(const std::string& dir, const Module& model, const LoraCo
   StateDict tensors = lora_state_dict(model);
   HEARTH_CHECK(!tensors.empty(), ValueError, "[lora] save_lora_adapter: the model has no adapter (apply_lora first)");
   fs::create_directories(dir);
-  io::save_safetensors((fs::path(dir) / kAdapterWeightsFile).string(), tensors, {{"format", "pt"}});
+  io::save_safetensors((fs::path(dir) / kLoraWeightsFile).string(), tensors, {{"format", "pt"}});
   // PEFT records fan_in_fan_out for adapters of [in, out] weights (GPT-2's Conv1D).
   bool fan_in_fan_out = false;
   for (auto& [name, m] : const_cast<Module&>(model).named_modules()) {
     auto layer = std::dynamic_pointer_cast<LoraLayer>(m);
     if (layer && layer->has_lora() && layer->lora_fan_in_fan_out()) fan_in_fan_out = true;
   }
-  io::write_file_atomic((fs::path(dir) / kAdapterConfigFile).string(),
-                        config_json(config, fan_in_fan_out).dump(2) + "\n");
+  io::write_file_atomic((fs::path(dir) / kLoraConfigFile).string(), config_json(config, fan_in_fan_out).dump(2) + "\n");
 }
 
 namespace {
@@ -274,8 +271,6 @@ namespace {
 // Copies the adapter tensors of `weights_path` into the adapters `model`
 // already has: the file must hold exactly those, each with its shape.
 void copy_adapter_weights(const std::string& weights_path, const std::string& described_by, Module& model) {
-  HEARTH_CHECK(fs::exists(weights_path), IoError, "[lora] ", fs::path(weights_path).parent_path().string(), ": no ",
-               kAdapterWeightsFile, " (hearth reads adapters saved as safetensors)");
   std::map<std::string, Tensor> saved = io::load_safetensors(weights_path);
   NoGradGuard no_grad;
   const StateDict live = lora_state_dict(model);
@@ -294,11 +289,11 @@ void copy_adapter_weights(const std::string& weights_path, const std::string& de
 }  // namespace
 
 LoraConfig load_lora_adapter(const std::string& dir, Module& model) {
-  const std::string config_path = (fs::path(dir) / kAdapterConfigFile).string();
+  const std::string config_path = (fs::path(dir) / kLoraConfigFile).string();
   bool as_pattern = false;
   LoraConfig config = read_config(config_path, &as_pattern);
-  const std::string weights_path = (fs::path(dir) / kAdapterWeightsFile).string();
-  HEARTH_CHECK(fs::exists(weights_path), IoError, "[lora] ", dir, ": no ", kAdapterWeightsFile,
+  const std::string weights_path = (fs::path(dir) / kLoraWeightsFile).string();
+  HEARTH_CHECK(fs::exists(weights_path), IoError, "[lora] ", dir, ": no ", kLoraWeightsFile,
                " (hearth reads adapters saved as safetensors)");
   adapt(model, config, rule_of(config.target_modules, as_pattern));
   copy_adapter_weights(weights_path, config_path + " targets", model);
@@ -307,7 +302,10 @@ LoraConfig load_lora_adapter(const std::string& dir, Module& model) {
 
 void load_lora_weights(const std::string& dir, Module& model) {
   HEARTH_CHECK(!lora_state_dict(model).empty(), ValueError, "[lora] load_lora_weights: the model has no adapter");
-  copy_adapter_weights((fs::path(dir) / kAdapterWeightsFile).string(), "that has one", model);
+  const std::string weights_path = (fs::path(dir) / kLoraWeightsFile).string();
+  HEARTH_CHECK(fs::exists(weights_path), IoError, "[lora] ", dir, ": no ", kLoraWeightsFile,
+               " (hearth reads adapters saved as safetensors)");
+  copy_adapter_weights(weights_path, "that has one", model);
 }
 
 void merge_lora(Module& model) {

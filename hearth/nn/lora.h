@@ -16,6 +16,10 @@
 
 namespace hearth::nn {
 
+// The two files of a saved adapter, PEFT's names.
+inline constexpr const char* kLoraConfigFile = "adapter_config.json";
+inline constexpr const char* kLoraWeightsFile = "adapter_model.safetensors";
+
 struct LoraConfig {
   int64_t r = 8;
   double alpha = 8.0;
